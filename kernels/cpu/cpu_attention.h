@@ -1,0 +1,66 @@
+// What the forward and backward attention kernels share: the mask geometry, tensor offsets, block
+// sizes and the block-level sgemm. Layouts and the visibility rule are those of ops.h.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cpu/cpu_blas.h"
+
+namespace headroom::kernels::cpu::attention {
+
+// 64×64 score blocks: one block's scores, probabilities and dP (3 × 16 KiB) stay in L1/L2 next to the
+// K/V rows being read, and OpenBLAS reaches ~90% of its large-matrix rate on 64×64×d products
+// (measured on the dev machine). Query blocks are also the forward's unit of parallel work.
+inline constexpr int64_t kBlockQ = 64;
+inline constexpr int64_t kBlockK = 64;
+
+struct Shape {
+  int64_t B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window;
+  float scale;
+
+  int64_t group() const { return Hq / Hkv; }
+
+  // Keys visible to query t are [key_begin(t), key_end(t)); empty when key_begin >= key_end.
+  int64_t key_begin(int64_t t) const {
+    return window > 0 ? std::max<int64_t>(0, q_pos0 + t - window + 1) : 0;
+  }
+  int64_t key_end(int64_t t) const { return std::min(Tk, q_pos0 + t + 1); }
+  // Queries that see key j are [query_begin(j), query_end(j)).
+  int64_t query_begin(int64_t j) const { return std::clamp<int64_t>(j - q_pos0, 0, T); }
+  int64_t query_end(int64_t j) const {
+    return window > 0 ? std::clamp<int64_t>(j + window - q_pos0, 0, T) : T;
+  }
+
+  // Element offsets of row starts; the leading dimension of each tensor is its row stride over t / j.
+  int64_t q_at(int64_t b, int64_t t, int64_t h) const { return ((b * T + t) * Hq + h) * dqk; }
+  int64_t o_at(int64_t b, int64_t t, int64_t h) const { return ((b * T + t) * Hq + h) * dv; }
+  int64_t k_at(int64_t b, int64_t j, int64_t g) const { return ((b * Tk + j) * Hkv + g) * dqk; }
+  int64_t v_at(int64_t b, int64_t j, int64_t g) const { return ((b * Tk + j) * Hkv + g) * dv; }
+  int64_t stat_at(int64_t b, int64_t h, int64_t t) const { return (b * Hq + h) * T + t; }
+  int64_t ld_q() const { return Hq * dqk; }
+  int64_t ld_o() const { return Hq * dv; }
+  int64_t ld_k() const { return Hkv * dqk; }
+  int64_t ld_v() const { return Hkv * dv; }
+};
+
+// Fails with the offending value unless the shape is one the kernels handle.
+void validate(const Shape& s, const char* op);
+
+// Row-major C = alpha op(A) op(B) + beta C on one block (dimensions were range-checked by validate).
+inline void block_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                       const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
+                       float* C, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+              static_cast<blasint>(n), static_cast<blasint>(k), alpha, A,
+              static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C,
+              static_cast<blasint>(ldc));
+}
+
+// Sets the scores of a [nq, nk] block (queries t0.., keys j0..) that the mask hides to -inf, so that
+// exp() turns them into exact zeros, and pads each row with -inf from column nk up to ld.
+void mask_block(const Shape& s, float* S, int64_t ld, int64_t t0, int64_t nq, int64_t j0,
+                int64_t nk);
+
+}  // namespace headroom::kernels::cpu::attention

@@ -1,0 +1,135 @@
+// Attention forward as blocked online softmax (FlashAttention-2 schedule): each task owns one query
+// block of one head, streams over the key blocks its queries can see, and keeps only a running max and
+// sum per row, so memory is linear in T and a sliding window costs O(T · window).
+#include <omp.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "cpu/cpu_attention.h"
+#include "cpu/cpu_kernels.h"
+#include "cpu/cpu_math.h"
+
+namespace headroom::kernels::cpu {
+
+namespace {
+
+using attention::kBlockK;
+using attention::kBlockQ;
+using attention::Shape;
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// Per-thread working set of one query block.
+struct RowStats {
+  float max[kBlockQ];
+  double sum[kBlockQ];  // over up to 10^6 keys: float would drift
+  float rescale[kBlockQ];
+  float scores[kBlockQ * kBlockK];
+};
+
+// Replaces a masked score block by exp(score - new running max) and folds it into the running
+// (max, sum); rescale[i] is what row i's output accumulator must be multiplied by to follow the max.
+// Rows are walked over the full kBlockK width (mask_block pads them with -inf, which exp maps to 0):
+// a compile-time trip count lets GCC vectorise the max reduction, which it leaves scalar otherwise.
+HEADROOM_SIMD_CLONES
+void online_softmax_block(RowStats& st, int64_t nq) {
+  for (int64_t i = 0; i < nq; ++i) {
+    float* row = st.scores + i * kBlockK;
+    float block_max = kNegInf;
+#pragma omp simd reduction(max : block_max)
+    for (int64_t j = 0; j < kBlockK; ++j) block_max = row[j] > block_max ? row[j] : block_max;
+    if (block_max == kNegInf) {  // nothing visible in this block (yet): keep the row's state
+      std::fill(row, row + kBlockK, 0.f);
+      st.rescale[i] = 1.f;
+      continue;
+    }
+    const float new_max = std::max(st.max[i], block_max);
+    st.rescale[i] = fast_exp(st.max[i] - new_max);  // 0 on the row's first visible block
+    float block_sum = 0.f;
+#pragma omp simd reduction(+ : block_sum)
+    for (int64_t j = 0; j < kBlockK; ++j) {
+      row[j] = fast_exp(row[j] - new_max);
+      block_sum += row[j];
+    }
+    st.sum[i] = st.sum[i] * st.rescale[i] + block_sum;
+    st.max[i] = new_max;
+  }
+}
+
+void scale_rows(float* X, int64_t ld, int64_t rows, int64_t cols, const float* factor) {
+  for (int64_t i = 0; i < rows; ++i) {
+    if (factor[i] == 1.f) continue;
+    float* x = X + i * ld;
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c) x[c] *= factor[i];
+  }
+}
+
+// Divides each output row by its softmax sum and records lse; a query that sees no key at all (only
+// possible with q_pos0 past the keys and a window) gets out = 0 and lse = -inf.
+void finish_rows(const RowStats& st, float* O, int64_t ld, int64_t nq, int64_t dv, float* lse) {
+  for (int64_t i = 0; i < nq; ++i) {
+    float* o = O + i * ld;
+    const bool empty = st.sum[i] == 0.0;
+    const float inv = empty ? 0.f : static_cast<float>(1.0 / st.sum[i]);
+#pragma omp simd
+    for (int64_t c = 0; c < dv; ++c) o[c] *= inv;
+    lse[i] = empty ? kNegInf : static_cast<float>(st.max[i] + std::log(st.sum[i]));
+  }
+}
+
+struct FwdTensors {
+  const float *q, *k, *v;
+  float *out, *lse;
+};
+
+void forward_block(const Shape& s, const FwdTensors& x, int64_t b, int64_t h, int64_t t0,
+                   RowStats& st) {
+  const int64_t nq = std::min(kBlockQ, s.T - t0);
+  const int64_t g = h / s.group();
+  const float* Q = x.q + s.q_at(b, t0, h);
+  float* O = x.out + s.o_at(b, t0, h);
+  for (int64_t i = 0; i < nq; ++i) {
+    std::fill(O + i * s.ld_o(), O + i * s.ld_o() + s.dv, 0.f);
+    st.max[i] = kNegInf;
+    st.sum[i] = 0.0;
+  }
+  // key_begin/key_end grow with t, so the block's visible keys run from its first query's first key
+  // to its last query's last key; blocks outside are never touched.
+  const int64_t j_begin = s.key_begin(t0), j_end = s.key_end(t0 + nq - 1);
+  for (int64_t j0 = j_begin; j0 < j_end; j0 += kBlockK) {
+    const int64_t nk = std::min(kBlockK, j_end - j0);
+    attention::block_gemm(false, true, nq, nk, s.dqk, s.scale, Q, s.ld_q(), x.k + s.k_at(b, j0, g),
+                          s.ld_k(), 0.f, st.scores, kBlockK);
+    attention::mask_block(s, st.scores, kBlockK, t0, nq, j0, nk);
+    online_softmax_block(st, nq);
+    scale_rows(O, s.ld_o(), nq, s.dv, st.rescale);
+    attention::block_gemm(false, false, nq, s.dv, nk, 1.f, st.scores, kBlockK,
+                          x.v + s.v_at(b, j0, g), s.ld_v(), 1.f, O, s.ld_o());
+  }
+  finish_rows(st, O, s.ld_o(), nq, s.dv, x.lse + s.stat_at(b, h, t0));
+}
+
+}  // namespace
+
+void attention_fwd(const float* q, const float* k, const float* v, float* out, float* lse,
+                   int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
+                   int64_t dqk, int64_t dv, int64_t window, float scale) {
+  const Shape s{B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, scale};
+  attention::validate(s, "attention_fwd");
+  const FwdTensors x{q, k, v, out, lse};
+  const int64_t q_blocks = (T + kBlockQ - 1) / kBlockQ, tasks = B * Hq * q_blocks;
+  std::vector<RowStats> stats(static_cast<std::size_t>(omp_get_max_threads()));
+  SerialBlasScope serial_blas;
+#pragma omp parallel for schedule(dynamic)
+  for (int64_t task = 0; task < tasks; ++task) {
+    // Under a causal mask later query blocks see more keys: hand them out first so the cheap ones
+    // fill the tail.
+    const int64_t qb = q_blocks - 1 - task % q_blocks, bh = task / q_blocks;
+    forward_block(s, x, bh / Hq, bh % Hq, qb * kBlockQ, stats[omp_get_thread_num()]);
+  }
+}
+
+}  // namespace headroom::kernels::cpu

@@ -1,0 +1,39 @@
+// The CPU backend's table: host memory, OpenBLAS for products, OpenMP for everything else.
+#include "cpu/cpu_kernels.h"
+#include "ops.h"
+
+namespace headroom::kernels {
+
+const Ops& cpu_ops() {
+  static const Ops table{
+      .name = "cpu",
+      .alloc = cpu::alloc,
+      .free = cpu::free,
+      .copy_to_host = cpu::copy_to_host,
+      .copy_from_host = cpu::copy_from_host,
+      .fill = cpu::fill,
+      .synchronize = cpu::synchronize,
+      .matmul = cpu::matmul,
+      .axpy = cpu::axpy,
+      .add = cpu::add,
+      .scale = cpu::scale,
+      .sum_squares = cpu::sum_squares,
+      .count_nonfinite = cpu::count_nonfinite,
+      .embedding_fwd = cpu::embedding_fwd,
+      .embedding_bwd = cpu::embedding_bwd,
+      .row_sumsq = cpu::row_sumsq,
+      .rms_apply = cpu::rms_apply,
+      .rms_bwd_dot = cpu::rms_bwd_dot,
+      .rms_bwd_apply = cpu::rms_bwd_apply,
+      .rope = cpu::rope,
+      .attention_fwd = cpu::attention_fwd,
+      .attention_bwd = cpu::attention_bwd,
+      .swiglu_fwd = cpu::swiglu_fwd,
+      .swiglu_bwd = cpu::swiglu_bwd,
+      .cross_entropy = cpu::cross_entropy,
+      .adamw = cpu::adamw,
+  };
+  return table;
+}
+
+}  // namespace headroom::kernels

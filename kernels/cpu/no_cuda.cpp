@@ -1,0 +1,12 @@
+// cuda_ops() for builds without the CUDA backend: callers that ask for a GPU get a clear reason
+// instead of a link error.
+#include "ops.h"
+#include "util/error.h"
+
+namespace headroom::kernels {
+
+const Ops& cuda_ops() {
+  fail("Headroom was built without CUDA (configure with -DHEADROOM_CUDA=ON on a machine with nvcc)");
+}
+
+}  // namespace headroom::kernels

@@ -1,0 +1,115 @@
+// The numerical ops of Headroom behind one backend-neutral interface.
+//
+// A backend (cpu/, cuda/) fills an `Ops` table of plain function pointers; the model calls through the
+// table and never names a backend. Every pointer is to memory of that backend (host memory for the CPU
+// backend, device memory for CUDA). All tensors are dense and row-major; sizes are int64_t because
+// products such as T * n_heads * head_dim pass 2^31 at long contexts.
+//
+// Layouts used by the attention ops (one sequence per batch row b; T is the parameter Tq):
+//   q   [B, T,  Hq,  dqk]      k [B, Tk, Hkv, dqk]      v [B, Tk, Hkv, dv]
+//   out [B, T,  Hq,  dv]       lse [B, Hq, T]  (log-sum-exp of the scaled scores, natural log)
+// Query t sits at absolute position q_pos0 + t, key j at position j. Key j is visible to query t iff
+// j <= q_pos0 + t and (window == 0 or q_pos0 + t - j < window): a window counts the query itself.
+// Query head h reads KV head h / (Hq / Hkv) (GQA/MQA without materialising repeated K/V).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace headroom::kernels {
+
+template <class T>
+struct BasicOps {
+  const char* name;
+
+  // --- memory -------------------------------------------------------------------------------------
+  void* (*alloc)(std::size_t bytes);  // throws std::bad_alloc / std::runtime_error on failure
+  void (*free)(void* p);
+  void (*copy_to_host)(void* host_dst, const void* src, std::size_t bytes);
+  void (*copy_from_host)(void* dst, const void* host_src, std::size_t bytes);
+  void (*fill)(T* x, T value, int64_t n);
+  void (*synchronize)();
+
+  // --- dense algebra --------------------------------------------------------------------------------
+  // C[M,N] = op(A) · op(B) (+ C when accumulate). op(A) is [M,K]: A is [M,K], or [K,M] when trans_a.
+  // op(B) is [K,N]: B is [K,N], or [N,K] when trans_b.
+  void (*matmul)(const T* A, const T* B, T* C, int64_t M, int64_t N, int64_t K,
+                 bool trans_a, bool trans_b, bool accumulate);
+  void (*axpy)(T* y, const T* x, T a, int64_t n);  // y += a * x
+  void (*add)(T* out, const T* a, const T* b, int64_t n);  // out = a + b (out may alias a or b)
+  void (*scale)(T* x, T a, int64_t n);                 // x *= a
+  double (*sum_squares)(const T* x, int64_t n);            // sum of x², accumulated in double
+  // Counts elements that are NaN or ±Inf.
+  int64_t (*count_nonfinite)(const T* x, int64_t n);
+
+  // --- embedding ------------------------------------------------------------------------------------
+  void (*embedding_fwd)(const T* table, const int32_t* ids, T* out, int64_t n, int64_t d);
+  // dtable[ids[i]] += dout[i]  (accumulates)
+  void (*embedding_bwd)(const T* dout, const int32_t* ids, T* dtable, int64_t n, int64_t d);
+
+  // --- RMSNorm, split so a tensor-parallel caller can all-reduce the per-row statistics -------------
+  // y = x / sqrt(S / n_total + eps) * w, with S the sum of x² over the whole logical row. A row of this
+  // call holds `n` of the row's `n_total` elements (n == n_total when nothing is split).
+  void (*row_sumsq)(const T* x, T* sumsq, int64_t rows, int64_t n);
+  void (*rms_apply)(const T* x, const T* w, const T* sumsq, T* y, T* rstd,
+                    int64_t rows, int64_t n, int64_t n_total, T eps);
+  // dot[r] = sum_i x[r,i] * w[i] * dy[r,i]   (to be all-reduced like sumsq)
+  void (*rms_bwd_dot)(const T* x, const T* w, const T* dy, T* dot, int64_t rows,
+                      int64_t n);
+  // dx = rstd*w*dy - rstd³/n_total * x * dot (overwrites dx); dw += sum_r dy * x * rstd.
+  // dw may be null (frozen weight).
+  void (*rms_bwd_apply)(const T* x, const T* w, const T* dy, const T* rstd,
+                        const T* dot, T* dx, T* dw, int64_t rows, int64_t n,
+                        int64_t n_total);
+
+  // --- RoPE -------------------------------------------------------------------------------------------
+  // In place on x [rows = B*Tq, n_heads, head_dim]; row r has position pos0 + (r % Tq). The first
+  // rot_dims of each head rotate as pairs (i, i + rot_dims/2) ("rotate half"); cos/sin are
+  // [max_pos, rot_dims/2] tables (YaRN's attention factor already folded in). inverse applies the
+  // transposed rotation (the backward pass).
+  void (*rope)(T* x, const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0,
+               int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse);
+
+  // --- attention --------------------------------------------------------------------------------------
+  // Memory linear in T: no T×Tk score matrix is ever formed.
+  void (*attention_fwd)(const T* q, const T* k, const T* v, T* out, T* lse,
+                        int64_t B, int64_t Tq, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
+                        int64_t dqk, int64_t dv, int64_t window, T scale);
+  // Overwrites dq, dk, dv.
+  void (*attention_bwd)(const T* q, const T* k, const T* v, const T* out,
+                        const T* lse, const T* dout, T* dq, T* dk, T* dv,
+                        int64_t B, int64_t Tq, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
+                        int64_t dqk, int64_t dv_dim, int64_t window, T scale);
+
+  // --- MLP ---------------------------------------------------------------------------------------------
+  void (*swiglu_fwd)(const T* gate, const T* up, T* out, int64_t n);  // silu(gate) * up
+  void (*swiglu_bwd)(const T* gate, const T* up, const T* dout, T* dgate,
+                     T* dup, int64_t n);  // overwrites dgate, dup
+
+  // --- loss ----------------------------------------------------------------------------------------------
+  // Per-row softmax cross-entropy over V logits. targets[r] < 0 masks row r (loss 0, gradient 0).
+  // losses[r] receives the row's loss; when dlogits is non-null it receives
+  // (softmax - onehot) * grad_scale for unmasked rows (overwrites; may alias logits).
+  void (*cross_entropy)(const T* logits, const int32_t* targets, T* losses, T* dlogits,
+                        int64_t rows, int64_t V, T grad_scale);
+
+  // --- optimizer -----------------------------------------------------------------------------------------
+  // Decoupled AdamW with bias correction at step `step` (1-based):
+  //   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g²;  p -= lr * (m̂ / (sqrt(v̂) + eps) + wd * p)
+  void (*adamw)(T* p, const T* g, T* m, T* v, int64_t n, T lr, T beta1,
+                T beta2, T eps, T weight_decay, int64_t step);
+};
+
+using Ops = BasicOps<float>;
+
+// The fp32 CPU backend: the reference for every other backend, and fast (OpenBLAS, OpenMP,
+// blocked attention).
+const Ops& cpu_ops();
+// A plain fp64 CPU backend: obviously-correct loops (attention row by row with an online softmax,
+// so still linear memory), used where fp64 matters more than speed — the finite-difference checks
+// of the model's backward pass.
+const BasicOps<double>& cpu_ops_f64();
+// Throws std::runtime_error when Headroom was built without CUDA or no GPU is usable.
+const Ops& cuda_ops();
+
+}  // namespace headroom::kernels

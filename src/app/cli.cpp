@@ -1,0 +1,34 @@
+#include "app/cli.h"
+
+#include "util/error.h"
+
+#include <iostream>
+
+namespace headroom::app {
+
+config::po::options_description common_options(CommonFlags& flags) {
+  namespace po = config::po;
+  po::options_description o("Common options", 100, 50);
+  o.add_options()
+      ("help", po::bool_switch(&flags.help), "print this help, listing every key, and exit")
+      ("config", po::value<std::vector<std::string>>()->composing(),
+       "INI config file; repeatable, later files override earlier ones")
+      ("print-config", po::bool_switch(&flags.print_config),
+       "print the resolved configuration as INI and exit")
+      ("force", po::bool_switch(&flags.force),
+       "replace the outputs of a finished run in the output directory");
+  return o;
+}
+
+int guarded_main(const char* app, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const Error& e) {
+    std::cerr << app << ": error: " << e.what() << std::endl;
+  } catch (const std::exception& e) {
+    std::cerr << app << ": error: " << e.what() << std::endl;
+  }
+  return 2;
+}
+
+}  // namespace headroom::app

@@ -1,0 +1,25 @@
+// What every app's main shares: the common flags and the top-level error handling.
+#pragma once
+
+#include "config/load.h"
+
+#include <functional>
+#include <string>
+
+namespace headroom::app {
+
+struct CommonFlags {
+  bool help = false;
+  bool print_config = false;
+  bool force = false;
+  std::vector<std::string> config_files;  // filled by parse_config (Parsed::config_files)
+};
+
+// --help, --config FILE (repeatable), --print-config, --force.
+config::po::options_description common_options(CommonFlags& flags);
+
+// Runs body; a headroom::Error (or any exception) is printed as "<app>: error: <message>" and
+// turns into exit status 2. Usage errors and runtime errors alike name what was wrong.
+int guarded_main(const char* app, const std::function<int()>& body);
+
+}  // namespace headroom::app

@@ -1,0 +1,66 @@
+// The resolved configuration of a run: one plain struct per INI section. Every field is a config key
+// (`[model] n_heads = 8` in a file, `--model.n_heads 8` on the command line); keys.cpp declares each
+// key's default, meaning and checks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace headroom::config {
+
+struct ModelConfig {
+  long vocab_size;
+  long d_model;
+  long n_layers;
+  long d_ff;
+  long n_heads;
+  long n_kv_heads;
+  long head_dim_qk;
+  long head_dim_v;
+  std::string qk_norm;     // none | layer | head
+  std::string norm_order;  // pre | post
+  std::string layer_pattern;  // e.g. "SSSF", repeated over depth
+  long window;
+  double rope_base_full;
+  double rope_base_swa;
+  long rope_dims_full;  // -1 = whole head_dim_qk
+  long rope_dims_swa;
+  std::string rope_scaling;  // none | yarn
+  double yarn_factor;
+  long yarn_original_len;
+  double yarn_beta_fast;
+  double yarn_beta_slow;
+  std::string yarn_layers;  // all | full
+  bool tie_embeddings;
+  double norm_eps;
+  double init_std;
+  unsigned long seed;
+};
+
+struct TrainConfig {
+  long seq_len;
+  long global_batch;
+  long steps;
+  unsigned long seed;
+};
+
+struct DataConfig {
+  std::string train;  // path to a train.h5 shard
+  std::string val;
+  unsigned long seed;
+};
+
+struct Config {
+  ModelConfig model;
+  TrainConfig train;
+  DataConfig data;
+};
+
+// Which sections an app exposes.
+enum SectionMask : unsigned {
+  kModel = 1u << 0,
+  kTrain = 1u << 1,
+  kData = 1u << 2,
+};
+
+}  // namespace headroom::config

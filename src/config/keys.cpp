@@ -1,0 +1,157 @@
+#include "config/keys.h"
+
+#include "util/error.h"
+
+namespace headroom::config {
+namespace {
+
+constexpr long kMaxHeadDim = 1024;
+
+void add_model_keys(Schema& s, ModelConfig& m) {
+  section(s, "model", "Model [model]");
+  const auto pos = at_least<long>(1);
+  add_key(s, "model", "vocab_size", m.vocab_size, 259L,
+          "vocabulary size; must match the tokenizer of the data (byte-level: 259)", pos);
+  add_key(s, "model", "d_model", m.d_model, 256L, "residual stream width", pos);
+  add_key(s, "model", "n_layers", m.n_layers, 4L, "number of transformer blocks", pos);
+  add_key(s, "model", "d_ff", m.d_ff, 704L, "SwiGLU hidden width (gate and up projections)", pos);
+  add_key(s, "model", "n_heads", m.n_heads, 4L, "query heads per layer", pos);
+  add_key(s, "model", "n_kv_heads", m.n_kv_heads, 4L,
+          "key/value heads per layer: = n_heads is MHA, 1 is MQA, between is GQA", pos);
+  add_key(s, "model", "head_dim_qk", m.head_dim_qk, 64L,
+          "query/key width per head (attention scale 1/sqrt(head_dim_qk))",
+          in_range<long>(1, kMaxHeadDim));
+  add_key(s, "model", "head_dim_v", m.head_dim_v, 64L, "value width per head",
+          in_range<long>(1, kMaxHeadDim));
+  add_key(s, "model", "qk_norm", m.qk_norm, std::string("none"),
+          "RMSNorm on queries and keys before RoPE: none; layer (over all heads' concatenated "
+          "vector, OLMo 2/3); head (per head over head_dim_qk, weight shared by heads, Qwen 3)",
+          one_of({"none", "layer", "head"}));
+  add_key(s, "model", "norm_order", m.norm_order, std::string("pre"),
+          "pre: h = x + f(norm(x)); post: h = x + norm(f(x)) (OLMo 2 reordered norm)",
+          one_of({"pre", "post"}));
+  add_key(s, "model", "layer_pattern", m.layer_pattern, std::string("F"),
+          "attention kind per layer, repeated over depth: F = full causal, S = sliding window "
+          "(e.g. SSSF = three sliding layers then one full)",
+          Check<std::string>([](const std::string& p) {
+            if (p.empty()) return std::string("must not be empty");
+            for (char c : p)
+              if (c != 'S' && c != 'F') return cat("has '", c, "'; only S and F are allowed");
+            return std::string();
+          }));
+  add_key(s, "model", "window", m.window, 512L,
+          "keys a sliding-window layer sees, the query itself included", pos);
+  add_key(s, "model", "rope_base_full", m.rope_base_full, 10000.0,
+          "RoPE base on full-attention layers (extension raises it)", at_least<double>(1.0));
+  add_key(s, "model", "rope_base_swa", m.rope_base_swa, 10000.0,
+          "RoPE base on sliding-window layers", at_least<double>(1.0));
+  add_key(s, "model", "rope_dims_full", m.rope_dims_full, -1L,
+          "rotated dims per head on full layers (partial RoPE); 0 = NoPE, -1 = all of head_dim_qk",
+          at_least<long>(-1));
+  add_key(s, "model", "rope_dims_swa", m.rope_dims_swa, -1L,
+          "rotated dims per head on sliding layers; 0 = NoPE, -1 = all of head_dim_qk",
+          at_least<long>(-1));
+  add_key(s, "model", "rope_scaling", m.rope_scaling, std::string("none"),
+          "RoPE scaling: none, or yarn (Hugging Face's YaRN: ramp between correction dims, "
+          "attention factor 0.1 ln(factor) + 1 on cos and sin)",
+          one_of({"none", "yarn"}));
+  add_key(s, "model", "yarn_factor", m.yarn_factor, 1.0, "YaRN scale factor s",
+          at_least<double>(1.0));
+  add_key(s, "model", "yarn_original_len", m.yarn_original_len, 4096L,
+          "YaRN: context length the model was pretrained at", pos);
+  add_key(s, "model", "yarn_beta_fast", m.yarn_beta_fast, 32.0, "YaRN beta_fast",
+          at_least<double>(0.0));
+  add_key(s, "model", "yarn_beta_slow", m.yarn_beta_slow, 1.0, "YaRN beta_slow",
+          at_least<double>(0.0));
+  add_key(s, "model", "yarn_layers", m.yarn_layers, std::string("all"),
+          "layers YaRN applies to: all, or full (full-attention layers only)",
+          one_of({"all", "full"}));
+  add_key(s, "model", "tie_embeddings", m.tie_embeddings, false,
+          "share the input embedding with the output projection");
+  add_key(s, "model", "norm_eps", m.norm_eps, 1e-6, "RMSNorm epsilon (QK norms too)",
+          in_range<double>(1e-12, 1.0));
+  add_key(s, "model", "init_std", m.init_std, 0.02,
+          "standard deviation of the normal initializer", in_range<double>(1e-6, 1.0));
+  add_key(s, "model", "seed", m.seed, 1UL,
+          "initialization seed; weights depend only on (seed, parameter name, element index)");
+}
+
+void add_train_keys(Schema& s, TrainConfig& t) {
+  section(s, "train", "Training [train]");
+  add_key(s, "train", "seq_len", t.seq_len, 512L, "tokens per training window",
+          at_least<long>(2));
+  add_key(s, "train", "global_batch", t.global_batch, 8L,
+          "windows per optimizer step over all data-parallel ranks", at_least<long>(1));
+  add_key(s, "train", "steps", t.steps, 100L, "optimizer steps", at_least<long>(0));
+  add_key(s, "train", "seed", t.seed, 1UL, "seed of the data order");
+}
+
+void add_data_keys(Schema& s, DataConfig& d) {
+  section(s, "data", "Data [data]");
+  add_key(s, "data", "train", d.train, std::string("data/shards/train.h5"),
+          "training token shard written by prepare");
+  add_key(s, "data", "val", d.val, std::string("data/shards/val.h5"),
+          "held-out token shard written by prepare");
+  add_key(s, "data", "seed", d.seed, 1UL, "seed of the synthetic task mixer");
+}
+
+// "model.n_heads = 6 (config file x.ini)"
+std::string shown(const Parsed& p, const std::string& key, const auto& value) {
+  return cat(key, " = ", value, " (", origin_of(p, key), ")");
+}
+
+std::string model_problems(const ModelConfig& m, const Parsed& p, const TrainConfig* t) {
+  std::string out;
+  auto add = [&out](const std::string& s) { out += "\n  " + s; };
+  if (m.n_kv_heads > 0 && m.n_heads % m.n_kv_heads != 0)
+    add(cat(shown(p, "model.n_heads", m.n_heads), " is not a multiple of ",
+            shown(p, "model.n_kv_heads", m.n_kv_heads)));
+  const bool has_sliding = m.layer_pattern.find('S') != std::string::npos;
+  const bool has_full = m.layer_pattern.find('F') != std::string::npos;
+  for (const auto& [key, dims, used] :
+       {std::tuple{"model.rope_dims_full", m.rope_dims_full, has_full},
+        std::tuple{"model.rope_dims_swa", m.rope_dims_swa, has_sliding}}) {
+    if (!used || dims < 0) continue;
+    if (dims > m.head_dim_qk)
+      add(cat(shown(p, key, dims), " exceeds ", shown(p, "model.head_dim_qk", m.head_dim_qk)));
+    else if (dims % 2 != 0)
+      add(cat(shown(p, key, dims), " must be even (RoPE rotates pairs of dimensions)"));
+  }
+  if (m.head_dim_qk % 2 != 0 &&
+      ((has_full && m.rope_dims_full < 0) || (has_sliding && m.rope_dims_swa < 0)))
+    add(cat(shown(p, "model.head_dim_qk", m.head_dim_qk),
+            " is odd, so RoPE over the whole head is impossible; set rope_dims_* to an even width"));
+  if (m.rope_scaling == "yarn" && m.yarn_beta_fast <= m.yarn_beta_slow)
+    add(cat(shown(p, "model.yarn_beta_fast", m.yarn_beta_fast), " must exceed ",
+            shown(p, "model.yarn_beta_slow", m.yarn_beta_slow)));
+  if (t && has_sliding && m.window > t->seq_len)
+    add(cat(shown(p, "model.window", m.window), " is longer than the sequence ",
+            shown(p, "train.seq_len", t->seq_len),
+            ": every sliding layer would be full attention"));
+  return out;
+}
+
+}  // namespace
+
+Schema make_schema(Config& cfg, unsigned sections) {
+  Schema s;
+  if (sections & kModel) add_model_keys(s, cfg.model);
+  if (sections & kTrain) add_train_keys(s, cfg.train);
+  if (sections & kData) add_data_keys(s, cfg.data);
+  return s;
+}
+
+void validate(const Config& cfg, unsigned sections, const Schema& schema, const Parsed& parsed) {
+  check_keys(schema, parsed);
+  std::string problems;
+  if (sections & kModel)
+    problems += model_problems(cfg.model, parsed, (sections & kTrain) ? &cfg.train : nullptr);
+  if (!problems.empty()) fail("invalid configuration:", problems);
+}
+
+long rope_dims(const ModelConfig& m, bool sliding) {
+  const long d = sliding ? m.rope_dims_swa : m.rope_dims_full;
+  return d < 0 ? m.head_dim_qk : d;
+}
+
+}  // namespace headroom::config

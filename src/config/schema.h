@@ -1,0 +1,70 @@
+// A configuration schema: every key an app accepts, with its type, default, meaning and the checks
+// that need only the key itself (ranges, choices). Boost.Program_options does the parsing; the schema
+// adds what Boost lacks: printing the resolved value back as INI and per-key validation.
+#pragma once
+
+#include <boost/program_options.hpp>
+
+#include <functional>
+#include <initializer_list>
+#include <list>
+#include <string>
+#include <vector>
+
+namespace headroom::config {
+
+namespace po = boost::program_options;
+
+struct Key {
+  std::string name;     // "model.n_heads"
+  std::string section;  // "model"
+  std::string help;
+  std::function<std::string()> print;  // the bound value as INI text
+  std::function<std::string()> check;  // "" when valid, else why not
+  bool list = false;  // print() returns one value per line; INI repeats the key
+};
+
+// A section named "" holds top-level keys (no "[section]" in INI, "--name" on the command line).
+struct Section {
+  std::string name;
+  std::string title;
+  po::options_description options;
+};
+
+struct Schema {
+  std::list<Section> sections;  // a list: Boost option groups cannot be moved or assigned
+  std::vector<Key> keys;
+};
+
+// Returns the section called `name`, adding it (with `title` for --help) if it is new.
+Section& section(Schema& schema, const std::string& name, const std::string& title);
+
+// A per-key check: given the value, "" when valid, else the reason.
+template <class T>
+using Check = std::function<std::string(const T&)>;
+
+template <class T>
+Check<T> at_least(T lo);
+template <class T>
+Check<T> in_range(T lo, T hi);
+Check<std::string> one_of(std::initializer_list<const char*> choices);
+
+// A key given several times (INI: repeated lines; command line: several values after the flag).
+void add_list_key(Schema& schema, const std::string& section_name, const std::string& name,
+                  std::vector<std::string>& target, const std::string& help);
+
+// Binds `section.name` to `target`, sets the default, and registers printing and checking.
+template <class T>
+void add_key(Schema& schema, const std::string& section_name, const std::string& name, T& target,
+             T default_value, const std::string& help, Check<T> check = {});
+
+std::string format_value(int v);
+std::string format_value(long v);
+std::string format_value(unsigned long v);
+std::string format_value(double v);
+std::string format_value(bool v);
+std::string format_value(const std::string& v);
+
+}  // namespace headroom::config
+
+#include "config/schema_impl.h"

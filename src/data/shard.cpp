@@ -1,0 +1,113 @@
+#include "data/shard.h"
+
+#include "io/atomic_file.h"
+#include "util/clock.h"
+#include "util/error.h"
+#include "util/version.h"
+
+namespace headroom::data {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shard_image(const std::string& path, const ShardContents& c, const Tokenizer& tok,
+                        const ShardMeta& meta) {
+  io::H5Handle file = io::h5_create_memory_file(path);
+  const hsize_t n = c.tokens.size();
+  if (vocab_size(tok) <= 65536) {
+    std::vector<uint16_t> narrow(c.tokens.begin(), c.tokens.end());
+    io::h5_write(file, path, "/tokens", narrow.data(), {n});
+  } else {
+    io::h5_write(file, path, "/tokens", c.tokens.data(), {n});
+  }
+  io::h5_write(file, path, "/doc_offsets", c.doc_offsets.data(), {c.doc_offsets.size()});
+  std::vector<int32_t> merges;
+  for (const auto& [a, b] : tok.merges) merges.insert(merges.end(), {a, b});
+  io::h5_write(file, path, "/tokenizer/merges", merges.data(), {tok.merges.size(), 2});
+  io::h5_attr(file, "/", "format", std::string(kShardFormat));
+  io::h5_attr(file, "/", "format_version", kShardVersion);
+  io::h5_attr(file, "/", "tokenizer_id", tokenizer_id(tok));
+  io::h5_attr(file, "/", "vocab_size", int64_t{vocab_size(tok)});
+  io::h5_attr(file, "/", "n_tokens", static_cast<int64_t>(n));
+  io::h5_attr(file, "/", "n_docs", static_cast<int64_t>(c.doc_offsets.size() - 1));
+  io::h5_attr(file, "/", "n_bytes", c.n_bytes);
+  io::h5_attr(file, "/", "split", meta.split);
+  io::h5_attr(file, "/", "created_utc", utc_timestamp());
+  io::h5_attr(file, "/", "code_version", std::string(kCodeVersion));
+  io::h5_attr(file, "/", "prepare_config", meta.prepare_config);
+  return io::h5_file_image(file, path);
+}
+
+}  // namespace
+
+void write_shard(const fs::path& path, const ShardContents& contents, const Tokenizer& tokenizer,
+                 const ShardMeta& meta) {
+  if (contents.doc_offsets.empty() || contents.doc_offsets.front() != 0 ||
+      contents.doc_offsets.back() != contents.tokens.size())
+    fail("internal: doc_offsets do not describe the tokens of ", path.string());
+  // Built in memory, written by write_file_atomic: complete under its final name, or absent.
+  io::write_file_atomic(path, shard_image(path.string(), contents, tokenizer, meta));
+}
+
+ShardReader open_shard(const fs::path& path, const std::string& expected_tokenizer_id) {
+  ShardReader s;
+  s.path = path.string();
+  s.file = io::h5_open_file(s.path);
+  const std::string format = io::h5_has_attr(s.file, "/", "format")
+                                 ? io::h5_attr_string(s.file, s.path, "/", "format")
+                                 : "";
+  if (format != kShardFormat)
+    fail(s.path, ": not a Headroom token shard (attribute format = '", format, "', expected '",
+         kShardFormat, "'); make shards with `prepare`");
+  const int64_t version = io::h5_attr_int(s.file, s.path, "/", "format_version");
+  if (version != kShardVersion)
+    fail(s.path, ": shard format_version ", version, ", this build reads ", kShardVersion);
+  s.tokenizer_id = io::h5_attr_string(s.file, s.path, "/", "tokenizer_id");
+  s.vocab_size = io::h5_attr_int(s.file, s.path, "/", "vocab_size");
+  s.n_docs = io::h5_attr_int(s.file, s.path, "/", "n_docs");
+  if (!expected_tokenizer_id.empty() && s.tokenizer_id != expected_tokenizer_id)
+    fail(s.path, ": shard was made with tokenizer '", s.tokenizer_id, "' but '",
+         expected_tokenizer_id, "' was asked for; re-run prepare with that tokenizer");
+  const auto dims = io::h5_shape(s.file, s.path, "/tokens");
+  if (dims.size() != 1) fail(s.path, ": /tokens must be 1-D, has rank ", dims.size());
+  s.n_tokens = static_cast<int64_t>(dims[0]);
+  if (s.n_tokens != io::h5_attr_int(s.file, s.path, "/", "n_tokens"))
+    fail(s.path, ": /tokens has ", s.n_tokens, " elements but attribute n_tokens says ",
+         io::h5_attr_int(s.file, s.path, "/", "n_tokens"), " (truncated or corrupted file)");
+  s.tokens = io::H5Handle(
+      io::h5_check_id(H5Dopen2(s.file, "/tokens", H5P_DEFAULT), s.path + ": /tokens", "H5Dopen"),
+      H5Dclose);
+  return s;
+}
+
+Tokenizer read_shard_tokenizer(const ShardReader& s) {
+  const auto dims = io::h5_shape(s.file, s.path, "/tokenizer/merges");
+  if (dims.size() != 2 || dims[1] != 2)
+    fail(s.path, ": /tokenizer/merges must have shape [n, 2]");
+  const auto flat = io::h5_read<int32_t>(s.file, s.path, "/tokenizer/merges");
+  Tokenizer tok;
+  for (size_t i = 0; i + 1 < flat.size(); i += 2) tok.merges.emplace_back(flat[i], flat[i + 1]);
+  if (tokenizer_id(tok) != s.tokenizer_id)
+    fail(s.path, ": /tokenizer/merges does not match attribute tokenizer_id '", s.tokenizer_id,
+         "' (corrupted file)");
+  return tok;
+}
+
+std::vector<uint64_t> read_doc_offsets(const ShardReader& s) {
+  auto offsets = io::h5_read<uint64_t>(s.file, s.path, "/doc_offsets");
+  if (offsets.size() != static_cast<size_t>(s.n_docs + 1) || offsets.front() != 0 ||
+      offsets.back() != static_cast<uint64_t>(s.n_tokens))
+    fail(s.path, ": /doc_offsets is inconsistent with n_docs/n_tokens (corrupted file)");
+  return offsets;
+}
+
+void read_tokens(const ShardReader& s, int64_t offset, int64_t count, int32_t* out) {
+  if (offset < 0 || count < 0 || offset + count > s.n_tokens)
+    fail(s.path, ": token range [", offset, ", ", offset + count, ") outside [0, ", s.n_tokens, ")");
+  static_assert(sizeof(int32_t) == sizeof(uint32_t));
+  // HDF5 converts uint16/uint32 on disk to uint32 in memory; ids < 2^31 so int32 is the same bits.
+  io::h5_read_range(s.tokens.get(), s.path + ": /tokens", static_cast<hsize_t>(offset),
+                    static_cast<hsize_t>(count), reinterpret_cast<uint32_t*>(out));
+}
+
+}  // namespace headroom::data

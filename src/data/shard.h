@@ -1,0 +1,64 @@
+// Token shards: one HDF5 file per split (train.h5, val.h5) that h5py can read.
+//
+//   /tokens        uint16 (vocab ≤ 65536) or uint32, all documents concatenated; each document is
+//                  stored as BOS followed by its tokens
+//   /doc_offsets   uint64 [n_docs + 1], document d is tokens[doc_offsets[d] : doc_offsets[d+1]]
+//   /tokenizer/merges  int32 [n_merges, 2] (absent rows for the byte tokenizer)
+//   root attributes: format = "headroom-shard", format_version, tokenizer_id, vocab_size, n_tokens,
+//                    n_docs, n_bytes (UTF-8 bytes of text), split, created_utc, code_version,
+//                    prepare_config (the INI text of the prepare options used)
+#pragma once
+
+#include "data/tokenizer.h"
+#include "io/h5.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace headroom::data {
+
+inline constexpr const char* kShardFormat = "headroom-shard";
+inline constexpr int64_t kShardVersion = 1;
+
+struct ShardContents {
+  std::vector<uint32_t> tokens;
+  std::vector<uint64_t> doc_offsets;  // n_docs + 1 entries, starting at 0
+  int64_t n_bytes = 0;
+};
+
+struct ShardMeta {
+  std::string split;           // "train" or "val"
+  std::string prepare_config;  // INI text
+};
+
+// Writes `path` atomically (temporary + rename); throws naming the file on failure.
+void write_shard(const std::filesystem::path& path, const ShardContents& contents,
+                 const Tokenizer& tokenizer, const ShardMeta& meta);
+
+// An open shard: the header in memory, tokens read on demand by hyperslab so shards larger than
+// memory work.
+struct ShardReader {
+  std::string path;
+  io::H5Handle file;
+  io::H5Handle tokens;  // the /tokens dataset
+  std::string tokenizer_id;
+  int64_t vocab_size = 0;
+  int64_t n_tokens = 0;
+  int64_t n_docs = 0;
+};
+
+// Opens and checks the format attributes; when expected_tokenizer_id is non-empty, refuses a shard
+// made by another tokenizer, naming both.
+ShardReader open_shard(const std::filesystem::path& path,
+                       const std::string& expected_tokenizer_id = "");
+
+// The tokenizer stored in the shard.
+Tokenizer read_shard_tokenizer(const ShardReader& shard);
+std::vector<uint64_t> read_doc_offsets(const ShardReader& shard);
+
+// tokens[offset, offset + count) as int32 ids.
+void read_tokens(const ShardReader& shard, int64_t offset, int64_t count, int32_t* out);
+
+}  // namespace headroom::data

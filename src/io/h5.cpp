@@ -1,0 +1,275 @@
+#include "io/h5.h"
+
+#include "util/error.h"
+
+namespace headroom::io {
+namespace {
+
+template <class T>
+hid_t native_type();
+template <> hid_t native_type<float>() { return H5T_NATIVE_FLOAT; }
+template <> hid_t native_type<double>() { return H5T_NATIVE_DOUBLE; }
+template <> hid_t native_type<int32_t>() { return H5T_NATIVE_INT32; }
+template <> hid_t native_type<uint16_t>() { return H5T_NATIVE_UINT16; }
+template <> hid_t native_type<uint32_t>() { return H5T_NATIVE_UINT32; }
+template <> hid_t native_type<int64_t>() { return H5T_NATIVE_INT64; }
+template <> hid_t native_type<uint64_t>() { return H5T_NATIVE_UINT64; }
+
+std::string at(const std::string& file_name, const std::string& object) {
+  return cat(file_name, ": ", object);
+}
+
+H5Handle open_attr(hid_t file, const std::string& file_name, const std::string& object,
+                   const std::string& name) {
+  if (!h5_has_attr(file, object, name))
+    fail(file_name, ": attribute '", name, "' missing on ", object);
+  return H5Handle(h5_check_id(H5Aopen_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT,
+                                              H5P_DEFAULT),
+                              at(file_name, object + "@" + name), "H5Aopen"),
+                  H5Aclose);
+}
+
+template <class T>
+void write_scalar_attr(hid_t file, const std::string& object, const std::string& name,
+                       const T& value) {
+  const std::string where = object + "@" + name;
+  H5Handle space(h5_check_id(H5Screate(H5S_SCALAR), where, "H5Screate"), H5Sclose);
+  if (h5_has_attr(file, object, name))
+    h5_check(H5Adelete_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT), where,
+             "H5Adelete");
+  H5Handle attr(h5_check_id(H5Acreate_by_name(file, object.c_str(), name.c_str(),
+                                              native_type<T>(), space, H5P_DEFAULT, H5P_DEFAULT,
+                                              H5P_DEFAULT),
+                            where, "H5Acreate"),
+                H5Aclose);
+  h5_check(H5Awrite(attr, native_type<T>(), &value), where, "H5Awrite");
+}
+
+}  // namespace
+
+H5Handle& H5Handle::operator=(H5Handle&& o) noexcept {
+  if (this != &o) {
+    reset();
+    id_ = o.id_;
+    close_ = o.close_;
+    o.id_ = H5I_INVALID_HID;
+  }
+  return *this;
+}
+
+void H5Handle::reset() {
+  if (id_ >= 0 && close_) close_(id_);
+  id_ = H5I_INVALID_HID;
+}
+
+void H5Handle::close(const std::string& what) {
+  if (id_ < 0) return;
+  const herr_t rc = close_(id_);
+  id_ = H5I_INVALID_HID;
+  h5_check(rc, what, "close");
+}
+
+void h5_quiet() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+void h5_check(herr_t rc, const std::string& where, const char* what) {
+  if (rc < 0) fail(where, ": HDF5 ", what, " failed");
+}
+
+hid_t h5_check_id(hid_t id, const std::string& where, const char* what) {
+  if (id < 0) fail(where, ": HDF5 ", what, " failed");
+  return id;
+}
+
+H5Handle h5_create_file(const std::string& path) {
+  h5_quiet();
+  return H5Handle(h5_check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                              path, "create (is the directory writable?)"),
+                  H5Fclose);
+}
+
+H5Handle h5_open_file(const std::string& path) {
+  h5_quiet();
+#if H5_VERSION_GE(1, 12, 0)
+  const htri_t ok = H5Fis_accessible(path.c_str(), H5P_DEFAULT);
+#else
+  const htri_t ok = H5Fis_hdf5(path.c_str());
+#endif
+  if (ok <= 0)
+    fail(path, ": not a readable HDF5 file (missing, truncated or corrupted)");
+  return H5Handle(h5_check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "open"),
+                  H5Fclose);
+}
+
+H5Handle h5_create_memory_file(const std::string& name) {
+  h5_quiet();
+  H5Handle fapl(h5_check_id(H5Pcreate(H5P_FILE_ACCESS), name, "H5Pcreate"), H5Pclose);
+  h5_check(H5Pset_fapl_core(fapl, std::size_t{1} << 22, /*backing_store=*/0), name,
+           "H5Pset_fapl_core");
+  return H5Handle(h5_check_id(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), name,
+                              "create (in memory)"),
+                  H5Fclose);
+}
+
+std::string h5_file_image(hid_t file, const std::string& name) {
+  h5_check(H5Fflush(file, H5F_SCOPE_GLOBAL), name, "H5Fflush");
+  const ssize_t size = H5Fget_file_image(file, nullptr, 0);
+  if (size < 0) fail(name, ": HDF5 H5Fget_file_image failed");
+  std::string image(static_cast<size_t>(size), '\0');
+  if (H5Fget_file_image(file, image.data(), image.size()) != size)
+    fail(name, ": HDF5 H5Fget_file_image returned a different size");
+  return image;
+}
+
+bool h5_exists(hid_t file, const std::string& path) {
+  if (path == "/") return true;
+  // H5Lexists needs every parent to exist, so walk the path one link at a time.
+  std::string prefix;
+  size_t pos = 0;
+  while (pos < path.size()) {
+    size_t next = path.find('/', pos + 1);
+    if (next == std::string::npos) next = path.size();
+    prefix = path.substr(0, next);
+    if (!prefix.empty() && prefix != "/" && H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0)
+      return false;
+    pos = next;
+  }
+  return true;
+}
+
+template <class T>
+void h5_write(hid_t file, const std::string& file_name, const std::string& name, const T* data,
+              const std::vector<hsize_t>& dims) {
+  const std::string where = at(file_name, name);
+  H5Handle lcpl(h5_check_id(H5Pcreate(H5P_LINK_CREATE), where, "H5Pcreate"), H5Pclose);
+  h5_check(H5Pset_create_intermediate_group(lcpl, 1), where, "H5Pset_create_intermediate_group");
+  H5Handle space(h5_check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                             where, "H5Screate_simple"),
+                 H5Sclose);
+  H5Handle ds(h5_check_id(H5Dcreate2(file, name.c_str(), native_type<T>(), space, lcpl,
+                                     H5P_DEFAULT, H5P_DEFAULT),
+                          where, "H5Dcreate"),
+              H5Dclose);
+  h5_check(H5Dwrite(ds, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), where,
+           "H5Dwrite (disk full?)");
+}
+
+std::vector<hsize_t> h5_shape(hid_t file, const std::string& file_name, const std::string& name) {
+  const std::string where = at(file_name, name);
+  if (!h5_exists(file, name)) fail(where, " does not exist");
+  H5Handle ds(h5_check_id(H5Dopen2(file, name.c_str(), H5P_DEFAULT), where, "H5Dopen"), H5Dclose);
+  H5Handle space(h5_check_id(H5Dget_space(ds), where, "H5Dget_space"), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  if (rank < 0) fail(where, ": cannot read its rank");
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
+  h5_check(H5Sget_simple_extent_dims(space, dims.data(), nullptr), where, "H5Sget_simple_extent_dims");
+  return dims;
+}
+
+template <class T>
+std::vector<T> h5_read(hid_t file, const std::string& file_name, const std::string& name) {
+  const std::string where = at(file_name, name);
+  hsize_t n = 1;
+  for (hsize_t d : h5_shape(file, file_name, name)) n *= d;
+  H5Handle ds(h5_check_id(H5Dopen2(file, name.c_str(), H5P_DEFAULT), where, "H5Dopen"), H5Dclose);
+  std::vector<T> out(n);
+  if (n > 0)
+    h5_check(H5Dread(ds, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), where,
+             "H5Dread");
+  return out;
+}
+
+template <class T>
+void h5_read_range(hid_t dataset, const std::string& where, hsize_t offset, hsize_t count, T* out) {
+  H5Handle file_space(h5_check_id(H5Dget_space(dataset), where, "H5Dget_space"), H5Sclose);
+  h5_check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &offset, nullptr, &count, nullptr),
+           where, "H5Sselect_hyperslab");
+  H5Handle mem_space(h5_check_id(H5Screate_simple(1, &count, nullptr), where, "H5Screate_simple"),
+                     H5Sclose);
+  h5_check(H5Dread(dataset, native_type<T>(), mem_space, file_space, H5P_DEFAULT, out), where,
+           "H5Dread");
+}
+
+void h5_attr(hid_t file, const std::string& object, const std::string& name,
+             const std::string& value) {
+  const std::string where = object + "@" + name;
+  H5Handle type(h5_check_id(H5Tcopy(H5T_C_S1), where, "H5Tcopy"), H5Tclose);
+  h5_check(H5Tset_size(type, H5T_VARIABLE), where, "H5Tset_size");
+  h5_check(H5Tset_cset(type, H5T_CSET_UTF8), where, "H5Tset_cset");
+  H5Handle space(h5_check_id(H5Screate(H5S_SCALAR), where, "H5Screate"), H5Sclose);
+  if (h5_has_attr(file, object, name))
+    h5_check(H5Adelete_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT), where,
+             "H5Adelete");
+  H5Handle attr(h5_check_id(H5Acreate_by_name(file, object.c_str(), name.c_str(), type, space,
+                                              H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                            where, "H5Acreate"),
+                H5Aclose);
+  const char* text = value.c_str();
+  h5_check(H5Awrite(attr, type, &text), where, "H5Awrite");
+}
+
+void h5_attr(hid_t file, const std::string& object, const std::string& name, int64_t value) {
+  write_scalar_attr(file, object, name, value);
+}
+
+void h5_attr(hid_t file, const std::string& object, const std::string& name, double value) {
+  write_scalar_attr(file, object, name, value);
+}
+
+bool h5_has_attr(hid_t file, const std::string& object, const std::string& name) {
+  return h5_exists(file, object) &&
+         H5Aexists_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT) > 0;
+}
+
+std::string h5_attr_string(hid_t file, const std::string& file_name, const std::string& object,
+                           const std::string& name) {
+  H5Handle attr = open_attr(file, file_name, object, name);
+  const std::string where = at(file_name, object + "@" + name);
+  H5Handle type(h5_check_id(H5Aget_type(attr), where, "H5Aget_type"), H5Tclose);
+  if (H5Tget_class(type) != H5T_STRING) fail(where, " is not a string");
+  if (H5Tis_variable_str(type) > 0) {
+    // Written by h5py: variable-length string.
+    char* value = nullptr;
+    H5Handle mem(h5_check_id(H5Tget_native_type(type, H5T_DIR_ASCEND), where, "type"), H5Tclose);
+    h5_check(H5Aread(attr, mem, &value), where, "H5Aread");
+    std::string out = value ? value : "";
+    H5free_memory(value);
+    return out;
+  }
+  const size_t size = H5Tget_size(type);
+  std::string out(size, '\0');
+  h5_check(H5Aread(attr, type, out.data()), where, "H5Aread");
+  while (!out.empty() && out.back() == '\0') out.pop_back();
+  return out;
+}
+
+int64_t h5_attr_int(hid_t file, const std::string& file_name, const std::string& object,
+                    const std::string& name) {
+  H5Handle attr = open_attr(file, file_name, object, name);
+  int64_t v = 0;
+  h5_check(H5Aread(attr, H5T_NATIVE_INT64, &v), at(file_name, object + "@" + name), "H5Aread");
+  return v;
+}
+
+double h5_attr_double(hid_t file, const std::string& file_name, const std::string& object,
+                      const std::string& name) {
+  H5Handle attr = open_attr(file, file_name, object, name);
+  double v = 0;
+  h5_check(H5Aread(attr, H5T_NATIVE_DOUBLE, &v), at(file_name, object + "@" + name), "H5Aread");
+  return v;
+}
+
+#define HEADROOM_H5_INSTANTIATE(T)                                                              \
+  template void h5_write<T>(hid_t, const std::string&, const std::string&, const T*,          \
+                            const std::vector<hsize_t>&);                                    \
+  template std::vector<T> h5_read<T>(hid_t, const std::string&, const std::string&);         \
+  template void h5_read_range<T>(hid_t, const std::string&, hsize_t, hsize_t, T*);
+HEADROOM_H5_INSTANTIATE(float)
+HEADROOM_H5_INSTANTIATE(double)
+HEADROOM_H5_INSTANTIATE(int32_t)
+HEADROOM_H5_INSTANTIATE(uint16_t)
+HEADROOM_H5_INSTANTIATE(uint32_t)
+HEADROOM_H5_INSTANTIATE(int64_t)
+HEADROOM_H5_INSTANTIATE(uint64_t)
+#undef HEADROOM_H5_INSTANTIATE
+
+}  // namespace headroom::io

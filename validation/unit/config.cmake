@@ -1,0 +1,1 @@
+headroom_test(test_config SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_config.cpp LABELS unit LIBS headroom)

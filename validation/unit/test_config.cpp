@@ -1,0 +1,187 @@
+// The configuration layer: precedence of sources, printing round trips, and every refusal path
+// names the file (or command line), the section and the key.
+#include "config/keys.h"
+#include "config/load.h"
+#include "util/error.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace headroom;
+using namespace headroom::config;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Fixture {
+  Config cfg;
+  Schema schema = make_schema(cfg, kModel | kTrain | kData);
+  po::options_description app{"app"};
+  Parsed parsed;
+
+  Fixture() { app.add_options()("config", po::value<std::vector<std::string>>()->composing(), ""); }
+
+  void parse(std::vector<std::string> args, std::vector<IniText> bases = {}) {
+    std::vector<const char*> argv{"test"};
+    for (auto& a : args) argv.push_back(a.c_str());
+    parsed = parse_config(static_cast<int>(argv.size()), argv.data(), app, schema, bases);
+    validate(cfg, kModel | kTrain | kData, schema, parsed);
+  }
+};
+
+std::string write_ini(const std::string& name, const std::string& text) {
+  const fs::path dir = fs::temp_directory_path() / "headroom_test_config";
+  fs::create_directories(dir);
+  const fs::path p = dir / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+// Runs f, expects headroom::Error, and checks that every needle occurs in the message.
+template <class F>
+void expect_error(F f, std::initializer_list<std::string> needles) {
+  try {
+    f();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "'" << n << "' not in: " << msg;
+  }
+}
+
+}  // namespace
+
+TEST(Config, DefaultsAreValid) {
+  Fixture f;
+  f.parse({});
+  EXPECT_EQ(f.cfg.model.n_heads, 4);
+  EXPECT_EQ(f.cfg.model.qk_norm, "none");
+  EXPECT_EQ(origin_of(f.parsed, "model.n_heads"), "default");
+}
+
+TEST(Config, LaterFilesOverrideEarlierAndCommandLineWins) {
+  const auto a = write_ini("a.ini", "[model]\nn_heads = 8\nn_kv_heads = 2\nd_model = 128\n");
+  const auto b = write_ini("b.ini", "[model]\nn_heads = 16\n");
+  Fixture f;
+  f.parse({"--config", a, "--config", b, "--model.n_kv_heads", "4"});
+  EXPECT_EQ(f.cfg.model.n_heads, 16);
+  EXPECT_EQ(f.cfg.model.n_kv_heads, 4);
+  EXPECT_EQ(f.cfg.model.d_model, 128);
+  EXPECT_EQ(origin_of(f.parsed, "model.n_heads"), "config file " + b);
+  EXPECT_EQ(origin_of(f.parsed, "model.d_model"), "config file " + a);
+  EXPECT_EQ(origin_of(f.parsed, "model.n_kv_heads"), "command line");
+}
+
+TEST(Config, BaseTextHasLowestPrecedence) {
+  const auto a = write_ini("base_override.ini", "[model]\nrope_base_full = 8000000\n");
+  Fixture f;
+  f.parse({"--config", a}, {IniText{"checkpoint x.h5", "[model]\nrope_base_full = 500000\nd_model = 96\n"}});
+  EXPECT_EQ(f.cfg.model.rope_base_full, 8e6);
+  EXPECT_EQ(f.cfg.model.d_model, 96);
+  EXPECT_EQ(origin_of(f.parsed, "model.d_model"), "checkpoint x.h5");
+}
+
+TEST(Config, PrintRoundTrip) {
+  Fixture f;
+  f.parse({"--model.rope_base_full", "123456.789", "--model.qk_norm", "head",
+           "--model.layer_pattern", "SSF", "--model.window", "7", "--train.seq_len", "64",
+           "--model.norm_eps", "1e-5", "--model.tie_embeddings", "true"});
+  const std::string ini = to_ini(f.schema);
+  Fixture g;
+  g.parse({}, {IniText{"printed", ini}});
+  EXPECT_EQ(to_ini(g.schema), ini);
+  EXPECT_EQ(g.cfg.model.rope_base_full, 123456.789);
+  EXPECT_EQ(g.cfg.model.norm_eps, 1e-5);
+  EXPECT_TRUE(g.cfg.model.tie_embeddings);
+  EXPECT_EQ(g.cfg.model.layer_pattern, "SSF");
+}
+
+TEST(Config, UnknownKeyInFileNamesFileSectionKeyAndSuggests) {
+  const auto a = write_ini("unknown.ini", "[model]\nn_head = 8\n");
+  expect_error([&] { Fixture().parse({"--config", a}); },
+               {a, "n_head", "[model]", "did you mean 'model.n_heads'"});
+}
+
+TEST(Config, UnknownSectionIsRefused) {
+  const auto a = write_ini("unknown_section.ini", "[modle]\nn_heads = 8\n");
+  expect_error([&] { Fixture().parse({"--config", a}); }, {a, "[modle]", "n_heads"});
+}
+
+TEST(Config, UnknownCommandLineOption) {
+  expect_error([&] { Fixture().parse({"--model.nheads", "4"}); },
+               {"command line", "model.nheads", "model.n_heads"});
+}
+
+TEST(Config, WrongTypeNamesFileAndKey) {
+  const auto a = write_ini("wrong_type.ini", "[model]\nn_heads = four\n");
+  expect_error([&] { Fixture().parse({"--config", a}); }, {a, "n_heads", "[model]", "four"});
+  expect_error([&] { Fixture().parse({"--train.seq_len", "1.5"}); },
+               {"command line", "seq_len", "[train]"});
+}
+
+TEST(Config, MissingConfigFile) {
+  expect_error([&] { Fixture().parse({"--config", "/nonexistent/x.ini"}); },
+               {"/nonexistent/x.ini", "cannot be opened"});
+}
+
+TEST(Config, OutOfRangeNamesKeyAndOrigin) {
+  const auto a = write_ini("range.ini", "[model]\nhead_dim_qk = 2048\n");
+  expect_error([&] { Fixture().parse({"--config", a}); },
+               {"model.head_dim_qk = 2048", a, "[1, 1024]"});
+  expect_error([&] { Fixture().parse({"--model.n_layers", "0"}); },
+               {"model.n_layers = 0", "command line", "at least 1"});
+}
+
+TEST(Config, ChoicesAreChecked) {
+  expect_error([&] { Fixture().parse({"--model.qk_norm", "both"}); },
+               {"model.qk_norm = both", "none, layer, head"});
+  expect_error([&] { Fixture().parse({"--model.norm_order", "sandwich"}); },
+               {"model.norm_order", "pre, post"});
+  expect_error([&] { Fixture().parse({"--model.layer_pattern", "SSXF"}); },
+               {"model.layer_pattern", "'X'"});
+}
+
+TEST(Config, HeadsMustDivideIntoKvHeads) {
+  const auto a = write_ini("gqa.ini", "[model]\nn_heads = 6\n");
+  expect_error([&] { Fixture().parse({"--config", a, "--model.n_kv_heads", "4"}); },
+               {"model.n_heads = 6", a, "model.n_kv_heads = 4", "command line"});
+}
+
+TEST(Config, WindowLongerThanSequenceIsRefused) {
+  expect_error([&] {
+    Fixture().parse({"--model.layer_pattern", "SF", "--model.window", "1024", "--train.seq_len", "512"});
+  }, {"model.window = 1024", "train.seq_len = 512"});
+  // The same window is fine when no layer slides.
+  Fixture f;
+  f.parse({"--model.layer_pattern", "F", "--model.window", "1024", "--train.seq_len", "512"});
+}
+
+TEST(Config, RopeDimsMustFitTheHead) {
+  expect_error([&] { Fixture().parse({"--model.rope_dims_full", "96", "--model.head_dim_qk", "64"}); },
+               {"model.rope_dims_full = 96", "model.head_dim_qk = 64"});
+  expect_error([&] { Fixture().parse({"--model.rope_dims_full", "31"}); },
+               {"model.rope_dims_full = 31", "even"});
+  expect_error([&] { Fixture().parse({"--model.head_dim_qk", "33"}); },
+               {"model.head_dim_qk = 33", "odd"});
+  Fixture f;  // odd head with NoPE is fine
+  f.parse({"--model.head_dim_qk", "33", "--model.rope_dims_full", "0"});
+}
+
+TEST(Config, YarnBetasOrdered) {
+  expect_error([&] {
+    Fixture().parse({"--model.rope_scaling", "yarn", "--model.yarn_beta_fast", "1", "--model.yarn_beta_slow", "2"});
+  }, {"model.yarn_beta_fast = 1", "model.yarn_beta_slow = 2"});
+}
+
+TEST(Config, AllProblemsAreListedAtOnce) {
+  try {
+    Fixture().parse({"--model.n_layers", "0", "--model.qk_norm", "x"});
+    FAIL();
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("model.n_layers"), std::string::npos);
+    EXPECT_NE(msg.find("model.qk_norm"), std::string::npos);
+  }
+}
