@@ -1,0 +1,102 @@
+#include "model/decode.h"
+
+#include "model/layer.h"
+#include "util/error.h"
+
+#include <algorithm>
+
+namespace headroom::model {
+
+template <class T>
+KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len) {
+  const auto& c = m.cfg;
+  KvCache<T> cache;
+  cache.capacity = capacity;
+  cache.chunk_len = std::max<int64_t>(1, std::min(chunk_len, capacity));
+  for (long i = 0; i < c.n_layers; ++i) {
+    cache.k.emplace_back(*m.ops, capacity * c.n_kv_heads * c.head_dim_qk);
+    cache.v.emplace_back(*m.ops, capacity * c.n_kv_heads * c.head_dim_v);
+  }
+  // One block's worth of activations, reused by every layer in turn.
+  config::ModelConfig one = c;
+  one.n_layers = 1;
+  cache.chunk = make_activations(one, *m.ops, 1, cache.chunk_len);
+  return cache;
+}
+
+template <class T>
+std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, int64_t n,
+                       T* all_logits) {
+  const auto& c = m.cfg;
+  const auto& ops = *m.ops;
+  const int64_t d = c.d_model, V = c.vocab_size;
+  const int64_t K = c.n_kv_heads * c.head_dim_qk, VD = c.n_kv_heads * c.head_dim_v;
+  if (n <= 0) fail("prefill: no tokens");
+  if (cache.len + n > cache.capacity)
+    fail("context of ", cache.len + n, " tokens exceeds the KV cache capacity ", cache.capacity);
+  for (int64_t t = 0; t < n; ++t)
+    if (tokens[t] < 0 || tokens[t] >= V)
+      fail("token id ", tokens[t], " is outside the vocabulary [0, ", V, ")");
+  ensure_rope(m, cache.len + n);
+  Activations<T>& a = cache.chunk;
+  LayerActs<T>& l = a.layers[0];
+  const bool post = c.norm_order == "post";
+  std::vector<T> last(static_cast<size_t>(V));
+  for (int64_t start = 0; start < n; start += cache.chunk_len) {
+    const int64_t rows = std::min(cache.chunk_len, n - start), pos = cache.len;
+    ops.copy_from_host(a.ids.get(), tokens + start, static_cast<size_t>(rows) * sizeof(int32_t));
+    ops.embedding_fwd(m.embed, a.ids.get(), a.resid[0], rows, d);
+    T *cur = a.resid[0], *next = a.resid[1];
+    for (long i = 0; i < c.n_layers; ++i) {
+      l.x_in = cur;
+      if (post) l.a_in = cur;
+      l.k = cache.k[static_cast<size_t>(i)].get() + pos * K;
+      l.v = cache.v[static_cast<size_t>(i)].get() + pos * VD;
+      layer_forward(m, i, l, next, 1, rows, pos, cache.k[static_cast<size_t>(i)].get(),
+                    cache.v[static_cast<size_t>(i)].get(), a.stat);
+      std::swap(cur, next);
+    }
+    rms_forward(ops, cur, m.final_norm, a.xf, a.f_rstd, a.stat, rows, d, c.norm_eps);
+    // Logits for every row only when asked; otherwise just the chunk's last row.
+    const int64_t first = all_logits ? 0 : rows - 1;
+    for (int64_t r0 = first; r0 < rows; r0 += a.chunk_rows) {
+      const int64_t R = std::min(a.chunk_rows, rows - r0);
+      ops.matmul(a.xf + r0 * d, m.lm_head, a.logits, R, V, d, false, true, false);
+      if (all_logits)
+        ops.copy_to_host(all_logits + (start + r0) * V, a.logits,
+                         static_cast<size_t>(R * V) * sizeof(T));
+      if (r0 + R == rows)
+        ops.copy_to_host(last.data(), a.logits + (R - 1) * V, static_cast<size_t>(V) * sizeof(T));
+    }
+    cache.len += rows;
+  }
+  return last;
+}
+
+template <class T>
+std::vector<int32_t> greedy_generate(Model<T>& m, KvCache<T>& cache,
+                                     const std::vector<int32_t>& prompt, int64_t max_new,
+                                     int32_t stop) {
+  std::vector<int32_t> out;
+  if (max_new <= 0) return out;
+  std::vector<T> logits = prefill(m, cache, prompt.data(), static_cast<int64_t>(prompt.size()));
+  for (int64_t i = 0; i < max_new; ++i) {
+    const int32_t next =
+        static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    out.push_back(next);
+    if (next == stop || i + 1 == max_new || cache.len == cache.capacity) break;
+    logits = prefill(m, cache, &next, 1);
+  }
+  return out;
+}
+
+#define HEADROOM_DECODE_INSTANTIATE(T)                                                     \
+  template KvCache<T> make_kv_cache<T>(const Model<T>&, int64_t, int64_t);                \
+  template std::vector<T> prefill<T>(Model<T>&, KvCache<T>&, const int32_t*, int64_t, T*); \
+  template std::vector<int32_t> greedy_generate<T>(Model<T>&, KvCache<T>&,                 \
+                                                   const std::vector<int32_t>&, int64_t, int32_t);
+HEADROOM_DECODE_INSTANTIATE(float)
+HEADROOM_DECODE_INSTANTIATE(double)
+#undef HEADROOM_DECODE_INSTANTIATE
+
+}  // namespace headroom::model

@@ -1,0 +1,116 @@
+#include "model/forward.h"
+
+#include "model/layer.h"
+#include "util/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace headroom::model {
+namespace {
+
+template <class T>
+int64_t count_targets(const int32_t* targets, int64_t n) {
+  return std::count_if(targets, targets + n, [](int32_t t) { return t >= 0; });
+}
+
+template <class T>
+void upload(const Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets) {
+  const int64_t BT = a.B * a.T_len;
+  for (int64_t i = 0; i < BT; ++i) {
+    if (ids[i] < 0 || ids[i] >= m.cfg.vocab_size)
+      fail("token id ", ids[i], " at position ", i, " is outside the vocabulary [0, ",
+           m.cfg.vocab_size, ")");
+    if (targets && targets[i] >= m.cfg.vocab_size)
+      fail("target id ", targets[i], " at position ", i, " is outside the vocabulary [0, ",
+           m.cfg.vocab_size, ")");
+  }
+  m.ops->copy_from_host(a.ids.get(), ids, static_cast<size_t>(BT) * sizeof(int32_t));
+  if (targets)
+    m.ops->copy_from_host(a.targets.get(), targets, static_cast<size_t>(BT) * sizeof(int32_t));
+}
+
+// LM head + cross-entropy over row chunks. With backward, dlogits never leave the chunk: the
+// weight gradient and the gradient of xf are formed right away (dxf lands in a.dx).
+template <class T>
+double head_loss(Model<T>& m, Activations<T>& a, bool backward, T grad_scale, T* logits_out) {
+  const auto& ops = *m.ops;
+  const int64_t BT = a.B * a.T_len, d = m.cfg.d_model, V = m.cfg.vocab_size;
+  for (int64_t r0 = 0; r0 < BT; r0 += a.chunk_rows) {
+    const int64_t R = std::min(a.chunk_rows, BT - r0);
+    const T* x = a.xf + r0 * d;
+    ops.matmul(x, m.lm_head, a.logits, R, V, d, false, true, false);
+    if (logits_out)
+      ops.copy_to_host(logits_out + r0 * V, a.logits, static_cast<size_t>(R * V) * sizeof(T));
+    ops.cross_entropy(a.logits, a.targets.get() + r0, a.losses + r0, backward ? a.logits : nullptr,
+                      R, V, grad_scale);
+    if (!backward) continue;
+    ops.matmul(a.logits, x, m.g_lm_head, V, d, R, true, false, true);
+    ops.matmul(a.logits, m.lm_head, a.dx + r0 * d, R, d, V, false, false, false);
+  }
+  std::vector<T> losses(static_cast<size_t>(BT));
+  ops.copy_to_host(losses.data(), a.losses, losses.size() * sizeof(T));
+  double sum = 0;
+  for (T l : losses) sum += static_cast<double>(l);
+  return sum;
+}
+
+template <class T>
+void run_layers(Model<T>& m, Activations<T>& a) {
+  const auto& ops = *m.ops;
+  const int64_t BT = a.B * a.T_len, d = m.cfg.d_model;
+  ensure_rope(m, a.T_len);
+  ops.embedding_fwd(m.embed, a.ids.get(), a.resid[0], BT, d);
+  for (long i = 0; i < m.cfg.n_layers; ++i) {
+    LayerActs<T>& l = a.layers[static_cast<size_t>(i)];
+    layer_forward(m, i, l, a.resid[static_cast<size_t>(i + 1)], a.B, a.T_len, 0, l.k, l.v, a.stat);
+  }
+  rms_forward(ops, a.resid.back(), m.final_norm, a.xf, a.f_rstd, a.stat, BT, d, m.cfg.norm_eps);
+}
+
+}  // namespace
+
+template <class T>
+void forward_layers(Model<T>& m, Activations<T>& a, const int32_t* ids) {
+  upload(m, a, ids, nullptr);
+  run_layers(m, a);
+}
+
+template <class T>
+LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids,
+                         const int32_t* targets, T grad_scale) {
+  const int64_t BT = a.B * a.T_len, d = m.cfg.d_model;
+  upload(m, a, ids, targets);
+  run_layers(m, a);
+  LossSum loss{head_loss(m, a, true, grad_scale, static_cast<T*>(nullptr)),
+               count_targets<T>(targets, BT)};
+  const auto& ops = *m.ops;
+  // a.dx holds d loss / d xf; back through the final norm into the residual gradient a.dh.
+  rms_backward(ops, a.resid.back(), m.final_norm, a.f_rstd, a.dx, a.dh, m.g_final_norm, a.dot, BT,
+               d);
+  for (long i = m.cfg.n_layers - 1; i >= 0; --i)
+    layer_backward(m, i, a.layers[static_cast<size_t>(i)], a, a.B, a.T_len);
+  ops.embedding_bwd(a.dh, a.ids.get(), m.g_embed, BT, d);
+  return loss;
+}
+
+template <class T>
+LossSum forward_loss(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets,
+                     T* logits_out) {
+  upload(m, a, ids, targets);
+  run_layers(m, a);
+  return {head_loss(m, a, false, T(0), logits_out), count_targets<T>(targets, a.B * a.T_len)};
+}
+
+#define HEADROOM_FORWARD_INSTANTIATE(T)                                                    \
+  template void forward_layers<T>(Model<T>&, Activations<T>&, const int32_t*);            \
+  template LossSum forward_backward<T>(Model<T>&, Activations<T>&, const int32_t*,        \
+                                       const int32_t*, T);                                \
+  template LossSum forward_loss<T>(Model<T>&, Activations<T>&, const int32_t*, const int32_t*, \
+                                   T*);
+HEADROOM_FORWARD_INSTANTIATE(float)
+HEADROOM_FORWARD_INSTANTIATE(double)
+#undef HEADROOM_FORWARD_INSTANTIATE
+
+}  // namespace headroom::model

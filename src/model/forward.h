@@ -1,0 +1,31 @@
+// Training-time forward and backward passes (MODEL_SPEC.md), batch-major: B sequences of T tokens
+// starting at position 0. The LM head and the loss are fused chunk by chunk, so no [B·T, vocab]
+// logits tensor exists during training.
+#pragma once
+
+#include "model/activations.h"
+
+namespace headroom::model {
+
+struct LossSum {
+  double sum = 0;     // sum of per-token cross-entropy over unmasked targets
+  int64_t count = 0;  // unmasked targets
+};
+
+// Embedding and every layer; leaves the final-normed stream in a.xf. ids: host [B·T].
+template <class T>
+void forward_layers(Model<T>& m, Activations<T>& a, const int32_t* ids);
+
+// Forward + loss + backward for one micro-batch. Gradients of (grad_scale · Σ token losses) are
+// ADDED to m.grads (gradient accumulation); the caller picks grad_scale = 1 / (unmasked targets of
+// the global batch) so the loss is the mean over the global batch. targets: host [B·T], −1 masks.
+template <class T>
+LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids,
+                         const int32_t* targets, T grad_scale);
+
+// Forward only: the loss, and when logits_out is non-null the full logits [B·T, V] (host).
+template <class T>
+LossSum forward_loss(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets,
+                     T* logits_out);
+
+}  // namespace headroom::model

@@ -1,0 +1,201 @@
+#include "model/layer.h"
+
+#include <cmath>
+
+namespace headroom::model {
+namespace {
+
+// Model dimensions of one block, named once.
+struct Dims {
+  int64_t BT, d, F, Hq, Hkv, dqk, dv, Q, K, VD, A;
+  bool pre, sliding;
+  std::string qk_norm;
+  int64_t window, rot;
+  double eps;
+};
+
+template <class T>
+Dims dims(const Model<T>& m, long i, int64_t B, int64_t TT) {
+  const auto& c = m.cfg;
+  const bool sliding = is_sliding(c, i);
+  return {B * TT,
+          c.d_model,
+          c.d_ff,
+          c.n_heads,
+          c.n_kv_heads,
+          c.head_dim_qk,
+          c.head_dim_v,
+          c.n_heads * c.head_dim_qk,
+          c.n_kv_heads * c.head_dim_qk,
+          c.n_kv_heads * c.head_dim_v,
+          c.n_heads * c.head_dim_v,
+          c.norm_order == "pre",
+          sliding,
+          c.qk_norm,
+          sliding ? c.window : 0,
+          m.rope[sliding ? 1 : 0].rot_dims,
+          c.norm_eps};
+}
+
+// Layerwise QK norm normalises each token's whole [heads · dqk] vector; headwise normalises each
+// head's dqk slice with one shared weight — the same kernel over a different row shape.
+struct NormRows {
+  int64_t rows, n;
+};
+NormRows qk_rows(const Dims& s, int64_t heads) {
+  return s.qk_norm == "layer" ? NormRows{s.BT, heads * s.dqk} : NormRows{s.BT * heads, s.dqk};
+}
+
+}  // namespace
+
+template <class T>
+void rms_forward(const kernels::BasicOps<T>& ops, const T* x, const T* w, T* y, T* rstd, T* stat,
+                 int64_t rows, int64_t n, double eps) {
+  ops.row_sumsq(x, stat, rows, n);
+  ops.rms_apply(x, w, stat, y, rstd, rows, n, n, static_cast<T>(eps));
+}
+
+template <class T>
+void rms_backward(const kernels::BasicOps<T>& ops, const T* x, const T* w, const T* rstd,
+                  const T* dy, T* dx, T* dw, T* dot, int64_t rows, int64_t n) {
+  ops.rms_bwd_dot(x, w, dy, dot, rows, n);
+  ops.rms_bwd_apply(x, w, dy, rstd, dot, dx, dw, rows, n, n);
+}
+
+template <class T>
+void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, int64_t TT,
+                   int64_t pos0, const T* k_all, const T* v_all, T* stat) {
+  const auto& ops = *m.ops;
+  const auto& w = m.w[static_cast<size_t>(i)];
+  const Dims s = dims(m, i, B, TT);
+  const bool qk = s.qk_norm != "none";
+
+  // Attention block.
+  if (s.pre) rms_forward(ops, l.x_in, w.attn_norm, l.a_in, l.a_rstd, stat, s.BT, s.d, s.eps);
+  T* q_lin = qk ? l.q_pre : l.q;
+  T* k_lin = qk ? l.k_pre : l.k;
+  ops.matmul(l.a_in, w.wq, q_lin, s.BT, s.Q, s.d, false, true, false);
+  ops.matmul(l.a_in, w.wk, k_lin, s.BT, s.K, s.d, false, true, false);
+  ops.matmul(l.a_in, w.wv, l.v, s.BT, s.VD, s.d, false, true, false);
+  if (qk) {
+    const NormRows qr = qk_rows(s, s.Hq), kr = qk_rows(s, s.Hkv);
+    rms_forward(ops, l.q_pre, w.q_norm, l.q, l.q_rstd, stat, qr.rows, qr.n, s.eps);
+    rms_forward(ops, l.k_pre, w.k_norm, l.k, l.k_rstd, stat, kr.rows, kr.n, s.eps);
+  }
+  if (s.rot > 0) {
+    const int kind = s.sliding ? 1 : 0;
+    ops.rope(l.q, m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, TT, pos0, s.Hq, s.dqk, s.rot,
+             false);
+    ops.rope(l.k, m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, TT, pos0, s.Hkv, s.dqk, s.rot,
+             false);
+  }
+  ops.attention_fwd(l.q, k_all, v_all, l.att, l.lse, B, TT, pos0 + TT, pos0, s.Hq, s.Hkv, s.dqk,
+                    s.dv, s.window, static_cast<T>(1.0 / std::sqrt(static_cast<double>(s.dqk))));
+  ops.matmul(l.att, w.wo, l.o, s.BT, s.d, s.A, false, true, false);
+  if (s.pre) {
+    ops.add(l.h_mid, l.x_in, l.o, s.BT * s.d);
+  } else {
+    rms_forward(ops, l.o, w.attn_norm, l.h_mid, l.a_rstd, stat, s.BT, s.d, s.eps);
+    ops.axpy(l.h_mid, l.x_in, T(1), s.BT * s.d);
+  }
+
+  // MLP block.
+  if (s.pre) rms_forward(ops, l.h_mid, w.mlp_norm, l.m_in, l.m_rstd, stat, s.BT, s.d, s.eps);
+  ops.matmul(l.m_in, w.w_gate, l.gate, s.BT, s.F, s.d, false, true, false);
+  ops.matmul(l.m_in, w.w_up, l.up, s.BT, s.F, s.d, false, true, false);
+  ops.swiglu_fwd(l.gate, l.up, l.act, s.BT * s.F);
+  ops.matmul(l.act, w.w_down, l.dn, s.BT, s.d, s.F, false, true, false);
+  if (s.pre) {
+    ops.add(x_out, l.h_mid, l.dn, s.BT * s.d);
+  } else {
+    rms_forward(ops, l.dn, w.mlp_norm, x_out, l.m_rstd, stat, s.BT, s.d, s.eps);
+    ops.axpy(x_out, l.h_mid, T(1), s.BT * s.d);
+  }
+}
+
+template <class T>
+void layer_backward(Model<T>& m, long i, const LayerActs<T>& l, Activations<T>& a, int64_t B,
+                    int64_t TT) {
+  const auto& ops = *m.ops;
+  const auto& w = m.w[static_cast<size_t>(i)];
+  const auto& g = m.g[static_cast<size_t>(i)];
+  const Dims s = dims(m, i, B, TT);
+  const bool qk = s.qk_norm != "none";
+  T* dh = a.dh;
+
+  // MLP block: out = h_mid + branch. d(branch output) is dh (pre) or through the output norm (post).
+  const T* d_dn = dh;
+  if (!s.pre) {
+    rms_backward(ops, l.dn, w.mlp_norm, l.m_rstd, dh, a.dbranch, g.mlp_norm, a.dot, s.BT, s.d);
+    d_dn = a.dbranch;
+  }
+  T *dact = a.dff1, *dgate = a.dff2, *dup = a.dff3;
+  ops.matmul(d_dn, l.act, g.w_down, s.d, s.F, s.BT, true, false, true);
+  ops.matmul(d_dn, w.w_down, dact, s.BT, s.F, s.d, false, false, false);
+  ops.swiglu_bwd(l.gate, l.up, dact, dgate, dup, s.BT * s.F);
+  ops.matmul(dgate, l.m_in, g.w_gate, s.F, s.d, s.BT, true, false, true);
+  ops.matmul(dup, l.m_in, g.w_up, s.F, s.d, s.BT, true, false, true);
+  ops.matmul(dgate, w.w_gate, a.dx, s.BT, s.d, s.F, false, false, false);
+  ops.matmul(dup, w.w_up, a.dx, s.BT, s.d, s.F, false, false, true);
+  if (s.pre) {
+    rms_backward(ops, l.h_mid, w.mlp_norm, l.m_rstd, a.dx, a.dbranch, g.mlp_norm, a.dot, s.BT, s.d);
+    ops.axpy(dh, a.dbranch, T(1), s.BT * s.d);
+  } else {
+    ops.axpy(dh, a.dx, T(1), s.BT * s.d);
+  }
+
+  // Attention block: dh is now d loss / d h_mid.
+  const T* d_o = dh;
+  if (!s.pre) {
+    rms_backward(ops, l.o, w.attn_norm, l.a_rstd, dh, a.dbranch, g.attn_norm, a.dot, s.BT, s.d);
+    d_o = a.dbranch;
+  }
+  ops.matmul(d_o, l.att, g.wo, s.d, s.A, s.BT, true, false, true);
+  ops.matmul(d_o, w.wo, a.datt, s.BT, s.A, s.d, false, false, false);
+  ops.attention_bwd(l.q, l.k, l.v, l.att, l.lse, a.datt, a.dq, a.dk, a.dv, B, TT, TT, 0, s.Hq,
+                    s.Hkv, s.dqk, s.dv, s.window,
+                    static_cast<T>(1.0 / std::sqrt(static_cast<double>(s.dqk))));
+  if (s.rot > 0) {
+    const int kind = s.sliding ? 1 : 0;
+    ops.rope(a.dq, m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, TT, 0, s.Hq, s.dqk, s.rot,
+             true);
+    ops.rope(a.dk, m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, TT, 0, s.Hkv, s.dqk, s.rot,
+             true);
+  }
+  const T* dq_lin = a.dq;
+  const T* dk_lin = a.dk;
+  if (qk) {
+    const NormRows qr = qk_rows(s, s.Hq), kr = qk_rows(s, s.Hkv);
+    rms_backward(ops, l.q_pre, w.q_norm, l.q_rstd, a.dq, a.dq_pre, g.q_norm, a.dot, qr.rows, qr.n);
+    rms_backward(ops, l.k_pre, w.k_norm, l.k_rstd, a.dk, a.dk_pre, g.k_norm, a.dot, kr.rows, kr.n);
+    dq_lin = a.dq_pre;
+    dk_lin = a.dk_pre;
+  }
+  ops.matmul(dq_lin, l.a_in, g.wq, s.Q, s.d, s.BT, true, false, true);
+  ops.matmul(dk_lin, l.a_in, g.wk, s.K, s.d, s.BT, true, false, true);
+  ops.matmul(a.dv, l.a_in, g.wv, s.VD, s.d, s.BT, true, false, true);
+  ops.matmul(dq_lin, w.wq, a.dx, s.BT, s.d, s.Q, false, false, false);
+  ops.matmul(dk_lin, w.wk, a.dx, s.BT, s.d, s.K, false, false, true);
+  ops.matmul(a.dv, w.wv, a.dx, s.BT, s.d, s.VD, false, false, true);
+  if (s.pre) {
+    rms_backward(ops, l.x_in, w.attn_norm, l.a_rstd, a.dx, a.dbranch, g.attn_norm, a.dot, s.BT, s.d);
+    ops.axpy(dh, a.dbranch, T(1), s.BT * s.d);
+  } else {
+    ops.axpy(dh, a.dx, T(1), s.BT * s.d);
+  }
+}
+
+#define HEADROOM_LAYER_INSTANTIATE(T)                                                          \
+  template void rms_forward<T>(const kernels::BasicOps<T>&, const T*, const T*, T*, T*, T*,     \
+                               int64_t, int64_t, double);                                       \
+  template void rms_backward<T>(const kernels::BasicOps<T>&, const T*, const T*, const T*,      \
+                                const T*, T*, T*, T*, int64_t, int64_t);                        \
+  template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, int64_t, int64_t, int64_t, \
+                                 const T*, const T*, T*);                                       \
+  template void layer_backward<T>(Model<T>&, long, const LayerActs<T>&, Activations<T>&,        \
+                                  int64_t, int64_t);
+HEADROOM_LAYER_INSTANTIATE(float)
+HEADROOM_LAYER_INSTANTIATE(double)
+#undef HEADROOM_LAYER_INSTANTIATE
+
+}  // namespace headroom::model

@@ -1,0 +1,64 @@
+// The decoder-only transformer of MODEL_SPEC.md on one backend: parameters and gradients in two
+// flat arenas (one all-reduce, one optimizer call, one checkpoint loop each), per-layer pointers
+// into them, and RoPE tables for each layer kind. T is float for training; double exists so the
+// finite-difference tests can check the backward pass in fp64.
+#pragma once
+
+#include "buffer.h"
+#include "config/config.h"
+#include "model/params.h"
+#include "model/rope_tables.h"
+#include "ops.h"
+
+#include <string>
+#include <vector>
+
+namespace headroom::model {
+
+// Pointers to one layer's tensors (weights or their gradients); null where a knob removes one.
+template <class T>
+struct LayerTensors {
+  T *attn_norm, *wq, *wk, *wv, *wo, *q_norm, *k_norm, *mlp_norm, *w_gate, *w_up, *w_down;
+};
+
+template <class T>
+struct Model {
+  using Ops = kernels::BasicOps<T>;
+  config::ModelConfig cfg;
+  const Ops* ops = nullptr;
+  std::vector<ParamSpec> specs;
+  std::vector<int64_t> offsets;  // of each spec in the arenas
+  int64_t n_params = 0;
+  kernels::Buffer<T, Ops> params, grads;
+
+  // Views into the arenas.
+  std::vector<LayerTensors<T>> w, g;
+  T *embed = nullptr, *final_norm = nullptr, *lm_head = nullptr;    // lm_head == embed when tied
+  T *g_embed = nullptr, *g_final_norm = nullptr, *g_lm_head = nullptr;
+
+  // RoPE cos/sin per layer kind ([0] full, [1] sliding) on the backend, for positions < rope_pos.
+  RopeTable rope[2];
+  kernels::Buffer<T, Ops> rope_cos[2], rope_sin[2];
+  int64_t rope_pos = 0;
+};
+
+// Allocates and initialises a model (weights from (cfg.seed, name, index); gradients zero).
+template <class T>
+Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& ops);
+
+// Index of a parameter by name, or -1.
+template <class T>
+int find_param(const Model<T>& m, const std::string& name);
+
+// Makes the RoPE tables cover positions [0, n_pos).
+template <class T>
+void ensure_rope(Model<T>& m, int64_t n_pos);
+
+template <class T>
+void zero_grads(Model<T>& m);
+
+inline bool is_sliding(const config::ModelConfig& c, long layer) {
+  return c.layer_pattern[static_cast<size_t>(layer) % c.layer_pattern.size()] == 'S';
+}
+
+}  // namespace headroom::model

@@ -1,0 +1,50 @@
+// AdamW over a model's parameter arena, with per-parameter decay and freezing decided once from
+// the registry, global-norm gradient clipping, and the non-finite check that names the first
+// parameter affected.
+#pragma once
+
+#include "buffer.h"
+#include "model/model.h"
+
+#include <string>
+#include <vector>
+
+namespace headroom::train {
+
+struct AdamWConfig {
+  double beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;
+  bool decay_embeddings = false;  // embed.weight / lm_head.weight
+  std::string freeze;             // comma-separated glob patterns over parameter names
+};
+
+template <class T>
+struct AdamW {
+  using Ops = kernels::BasicOps<T>;
+  AdamWConfig cfg;
+  kernels::Buffer<T, Ops> m, v;  // same layout as the parameter arena
+  std::vector<bool> decay, frozen;  // per parameter
+  long step = 0;                    // optimizer steps taken
+};
+
+template <class T>
+AdamW<T> make_adamw(const model::Model<T>& model, const AdamWConfig& cfg);
+
+// Whether a parameter decays by default: 2-D weights, not norms; embeddings only when asked.
+bool decays(const model::ParamSpec& spec, bool decay_embeddings);
+
+// L2 norm of the gradients of the trainable (non-frozen) parameters, accumulated in double.
+template <class T>
+double grad_norm(const model::Model<T>& model, const AdamW<T>& opt);
+
+// Name of the first parameter whose gradient holds NaN/Inf, or "" when all are finite.
+template <class T>
+std::string first_nonfinite_grad(const model::Model<T>& model);
+
+// One AdamW step at learning rate lr; gradients are first scaled by clip_scale (1 = no clipping).
+template <class T>
+void adamw_step(model::Model<T>& model, AdamW<T>& opt, double lr, double clip_scale);
+
+// The clipping factor for a global norm: min(1, max_norm / norm); max_norm ≤ 0 disables clipping.
+double clip_scale(double norm, double max_norm);
+
+}  // namespace headroom::train

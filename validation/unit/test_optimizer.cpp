@@ -1,0 +1,93 @@
+// AdamW over the registry (decay groups, frozen parameters), clipping, non-finite detection and the
+// learning-rate schedules.
+#include "model/forward.h"
+#include "model_fixtures.h"
+#include "util/error.h"
+#include "train/optimizer.h"
+#include "train/schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace headroom;
+using namespace headroom::model;
+using namespace headroom::train;
+using headroom::fixtures::random_batch;
+using headroom::fixtures::tiny_model;
+
+TEST(Optimizer, DecayGroups) {
+  for (const auto& s : param_specs(tiny_model({{"qk_norm", "layer"}}))) {
+    const bool is_norm = s.name.find("norm") != std::string::npos;
+    const bool is_emb = s.name == "embed.weight" || s.name == "lm_head.weight";
+    EXPECT_EQ(decays(s, false), !is_norm && !is_emb) << s.name;
+    EXPECT_EQ(decays(s, true), !is_norm) << s.name;
+  }
+}
+
+TEST(Optimizer, FrozenParametersDoNotMoveOthersDo) {
+  const auto cfg = tiny_model({});
+  Model<float> m = make_model(cfg, kernels::cpu_ops());
+  Activations<float> a = make_activations(m, 2, 6);
+  const auto b = random_batch(cfg.vocab_size, 2, 6, 3);
+  AdamW<float> opt = make_adamw(m, AdamWConfig{0.9, 0.95, 1e-8, 0.1, false, "layers.*.attn.w?"});
+  std::vector<float> before(m.params.get(), m.params.get() + m.n_params);
+  zero_grads(m);
+  forward_backward<float>(m, a, b.ids.data(), b.targets.data(), 1.0f / 12);
+  adamw_step(m, opt, 1e-2, 1.0);
+  for (size_t i = 0; i < m.specs.size(); ++i) {
+    bool changed = false;
+    for (int64_t e = 0; e < m.specs[i].numel(); ++e)
+      changed |= m.params.get()[m.offsets[i] + e] != before[static_cast<size_t>(m.offsets[i] + e)];
+    const bool frozen = m.specs[i].name.find(".attn.w") != std::string::npos;
+    EXPECT_EQ(changed, !frozen) << m.specs[i].name;
+  }
+}
+
+TEST(Optimizer, TrainingReducesLossOnARepeatedBatch) {
+  const auto cfg = tiny_model({{"qk_norm", "head"}, {"layer_pattern", "SF"}});
+  Model<float> m = make_model(cfg, kernels::cpu_ops());
+  Activations<float> a = make_activations(m, 2, 8);
+  const auto b = random_batch(cfg.vocab_size, 2, 8, 4);
+  AdamW<float> opt = make_adamw(m, AdamWConfig{});
+  double first = 0, last = 0;
+  for (int step = 0; step < 30; ++step) {
+    zero_grads(m);
+    const auto l = forward_backward<float>(m, a, b.ids.data(), b.targets.data(), 1.0f / 16);
+    (step == 0 ? first : last) = l.sum / l.count;
+    adamw_step(m, opt, 3e-2, clip_scale(grad_norm(m, opt), 1.0));
+  }
+  EXPECT_LT(last, 0.5 * first);
+}
+
+TEST(Optimizer, ClippingAndNonFiniteDetection) {
+  EXPECT_DOUBLE_EQ(clip_scale(10.0, 1.0), 0.1);
+  EXPECT_DOUBLE_EQ(clip_scale(0.5, 1.0), 1.0);
+  EXPECT_DOUBLE_EQ(clip_scale(10.0, 0.0), 1.0);
+  const auto cfg = tiny_model({});
+  Model<float> m = make_model(cfg, kernels::cpu_ops());
+  zero_grads(m);
+  EXPECT_EQ(first_nonfinite_grad(m), "");
+  const int i = find_param(m, "layers.1.mlp.w_up");
+  m.grads.get()[m.offsets[static_cast<size_t>(i)] + 3] = std::numeric_limits<float>::quiet_NaN();
+  m.grads.get()[m.n_params - 1] = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(first_nonfinite_grad(m), "layers.1.mlp.w_up");
+}
+
+TEST(Schedule, WarmupCosineWsdLinear) {
+  Schedule cos{"cosine", 1.0, 0.1, 10, 110, 0};
+  EXPECT_DOUBLE_EQ(learning_rate(cos, 0), 0.1);
+  EXPECT_DOUBLE_EQ(learning_rate(cos, 9), 1.0);
+  EXPECT_NEAR(learning_rate(cos, 60), 0.55, 1e-12);
+  EXPECT_NEAR(learning_rate(cos, 110), 0.1, 1e-12);
+  Schedule wsd{"wsd", 1.0, 0.0, 10, 100, 20};
+  EXPECT_DOUBLE_EQ(learning_rate(wsd, 50), 1.0);
+  EXPECT_DOUBLE_EQ(learning_rate(wsd, 79), 1.0);
+  EXPECT_DOUBLE_EQ(learning_rate(wsd, 90), 0.5);
+  EXPECT_DOUBLE_EQ(learning_rate(wsd, 100), 0.0);
+  Schedule lin{"linear", 2.0, 0.0, 0, 100, 0};
+  EXPECT_DOUBLE_EQ(learning_rate(lin, 0), 2.0);
+  EXPECT_DOUBLE_EQ(learning_rate(lin, 25), 1.5);
+  EXPECT_THROW(learning_rate(Schedule{"step", 1, 0, 0, 1, 0}, 5), Error);
+}
