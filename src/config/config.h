@@ -35,13 +35,34 @@ struct ModelConfig {
   double norm_eps;
   double init_std;
   unsigned long seed;
+  std::string freeze;  // comma-separated glob patterns over parameter names
 };
 
 struct TrainConfig {
   long seq_len;
   long global_batch;
+  long micro_batch;  // windows per forward/backward on one rank (gradient accumulation)
   long steps;
-  unsigned long seed;
+  unsigned long seed;  // data order
+  double lr;
+  double min_lr;
+  long warmup_steps;
+  std::string schedule;  // cosine | wsd | linear | constant
+  long decay_steps;      // wsd: length of the final decay
+  double weight_decay;
+  double beta1, beta2, adam_eps;
+  bool decay_embeddings;
+  double grad_clip;       // max global norm; 0 disables
+  std::string nonfinite;  // skip | stop
+  long log_every;
+  long checkpoint_every;  // 0: only at the end
+  long keep_last;         // checkpoints kept; 0 keeps all
+  long steps_per_run;     // stop (checkpoint, exit 75) after this many steps of one invocation; 0 = no limit
+};
+
+struct ParallelConfig {
+  long tp;
+  long dp;  // 0: world size / tp
 };
 
 struct DataConfig {
@@ -54,6 +75,7 @@ struct Config {
   ModelConfig model;
   TrainConfig train;
   DataConfig data;
+  ParallelConfig parallel;
 };
 
 // Which sections an app exposes.
@@ -61,6 +83,7 @@ enum SectionMask : unsigned {
   kModel = 1u << 0,
   kTrain = 1u << 1,
   kData = 1u << 2,
+  kParallel = 1u << 3,
 };
 
 }  // namespace headroom::config

@@ -74,6 +74,9 @@ void add_model_keys(Schema& s, ModelConfig& m) {
           "standard deviation of the normal initializer", in_range<double>(1e-6, 1.0));
   add_key(s, "model", "seed", m.seed, 1UL,
           "initialization seed; weights depend only on (seed, parameter name, element index)");
+  add_key(s, "model", "freeze", m.freeze, std::string(""),
+          "comma-separated glob patterns of parameters that get no updates, e.g. "
+          "layers.*.attn.w? (attention projections); empty = train everything");
 }
 
 void add_train_keys(Schema& s, TrainConfig& t) {
@@ -82,8 +85,54 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           at_least<long>(2));
   add_key(s, "train", "global_batch", t.global_batch, 8L,
           "windows per optimizer step over all data-parallel ranks", at_least<long>(1));
+  add_key(s, "train", "micro_batch", t.micro_batch, 0L,
+          "windows per forward/backward on one rank; the rank's share of global_batch is run in "
+          "micro-batches of this size and gradients accumulated (0 = the whole share at once)",
+          at_least<long>(0));
   add_key(s, "train", "steps", t.steps, 100L, "optimizer steps", at_least<long>(0));
   add_key(s, "train", "seed", t.seed, 1UL, "seed of the data order");
+  add_key(s, "train", "lr", t.lr, 3e-3, "peak learning rate", in_range(0.0, 10.0));
+  add_key(s, "train", "min_lr", t.min_lr, 3e-4, "final learning rate of the decay",
+          in_range(0.0, 10.0));
+  add_key(s, "train", "warmup_steps", t.warmup_steps, 10L,
+          "linear warmup: lr · (step + 1) / warmup_steps", at_least<long>(0));
+  add_key(s, "train", "schedule", t.schedule, std::string("cosine"),
+          "cosine (warmup, cosine to min_lr), wsd (warmup, stable, linear decay over the last "
+          "decay_steps), linear (warmup, linear to min_lr), constant",
+          one_of({"cosine", "wsd", "linear", "constant"}));
+  add_key(s, "train", "decay_steps", t.decay_steps, 0L, "wsd: steps of the final decay",
+          at_least<long>(0));
+  add_key(s, "train", "weight_decay", t.weight_decay, 0.1,
+          "AdamW decoupled weight decay on 2-D weights (norms never)", in_range(0.0, 10.0));
+  add_key(s, "train", "beta1", t.beta1, 0.9, "AdamW beta1", in_range(0.0, 0.999999));
+  add_key(s, "train", "beta2", t.beta2, 0.95, "AdamW beta2", in_range(0.0, 0.999999));
+  add_key(s, "train", "adam_eps", t.adam_eps, 1e-8, "AdamW epsilon", in_range(0.0, 1.0));
+  add_key(s, "train", "decay_embeddings", t.decay_embeddings, false,
+          "also decay embed.weight and lm_head.weight");
+  add_key(s, "train", "grad_clip", t.grad_clip, 1.0,
+          "clip the global gradient norm to this value; 0 disables", at_least<double>(0.0));
+  add_key(s, "train", "nonfinite", t.nonfinite, std::string("stop"),
+          "on NaN/Inf in the loss or gradients: stop (checkpoint-free exit naming the step and "
+          "parameter) or skip (drop the update, log it, continue)",
+          one_of({"stop", "skip"}));
+  add_key(s, "train", "log_every", t.log_every, 10L, "steps between progress lines",
+          at_least<long>(1));
+  add_key(s, "train", "checkpoint_every", t.checkpoint_every, 0L,
+          "steps between checkpoints (0: only at the end and on a signal)", at_least<long>(0));
+  add_key(s, "train", "keep_last", t.keep_last, 3L,
+          "checkpoints kept in the run directory (0 keeps all)", at_least<long>(0));
+  add_key(s, "train", "steps_per_run", t.steps_per_run, 0L,
+          "end this invocation after so many steps as if preempted (checkpoint, exit 75; "
+          "--resume auto continues): for time-sliced queues; 0 = no limit",
+          at_least<long>(0));
+}
+
+void add_parallel_keys(Schema& s, ParallelConfig& p) {
+  section(s, "parallel", "Parallelism [parallel]");
+  add_key(s, "parallel", "tp", p.tp, 1L,
+          "tensor-parallel ranks (innermost); must divide n_heads and d_ff", at_least<long>(1));
+  add_key(s, "parallel", "dp", p.dp, 0L,
+          "data-parallel ranks; 0 = world size / tp", at_least<long>(0));
 }
 
 void add_data_keys(Schema& s, DataConfig& d) {
@@ -131,6 +180,20 @@ std::string model_problems(const ModelConfig& m, const Parsed& p, const TrainCon
   return out;
 }
 
+std::string train_problems(const TrainConfig& t, const Parsed& p) {
+  std::string out;
+  auto add = [&out](const std::string& s) { out += "\n  " + s; };
+  if (t.min_lr > t.lr)
+    add(cat(shown(p, "train.min_lr", t.min_lr), " exceeds ", shown(p, "train.lr", t.lr)));
+  if (t.micro_batch > t.global_batch)
+    add(cat(shown(p, "train.micro_batch", t.micro_batch), " exceeds ",
+            shown(p, "train.global_batch", t.global_batch)));
+  if (t.schedule == "wsd" && t.decay_steps > t.steps)
+    add(cat(shown(p, "train.decay_steps", t.decay_steps), " exceeds ",
+            shown(p, "train.steps", t.steps)));
+  return out;
+}
+
 }  // namespace
 
 Schema make_schema(Config& cfg, unsigned sections) {
@@ -138,6 +201,7 @@ Schema make_schema(Config& cfg, unsigned sections) {
   if (sections & kModel) add_model_keys(s, cfg.model);
   if (sections & kTrain) add_train_keys(s, cfg.train);
   if (sections & kData) add_data_keys(s, cfg.data);
+  if (sections & kParallel) add_parallel_keys(s, cfg.parallel);
   return s;
 }
 
@@ -146,6 +210,7 @@ void validate(const Config& cfg, unsigned sections, const Schema& schema, const 
   std::string problems;
   if (sections & kModel)
     problems += model_problems(cfg.model, parsed, (sections & kTrain) ? &cfg.train : nullptr);
+  if (sections & kTrain) problems += train_problems(cfg.train, parsed);
   if (!problems.empty()) fail("invalid configuration:", problems);
 }
 

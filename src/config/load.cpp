@@ -38,7 +38,7 @@ std::string suggestion(const Schema& schema, const std::string& name) {
   size_t best_d = 4;  // only suggest close matches
   for (const auto& k : schema.keys) {
     const size_t d = edit_distance(name, k.name);
-    if (d < best_d) best_d = d, best = k.name;
+    if (d > 0 && d < best_d) best_d = d, best = k.name;
   }
   return best.empty() ? "" : cat(" (did you mean '", best, "'?)");
 }
@@ -65,6 +65,24 @@ void store_source(const po::parsed_options& opts, const std::string& origin, con
   }
   for (const auto& o : opts.options)
     if (!o.string_key.empty()) out.origin.emplace(o.string_key, origin);  // first stored wins
+}
+
+// On the command line a key given twice means its last value (so scripts can append overrides),
+// except for list keys and --config, which accumulate.
+void keep_last_occurrence(po::parsed_options& opts, const Schema& schema) {
+  auto accumulates = [&](const std::string& key) {
+    if (key == "config") return true;
+    for (const auto& k : schema.keys)
+      if (k.name == key) return k.list;
+    return false;
+  };
+  std::vector<po::option> kept;
+  for (auto it = opts.options.rbegin(); it != opts.options.rend(); ++it) {
+    const bool seen = std::any_of(kept.begin(), kept.end(),
+                                  [&](const po::option& o) { return o.string_key == it->string_key; });
+    if (!seen || it->string_key.empty() || accumulates(it->string_key)) kept.push_back(*it);
+  }
+  opts.options.assign(kept.rbegin(), kept.rend());
 }
 
 po::parsed_options parse_ini(const std::string& text, const std::string& origin,
@@ -111,6 +129,7 @@ Parsed parse_config(int argc, const char* const* argv, const po::options_descrip
   for (const auto& o : cli.options)
     if (o.string_key == "config")
       for (const auto& v : o.value) out.config_files.push_back(v);
+  keep_last_occurrence(cli, schema);
 
   store_source(cli, "command line", schema, out);
   for (auto it = out.config_files.rbegin(); it != out.config_files.rend(); ++it) {
@@ -143,7 +162,7 @@ void check_keys(const Schema& schema, const Parsed& parsed) {
   if (!problems.empty()) fail("invalid configuration:", problems);
 }
 
-std::string to_ini(const Schema& schema) {
+std::string to_ini(const Schema& schema, bool with_help) {
   std::ostringstream s;
   // Top-level keys must come before the first [section] header.
   for (const auto& sec : schema.sections) {
@@ -151,7 +170,7 @@ std::string to_ini(const Schema& schema) {
     for (const auto& k : schema.keys) {
       if (k.section != sec.name) continue;
       const std::string name = sec.name.empty() ? k.name : k.name.substr(sec.name.size() + 1);
-      s << "# " << k.help << "\n";
+      if (with_help) s << "# " << k.help << "\n";
       std::istringstream values(k.print());
       std::string v;
       bool any = false;

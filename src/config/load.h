@@ -36,7 +36,7 @@ void check_keys(const Schema& schema, const Parsed& parsed);
 
 // The resolved configuration as INI text: sections in schema order, each key with its help as a
 // comment. parse_config() of this text reproduces the same configuration.
-std::string to_ini(const Schema& schema);
+std::string to_ini(const Schema& schema, bool with_help = true);
 
 // --help: usage line, the app's own options, then every key of every section with default and meaning.
 std::string help_text(const std::string& usage, const po::options_description& app_options,

@@ -110,6 +110,69 @@ H5Handle h5_create_memory_file(const std::string& name) {
                   H5Fclose);
 }
 
+H5Handle h5_create_parallel_file(const std::string& path, MPI_Comm comm) {
+  h5_quiet();
+  H5Handle fapl(h5_check_id(H5Pcreate(H5P_FILE_ACCESS), path, "H5Pcreate"), H5Pclose);
+  h5_check(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL), path, "H5Pset_fapl_mpio");
+  return H5Handle(h5_check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), path,
+                              "create (parallel; is the directory writable?)"),
+                  H5Fclose);
+}
+
+template <class T>
+void h5_write_slab(hid_t file, const std::string& file_name, const std::string& name,
+                   const std::vector<hsize_t>& dims, const std::vector<hsize_t>& start,
+                   const std::vector<hsize_t>& count, const T* data, bool participate) {
+  const std::string where = at(file_name, name);
+  const int rank = static_cast<int>(dims.size());
+  H5Handle lcpl(h5_check_id(H5Pcreate(H5P_LINK_CREATE), where, "H5Pcreate"), H5Pclose);
+  h5_check(H5Pset_create_intermediate_group(lcpl, 1), where, "H5Pset_create_intermediate_group");
+  H5Handle space(h5_check_id(H5Screate_simple(rank, dims.data(), nullptr), where, "H5Screate_simple"),
+                 H5Sclose);
+  H5Handle ds(h5_check_id(H5Dcreate2(file, name.c_str(), native_type<T>(), space, lcpl,
+                                     H5P_DEFAULT, H5P_DEFAULT),
+                          where, "H5Dcreate"),
+              H5Dclose);
+  hsize_t total = 1;
+  for (hsize_t d : dims) total *= d;
+  if (total == 0) return;  // an empty dataset has nothing to write (and MPI-IO rejects the try)
+  H5Handle file_space(h5_check_id(H5Dget_space(ds), where, "H5Dget_space"), H5Sclose);
+  H5Handle mem_space;
+  if (participate) {
+    h5_check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                                 nullptr),
+             where, "H5Sselect_hyperslab");
+    mem_space = H5Handle(h5_check_id(H5Screate_simple(rank, count.data(), nullptr), where,
+                                     "H5Screate_simple"),
+                         H5Sclose);
+  } else {
+    h5_check(H5Sselect_none(file_space), where, "H5Sselect_none");
+    mem_space = H5Handle(h5_check_id(H5Scopy(file_space), where, "H5Scopy"), H5Sclose);
+    h5_check(H5Sselect_none(mem_space), where, "H5Sselect_none");
+  }
+  H5Handle dxpl(h5_check_id(H5Pcreate(H5P_DATASET_XFER), where, "H5Pcreate"), H5Pclose);
+  h5_check(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), where, "H5Pset_dxpl_mpio");
+  h5_check(H5Dwrite(ds, native_type<T>(), mem_space, file_space, dxpl, data), where,
+           "collective H5Dwrite (disk full?)");
+}
+
+template <class T>
+void h5_read_slab(hid_t file, const std::string& file_name, const std::string& name,
+                  const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, T* out) {
+  const std::string where = at(file_name, name);
+  if (!h5_exists(file, name)) fail(where, " does not exist");
+  H5Handle ds(h5_check_id(H5Dopen2(file, name.c_str(), H5P_DEFAULT), where, "H5Dopen"), H5Dclose);
+  H5Handle file_space(h5_check_id(H5Dget_space(ds), where, "H5Dget_space"), H5Sclose);
+  h5_check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                               nullptr),
+           where, "H5Sselect_hyperslab");
+  H5Handle mem(h5_check_id(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr),
+                           where, "H5Screate_simple"),
+               H5Sclose);
+  h5_check(H5Dread(ds, native_type<T>(), mem, file_space, H5P_DEFAULT, out), where,
+           "H5Dread (truncated or corrupted file?)");
+}
+
 std::string h5_file_image(hid_t file, const std::string& name) {
   h5_check(H5Fflush(file, H5F_SCOPE_GLOBAL), name, "H5Fflush");
   const ssize_t size = H5Fget_file_image(file, nullptr, 0);
@@ -262,7 +325,12 @@ double h5_attr_double(hid_t file, const std::string& file_name, const std::strin
   template void h5_write<T>(hid_t, const std::string&, const std::string&, const T*,          \
                             const std::vector<hsize_t>&);                                    \
   template std::vector<T> h5_read<T>(hid_t, const std::string&, const std::string&);         \
-  template void h5_read_range<T>(hid_t, const std::string&, hsize_t, hsize_t, T*);
+  template void h5_read_range<T>(hid_t, const std::string&, hsize_t, hsize_t, T*);          \
+  template void h5_write_slab<T>(hid_t, const std::string&, const std::string&,              \
+                                 const std::vector<hsize_t>&, const std::vector<hsize_t>&,   \
+                                 const std::vector<hsize_t>&, const T*, bool);               \
+  template void h5_read_slab<T>(hid_t, const std::string&, const std::string&,               \
+                                const std::vector<hsize_t>&, const std::vector<hsize_t>&, T*);
 HEADROOM_H5_INSTANTIATE(float)
 HEADROOM_H5_INSTANTIATE(double)
 HEADROOM_H5_INSTANTIATE(int32_t)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <hdf5.h>
+#include <mpi.h>
 
 #include <cstdint>
 #include <string>
@@ -59,6 +60,23 @@ std::vector<T> h5_read(hid_t file, const std::string& file_name, const std::stri
 // Reads elements [offset, offset + count) of a 1-D dataset, converting to T.
 template <class T>
 void h5_read_range(hid_t dataset, const std::string& where, hsize_t offset, hsize_t count, T* out);
+
+// Parallel HDF5: a file created collectively by every rank of `comm` (MPI-IO driver). Dataset
+// creation, attribute writes and h5_write_slab are collective: every rank calls them in the same
+// order with the same names, shapes and attribute values.
+H5Handle h5_create_parallel_file(const std::string& path, MPI_Comm comm);
+
+// Collective write of one rank's block [start, start + count) of a dataset of shape `dims`
+// (created here). A rank with `participate` false selects nothing but still takes part.
+template <class T>
+void h5_write_slab(hid_t file, const std::string& file_name, const std::string& name,
+                   const std::vector<hsize_t>& dims, const std::vector<hsize_t>& start,
+                   const std::vector<hsize_t>& count, const T* data, bool participate);
+
+// Reads the block [start, start + count) of a dataset (any rank, serial file handle).
+template <class T>
+void h5_read_slab(hid_t file, const std::string& file_name, const std::string& name,
+                  const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, T* out);
 
 // Attributes on an object (a group or dataset path, "/" for the root). Strings are variable-length
 // UTF-8, which h5py returns as str.

@@ -58,7 +58,7 @@ Activations<T> make_activations(const config::ModelConfig& c, const kernels::Bas
 
 template <class T>
 Activations<T> make_activations(const Model<T>& m, int64_t B, int64_t T_len) {
-  return make_activations(m.cfg, *m.ops, B, T_len);
+  return make_activations(m.local, *m.ops, B, T_len);
 }
 
 }  // namespace headroom::model

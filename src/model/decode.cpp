@@ -9,7 +9,7 @@ namespace headroom::model {
 
 template <class T>
 KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len) {
-  const auto& c = m.cfg;
+  const auto& c = m.local;
   KvCache<T> cache;
   cache.capacity = capacity;
   cache.chunk_len = std::max<int64_t>(1, std::min(chunk_len, capacity));
@@ -27,7 +27,7 @@ KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len)
 template <class T>
 std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, int64_t n,
                        T* all_logits) {
-  const auto& c = m.cfg;
+  const auto& c = m.local;
   const auto& ops = *m.ops;
   const int64_t d = c.d_model, V = c.vocab_size;
   const int64_t K = c.n_kv_heads * c.head_dim_qk, VD = c.n_kv_heads * c.head_dim_v;

@@ -1,13 +1,16 @@
 #include "model/layer.h"
 
+#include "parallel/comm.h"
+
 #include <cmath>
 
 namespace headroom::model {
 namespace {
 
-// Model dimensions of one block, named once.
+// Model dimensions of one block as this tensor-parallel rank sees them, named once.
 struct Dims {
   int64_t BT, d, F, Hq, Hkv, dqk, dv, Q, K, VD, A;
+  int64_t Q_total, K_total;  // whole-layer QK widths (layerwise QK norm normalises over these)
   bool pre, sliding;
   std::string qk_norm;
   int64_t window, rot;
@@ -16,7 +19,7 @@ struct Dims {
 
 template <class T>
 Dims dims(const Model<T>& m, long i, int64_t B, int64_t TT) {
-  const auto& c = m.cfg;
+  const auto& c = m.local;
   const bool sliding = is_sliding(c, i);
   return {B * TT,
           c.d_model,
@@ -29,6 +32,8 @@ Dims dims(const Model<T>& m, long i, int64_t B, int64_t TT) {
           c.n_kv_heads * c.head_dim_qk,
           c.n_kv_heads * c.head_dim_v,
           c.n_heads * c.head_dim_v,
+          m.cfg.n_heads * c.head_dim_qk,
+          m.cfg.n_kv_heads * c.head_dim_qk,
           c.norm_order == "pre",
           sliding,
           c.qk_norm,
@@ -39,11 +44,51 @@ Dims dims(const Model<T>& m, long i, int64_t B, int64_t TT) {
 
 // Layerwise QK norm normalises each token's whole [heads · dqk] vector; headwise normalises each
 // head's dqk slice with one shared weight — the same kernel over a different row shape.
+// With tensor parallelism a layerwise row is split over the TP group: its statistics are summed
+// there, and divided by the number of ranks holding the same KV head (kv_rep) so a shared head
+// counts once.
 struct NormRows {
-  int64_t rows, n;
+  int64_t rows, n, n_total;
+  parallel::Comm* comm;  // null: the row is whole on this rank
+  int64_t replication;
 };
-NormRows qk_rows(const Dims& s, int64_t heads) {
-  return s.qk_norm == "layer" ? NormRows{s.BT, heads * s.dqk} : NormRows{s.BT * heads, s.dqk};
+template <class T>
+NormRows qk_rows(const Model<T>& m, const Dims& s, bool keys) {
+  const int64_t heads = keys ? s.Hkv : s.Hq;
+  if (s.qk_norm != "layer") return {s.BT * heads, s.dqk, s.dqk, nullptr, 1};
+  return {s.BT, heads * s.dqk, keys ? s.K_total : s.Q_total, m.tp.comm, keys ? m.kv_rep : 1};
+}
+
+template <class T>
+void reduce_rows(T* stat, const NormRows& r, const kernels::BasicOps<T>& ops) {
+  if (!r.comm) return;
+  r.comm->allreduce_sum(stat, r.rows);
+  if (r.replication > 1) ops.scale(stat, T(1) / static_cast<T>(r.replication), r.rows);
+}
+
+template <class T>
+void qk_norm_forward(const Model<T>& m, const Dims& s, const T* x, const T* w, T* y, T* rstd,
+                     T* stat, bool keys) {
+  const NormRows r = qk_rows(m, s, keys);
+  m.ops->row_sumsq(x, stat, r.rows, r.n);
+  reduce_rows(stat, r, *m.ops);
+  m.ops->rms_apply(x, w, stat, y, rstd, r.rows, r.n, r.n_total, static_cast<T>(s.eps));
+}
+
+template <class T>
+void qk_norm_backward(const Model<T>& m, const Dims& s, const T* x, const T* w, const T* rstd,
+                      const T* dy, T* dx, T* dw, T* dot, bool keys) {
+  const NormRows r = qk_rows(m, s, keys);
+  m.ops->rms_bwd_dot(x, w, dy, dot, r.rows, r.n);
+  reduce_rows(dot, r, *m.ops);
+  m.ops->rms_bwd_apply(x, w, dy, rstd, dot, dx, dw, r.rows, r.n, r.n_total);
+}
+
+// Megatron's g: the partial sums of a row-parallel product (or of the input gradient of a
+// column-parallel one) are completed across the TP group.
+template <class T>
+void tp_sum(const Model<T>& m, T* x, int64_t n) {
+  if (m.tp.comm) m.tp.comm->allreduce_sum(x, n);
 }
 
 }  // namespace
@@ -78,9 +123,8 @@ void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, in
   ops.matmul(l.a_in, w.wk, k_lin, s.BT, s.K, s.d, false, true, false);
   ops.matmul(l.a_in, w.wv, l.v, s.BT, s.VD, s.d, false, true, false);
   if (qk) {
-    const NormRows qr = qk_rows(s, s.Hq), kr = qk_rows(s, s.Hkv);
-    rms_forward(ops, l.q_pre, w.q_norm, l.q, l.q_rstd, stat, qr.rows, qr.n, s.eps);
-    rms_forward(ops, l.k_pre, w.k_norm, l.k, l.k_rstd, stat, kr.rows, kr.n, s.eps);
+    qk_norm_forward(m, s, l.q_pre, w.q_norm, l.q, l.q_rstd, stat, false);
+    qk_norm_forward(m, s, l.k_pre, w.k_norm, l.k, l.k_rstd, stat, true);
   }
   if (s.rot > 0) {
     const int kind = s.sliding ? 1 : 0;
@@ -92,6 +136,7 @@ void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, in
   ops.attention_fwd(l.q, k_all, v_all, l.att, l.lse, B, TT, pos0 + TT, pos0, s.Hq, s.Hkv, s.dqk,
                     s.dv, s.window, static_cast<T>(1.0 / std::sqrt(static_cast<double>(s.dqk))));
   ops.matmul(l.att, w.wo, l.o, s.BT, s.d, s.A, false, true, false);
+  tp_sum(m, l.o, s.BT * s.d);
   if (s.pre) {
     ops.add(l.h_mid, l.x_in, l.o, s.BT * s.d);
   } else {
@@ -105,6 +150,7 @@ void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, in
   ops.matmul(l.m_in, w.w_up, l.up, s.BT, s.F, s.d, false, true, false);
   ops.swiglu_fwd(l.gate, l.up, l.act, s.BT * s.F);
   ops.matmul(l.act, w.w_down, l.dn, s.BT, s.d, s.F, false, true, false);
+  tp_sum(m, l.dn, s.BT * s.d);
   if (s.pre) {
     ops.add(x_out, l.h_mid, l.dn, s.BT * s.d);
   } else {
@@ -137,6 +183,7 @@ void layer_backward(Model<T>& m, long i, const LayerActs<T>& l, Activations<T>& 
   ops.matmul(dup, l.m_in, g.w_up, s.F, s.d, s.BT, true, false, true);
   ops.matmul(dgate, w.w_gate, a.dx, s.BT, s.d, s.F, false, false, false);
   ops.matmul(dup, w.w_up, a.dx, s.BT, s.d, s.F, false, false, true);
+  tp_sum(m, a.dx, s.BT * s.d);
   if (s.pre) {
     rms_backward(ops, l.h_mid, w.mlp_norm, l.m_rstd, a.dx, a.dbranch, g.mlp_norm, a.dot, s.BT, s.d);
     ops.axpy(dh, a.dbranch, T(1), s.BT * s.d);
@@ -165,9 +212,8 @@ void layer_backward(Model<T>& m, long i, const LayerActs<T>& l, Activations<T>& 
   const T* dq_lin = a.dq;
   const T* dk_lin = a.dk;
   if (qk) {
-    const NormRows qr = qk_rows(s, s.Hq), kr = qk_rows(s, s.Hkv);
-    rms_backward(ops, l.q_pre, w.q_norm, l.q_rstd, a.dq, a.dq_pre, g.q_norm, a.dot, qr.rows, qr.n);
-    rms_backward(ops, l.k_pre, w.k_norm, l.k_rstd, a.dk, a.dk_pre, g.k_norm, a.dot, kr.rows, kr.n);
+    qk_norm_backward(m, s, l.q_pre, w.q_norm, l.q_rstd, a.dq, a.dq_pre, g.q_norm, a.dot, false);
+    qk_norm_backward(m, s, l.k_pre, w.k_norm, l.k_rstd, a.dk, a.dk_pre, g.k_norm, a.dot, true);
     dq_lin = a.dq_pre;
     dk_lin = a.dk_pre;
   }
@@ -177,6 +223,9 @@ void layer_backward(Model<T>& m, long i, const LayerActs<T>& l, Activations<T>& 
   ops.matmul(dq_lin, w.wq, a.dx, s.BT, s.d, s.Q, false, false, false);
   ops.matmul(dk_lin, w.wk, a.dx, s.BT, s.d, s.K, false, false, true);
   ops.matmul(a.dv, w.wv, a.dx, s.BT, s.d, s.VD, false, false, true);
+  // Ranks sharing a KV head each added that head's input gradient only for their own query
+  // heads, so the sum over the group is exact.
+  tp_sum(m, a.dx, s.BT * s.d);
   if (s.pre) {
     rms_backward(ops, l.x_in, w.attn_norm, l.a_rstd, a.dx, a.dbranch, g.attn_norm, a.dot, s.BT, s.d);
     ops.axpy(dh, a.dbranch, T(1), s.BT * s.d);

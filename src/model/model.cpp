@@ -1,5 +1,6 @@
 #include "model/model.h"
 
+#include "parallel/comm.h"
 #include "util/error.h"
 
 namespace headroom::model {
@@ -33,21 +34,27 @@ LayerTensors<T> layer_views(Model<T>& m, T* arena, long i) {
 }  // namespace
 
 template <class T>
-Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& ops) {
+Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& ops,
+                    TpContext tp) {
+  check_tp(cfg, tp.size);
   Model<T> m;
   m.cfg = cfg;
+  m.local = local_config(cfg, tp.size);
+  m.tp = tp;
+  m.kv_rep = kv_replication(cfg, tp.size);
   m.ops = &ops;
   m.specs = param_specs(cfg);
   for (const auto& s : m.specs) {
+    m.shards.push_back(make_shard(s, cfg, tp.rank, tp.size));
     m.offsets.push_back(m.n_params);
-    m.n_params += s.numel();
+    m.n_params += m.shards.back().numel();
   }
   m.params = kernels::Buffer<T, kernels::BasicOps<T>>(ops, m.n_params);
   m.grads = kernels::Buffer<T, kernels::BasicOps<T>>(ops, m.n_params);
   std::vector<T> host;
   for (size_t i = 0; i < m.specs.size(); ++i) {
-    host.resize(static_cast<size_t>(m.specs[i].numel()));
-    init_values(m.specs[i], cfg.seed, 0, m.specs[i].numel(), host.data());
+    host.resize(static_cast<size_t>(m.shards[i].numel()));
+    init_shard(m.specs[i], m.shards[i], cfg.seed, host.data());
     ops.copy_from_host(m.params.get() + m.offsets[i], host.data(), host.size() * sizeof(T));
   }
   zero_grads(m);
@@ -84,12 +91,32 @@ void ensure_rope(Model<T>& m, int64_t n_pos) {
 }
 
 template <class T>
+void sync_partial_grads(Model<T>& m) {
+  if (m.tp.size == 1) return;
+  // Each rank's partial gradient sits in its own slot of a zeroed full-size buffer, so one
+  // all-reduce sums exactly the ranks that share a slice.
+  std::vector<T> full, local;
+  for (size_t i = 0; i < m.specs.size(); ++i) {
+    const Shard& s = m.shards[i];
+    if (!s.partial_grad) continue;
+    const int64_t row = m.specs[i].shape.size() > 1 ? m.specs[i].shape[1] : 1;
+    const int64_t first = s.axis == 0 ? s.offset * row : 0, n = s.numel();
+    full.assign(static_cast<size_t>(m.specs[i].numel()), T(0));
+    m.ops->copy_to_host(full.data() + first, m.grads.get() + m.offsets[i], static_cast<size_t>(n) * sizeof(T));
+    m.tp.comm->allreduce_sum(full.data(), static_cast<int64_t>(full.size()));
+    m.ops->copy_from_host(m.grads.get() + m.offsets[i], full.data() + first, static_cast<size_t>(n) * sizeof(T));
+  }
+}
+
+template <class T>
 void zero_grads(Model<T>& m) {
   m.ops->fill(m.grads.get(), T(0), m.n_params);
 }
 
 #define HEADROOM_MODEL_INSTANTIATE(T)                                                   \
-  template Model<T> make_model<T>(const config::ModelConfig&, const kernels::BasicOps<T>&); \
+  template Model<T> make_model<T>(const config::ModelConfig&, const kernels::BasicOps<T>&,  \
+                                  TpContext);                                           \
+  template void sync_partial_grads<T>(Model<T>&);                                       \
   template int find_param<T>(const Model<T>&, const std::string&);                      \
   template void ensure_rope<T>(Model<T>&, int64_t);                                     \
   template void zero_grads<T>(Model<T>&);

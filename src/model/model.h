@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "model/params.h"
 #include "model/rope_tables.h"
+#include "model/shard.h"
 #include "ops.h"
 
 #include <string>
@@ -24,10 +25,14 @@ struct LayerTensors {
 template <class T>
 struct Model {
   using Ops = kernels::BasicOps<T>;
-  config::ModelConfig cfg;
+  config::ModelConfig cfg;    // the logical model
+  config::ModelConfig local;  // what this tensor-parallel rank computes (heads, d_ff)
+  TpContext tp;
+  int64_t kv_rep = 1;         // TP ranks sharing one KV head
   const Ops* ops = nullptr;
   std::vector<ParamSpec> specs;
-  std::vector<int64_t> offsets;  // of each spec in the arenas
+  std::vector<Shard> shards;     // this rank's slice of each spec
+  std::vector<int64_t> offsets;  // of each local slice in the arenas
   int64_t n_params = 0;
   kernels::Buffer<T, Ops> params, grads;
 
@@ -42,9 +47,16 @@ struct Model {
   int64_t rope_pos = 0;
 };
 
-// Allocates and initialises a model (weights from (cfg.seed, name, index); gradients zero).
+// Allocates and initialises this rank's part of a model (weights from (cfg.seed, name, index), so
+// the same whatever the layout; gradients zero).
 template <class T>
-Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& ops);
+Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& ops,
+                    TpContext tp = {});
+
+// Sums the gradients that are partial on each TP rank (headwise QK-norm weights, KV heads shared
+// by several ranks) over the TP group. Call once after the backward passes of a step.
+template <class T>
+void sync_partial_grads(Model<T>& m);
 
 // Index of a parameter by name, or -1.
 template <class T>

@@ -21,26 +21,29 @@ std::vector<ParamSpec> param_specs(const config::ModelConfig& m) {
   const double out_std = m.init_std / std::sqrt(2.0 * static_cast<double>(m.n_layers));
   const int64_t d = m.d_model;
   std::vector<ParamSpec> p;
-  auto matrix = [&](std::string name, int64_t rows, int64_t cols, Split split, double s) {
-    p.push_back({std::move(name), {rows, cols}, split, Init::kNormal, s, true, false});
+  auto matrix = [&](std::string name, int64_t rows, int64_t cols, Split split, double s,
+                    bool kv = false) {
+    p.push_back({std::move(name), {rows, cols}, split, Init::kNormal, s, true, false, kv, false});
   };
-  auto norm = [&](std::string name, int64_t n, Split split) {
-    p.push_back({std::move(name), {n}, split, Init::kOnes, 0, false, false});
+  auto norm = [&](std::string name, int64_t n, Split split, bool kv = false,
+                  bool head_shared = false) {
+    p.push_back({std::move(name), {n}, split, Init::kOnes, 0, false, false, kv, head_shared});
   };
-  p.push_back({"embed.weight", {m.vocab_size, d}, Split::kNone, Init::kNormal, std, true, true});
+  p.push_back({"embed.weight", {m.vocab_size, d}, Split::kNone, Init::kNormal, std, true, true,
+               false, false});
   for (long i = 0; i < m.n_layers; ++i) {
     const std::string l = cat("layers.", i, ".");
     norm(l + "attn_norm.weight", d, Split::kNone);
     matrix(l + "attn.wq", m.n_heads * m.head_dim_qk, d, Split::kRows, std);
-    matrix(l + "attn.wk", m.n_kv_heads * m.head_dim_qk, d, Split::kRows, std);
-    matrix(l + "attn.wv", m.n_kv_heads * m.head_dim_v, d, Split::kRows, std);
+    matrix(l + "attn.wk", m.n_kv_heads * m.head_dim_qk, d, Split::kRows, std, true);
+    matrix(l + "attn.wv", m.n_kv_heads * m.head_dim_v, d, Split::kRows, std, true);
     matrix(l + "attn.wo", d, m.n_heads * m.head_dim_v, Split::kCols, out_std);
     if (m.qk_norm == "layer") {
       norm(l + "attn.q_norm.weight", m.n_heads * m.head_dim_qk, Split::kRows);
-      norm(l + "attn.k_norm.weight", m.n_kv_heads * m.head_dim_qk, Split::kRows);
+      norm(l + "attn.k_norm.weight", m.n_kv_heads * m.head_dim_qk, Split::kRows, true);
     } else if (m.qk_norm == "head") {
-      norm(l + "attn.q_norm.weight", m.head_dim_qk, Split::kNone);
-      norm(l + "attn.k_norm.weight", m.head_dim_qk, Split::kNone);
+      norm(l + "attn.q_norm.weight", m.head_dim_qk, Split::kNone, false, true);
+      norm(l + "attn.k_norm.weight", m.head_dim_qk, Split::kNone, true, true);
     }
     norm(l + "mlp_norm.weight", d, Split::kNone);
     matrix(l + "mlp.w_gate", m.d_ff, d, Split::kRows, std);
@@ -49,7 +52,8 @@ std::vector<ParamSpec> param_specs(const config::ModelConfig& m) {
   }
   norm("final_norm.weight", d, Split::kNone);
   if (!m.tie_embeddings)
-    p.push_back({"lm_head.weight", {m.vocab_size, d}, Split::kNone, Init::kNormal, std, true, true});
+    p.push_back({"lm_head.weight", {m.vocab_size, d}, Split::kNone, Init::kNormal, std, true, true,
+                 false, false});
   return p;
 }
 

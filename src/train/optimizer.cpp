@@ -1,5 +1,7 @@
 #include "train/optimizer.h"
 
+#include "parallel/comm.h"
+
 #include <cmath>
 
 namespace headroom::train {
@@ -25,17 +27,19 @@ AdamW<T> make_adamw(const model::Model<T>& model, const AdamWConfig& cfg) {
 
 template <class T>
 double grad_norm(const model::Model<T>& model, const AdamW<T>& opt) {
+  // Each logical element counted once over the TP group: a slice by its owner only.
   double sum = 0;
   for (size_t i = 0; i < model.specs.size(); ++i)
-    if (!opt.frozen[i])
-      sum += model.ops->sum_squares(model.grads.get() + model.offsets[i], model.specs[i].numel());
+    if (!opt.frozen[i] && model.shards[i].owner)
+      sum += model.ops->sum_squares(model.grads.get() + model.offsets[i], model.shards[i].numel());
+  if (model.tp.comm) model.tp.comm->allreduce_sum(&sum, 1);
   return std::sqrt(sum);
 }
 
 template <class T>
 std::string first_nonfinite_grad(const model::Model<T>& model) {
   for (size_t i = 0; i < model.specs.size(); ++i)
-    if (model.ops->count_nonfinite(model.grads.get() + model.offsets[i], model.specs[i].numel()) > 0)
+    if (model.ops->count_nonfinite(model.grads.get() + model.offsets[i], model.shards[i].numel()) > 0)
       return model.specs[i].name;
   return "";
 }
@@ -50,7 +54,7 @@ void adamw_step(model::Model<T>& model, AdamW<T>& opt, double lr, double clip) {
   ++opt.step;
   for (size_t i = 0; i < model.specs.size(); ++i) {
     if (opt.frozen[i]) continue;
-    const int64_t off = model.offsets[i], n = model.specs[i].numel();
+    const int64_t off = model.offsets[i], n = model.shards[i].numel();
     T* g = model.grads.get() + off;
     if (clip != 1.0) model.ops->scale(g, static_cast<T>(clip), n);
     model.ops->adamw(model.params.get() + off, g, opt.m.get() + off, opt.v.get() + off, n,

@@ -32,11 +32,12 @@ AdamW<T> make_adamw(const model::Model<T>& model, const AdamWConfig& cfg);
 // Whether a parameter decays by default: 2-D weights, not norms; embeddings only when asked.
 bool decays(const model::ParamSpec& spec, bool decay_embeddings);
 
-// L2 norm of the gradients of the trainable (non-frozen) parameters, accumulated in double.
+// L2 norm of the gradients of the trainable (non-frozen) parameters over the whole logical model
+// (summed over the TP group), accumulated in double.
 template <class T>
 double grad_norm(const model::Model<T>& model, const AdamW<T>& opt);
 
-// Name of the first parameter whose gradient holds NaN/Inf, or "" when all are finite.
+// Name of the first parameter whose gradient holds NaN/Inf on this rank, or "" when all are finite.
 template <class T>
 std::string first_nonfinite_grad(const model::Model<T>& model);
 

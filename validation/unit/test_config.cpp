@@ -185,3 +185,9 @@ TEST(Config, AllProblemsAreListedAtOnce) {
     EXPECT_NE(msg.find("model.qk_norm"), std::string::npos);
   }
 }
+
+TEST(Config, RepeatedCommandLineKeyTakesTheLastValue) {
+  Fixture f;
+  f.parse({"--model.n_heads", "8", "--model.n_kv_heads", "2", "--model.n_heads", "16"});
+  EXPECT_EQ(f.cfg.model.n_heads, 16);
+}

@@ -1,0 +1,290 @@
+#include "io/checkpoint.h"
+
+#include "io/atomic_file.h"
+#include "io/h5.h"
+#include "parallel/grid.h"
+#include "util/clock.h"
+#include "util/error.h"
+#include "util/version.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+namespace headroom::io {
+namespace fs = std::filesystem;
+namespace {
+
+using model::Shard;
+
+std::string shape_text(const std::vector<hsize_t>& d) {
+  std::ostringstream s;
+  s << '[';
+  for (size_t i = 0; i < d.size(); ++i) s << (i ? "," : "") << d[i];
+  s << ']';
+  return s.str();
+}
+
+// The block of the logical tensor a shard holds.
+void slab_of(const model::ParamSpec& spec, const Shard& sh, std::vector<hsize_t>& dims,
+             std::vector<hsize_t>& start, std::vector<hsize_t>& count) {
+  dims.assign(spec.shape.begin(), spec.shape.end());
+  start.assign(dims.size(), 0);
+  count = dims;
+  if (sh.axis >= 0) {
+    start[static_cast<size_t>(sh.axis)] = static_cast<hsize_t>(sh.offset);
+    count[static_cast<size_t>(sh.axis)] = static_cast<hsize_t>(sh.count);
+  }
+}
+
+// Additive, so slices held by different ranks sum to the whole tensor's value.
+uint64_t bit_sum(const float* x, int64_t n) {
+  uint64_t s = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t b;
+    std::memcpy(&b, x + i, 4);
+    s += b;
+  }
+  return s;
+}
+
+std::vector<float> to_host(const model::Model<float>& m, const float* arena, size_t i) {
+  std::vector<float> h(static_cast<size_t>(m.shards[i].numel()));
+  m.ops->copy_to_host(h.data(), arena + m.offsets[i], h.size() * sizeof(float));
+  return h;
+}
+
+void write_tensor(hid_t file, const std::string& file_name, const std::string& name,
+                  const model::ParamSpec& spec, const Shard& sh, const std::vector<float>& data,
+                  bool writer, const parallel::Grid& grid) {
+  std::vector<hsize_t> dims, start, count;
+  slab_of(spec, sh, dims, start, count);
+  h5_write_slab(file, file_name, name, dims, start, count, data.data(), writer);
+  int64_t sum = writer ? static_cast<int64_t>(bit_sum(data.data(), sh.numel())) : 0;
+  grid.world->allreduce_sum(&sum, 1);  // wraps like uint64
+  h5_attr(file, name, "checksum", sum);
+}
+
+template <class T>
+void write_small(hid_t file, const std::string& file_name, const std::string& name,
+                 const std::vector<T>& v, std::vector<hsize_t> dims, bool writer) {
+  std::vector<hsize_t> start(dims.size(), 0);
+  h5_write_slab(file, file_name, name, dims, start, dims, v.data(), writer);
+}
+
+// [model] keys as typed attributes: numbers as numbers, the rest as strings.
+void write_config_attrs(hid_t file, const std::string& ini) {
+  std::istringstream in(ini);
+  std::string line, section;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] == '[') {
+      section = line.substr(1, line.find(']') - 1);
+      continue;
+    }
+    const auto eq = line.find(" = ");
+    if (section != "model" || eq == std::string::npos) continue;
+    const std::string key = line.substr(0, eq), value = line.substr(eq + 3);
+    char* end = nullptr;
+    const long long i = std::strtoll(value.c_str(), &end, 10);
+    if (!value.empty() && *end == '\0') {
+      h5_attr(file, "/config", key, static_cast<int64_t>(i));
+      continue;
+    }
+    const double d = std::strtod(value.c_str(), &end);
+    if (!value.empty() && *end == '\0')
+      h5_attr(file, "/config", key, d);
+    else
+      h5_attr(file, "/config", key, value);
+  }
+}
+
+// The same on every rank: collective attribute writes need identical values.
+std::string shared_timestamp(const parallel::Grid& grid) {
+  char buf[32] = {};
+  const std::string now = utc_timestamp();
+  std::strncpy(buf, now.c_str(), sizeof buf - 1);
+  grid.world->broadcast(buf, sizeof buf, 0);
+  return buf;
+}
+
+void write_file(const std::string& tmp, const parallel::Grid& grid, const model::Model<float>& m,
+                const train::AdamW<float>* opt, const CheckpointInfo& info) {
+  H5Handle file = h5_create_parallel_file(tmp, grid.world->handle());
+  const bool replica_writer = grid.dp_rank == 0;
+  for (size_t i = 0; i < m.specs.size(); ++i) {
+    const bool writer = replica_writer && m.shards[i].owner;
+    write_tensor(file, tmp, "/model/" + m.specs[i].name, m.specs[i], m.shards[i],
+                 to_host(m, m.params.get(), i), writer, grid);
+    if (!opt) continue;
+    write_tensor(file, tmp, "/optimizer/m/" + m.specs[i].name, m.specs[i], m.shards[i],
+                 to_host(m, opt->m.get(), i), writer, grid);
+    write_tensor(file, tmp, "/optimizer/v/" + m.specs[i].name, m.specs[i], m.shards[i],
+                 to_host(m, opt->v.get(), i), writer, grid);
+  }
+  const bool root = grid.is_root();
+  std::vector<double> cols[5];
+  for (const auto& r : info.metrics)
+    for (int c = 0; c < 5; ++c)
+      cols[c].push_back(c == 0 ? r.step : c == 1 ? r.loss : c == 2 ? r.grad_norm : c == 3 ? r.lr : r.tokens_per_s);
+  const char* names[5] = {"step", "loss", "grad_norm", "lr", "tokens_per_s"};
+  for (int c = 0; c < 5; ++c)
+    write_small(file, tmp, std::string("/metrics/") + names[c], cols[c], {cols[c].size()}, root);
+  write_small(file, tmp, "/metrics/spike_monitor", info.monitor_state, {info.monitor_state.size()}, root);
+  std::vector<int32_t> merges;
+  for (const auto& [a, b] : info.merges) merges.insert(merges.end(), {a, b});
+  write_small(file, tmp, "/tokenizer/merges", merges, {info.merges.size(), 2}, root);
+  // Groups for attributes: created collectively.
+  for (const char* g : {"/config", "/state"}) {
+    H5Handle grp(h5_check_id(H5Gcreate2(file, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), tmp,
+                             "H5Gcreate"),
+                 H5Gclose);
+  }
+  write_config_attrs(file, info.config_ini);
+  h5_attr(file, "/config", "config_ini", info.config_ini);
+  h5_attr(file, "/config", "tokenizer_id", info.tokenizer_id);
+  h5_attr(file, "/state", "samples_consumed", info.samples_consumed);
+  h5_attr(file, "/state", "data_seed", static_cast<int64_t>(info.data_seed));
+  h5_attr(file, "/state", "optimizer_step", opt ? static_cast<int64_t>(opt->step) : int64_t{0});
+  h5_attr(file, "/", "format", std::string(kCheckpointFormat));
+  h5_attr(file, "/", "format_version", kCheckpointVersion);
+  h5_attr(file, "/", "stage", info.stage);
+  h5_attr(file, "/", "step", info.step);
+  h5_attr(file, "/", "tokens_seen", info.tokens_seen);
+  h5_attr(file, "/", "created_utc", shared_timestamp(grid));
+  h5_attr(file, "/", "code_version", std::string(kCodeVersion));
+  h5_attr(file, "/", "seed", static_cast<int64_t>(info.seed));
+  h5_attr(file, "/", "lineage", info.lineage);
+  file.close(tmp);
+}
+
+}  // namespace
+
+void save_checkpoint(const fs::path& path, const parallel::Grid& grid,
+                     const model::Model<float>& model, const train::AdamW<float>* opt,
+                     const CheckpointInfo& info) {
+  const fs::path tmp = temp_path_for(path);
+  if (grid.is_root()) {
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) fail(path.parent_path().string(), ": cannot create (", ec.message(), ")");
+  }
+  grid.world->barrier();
+  write_file(tmp.string(), grid, model, opt, info);
+  grid.world->barrier();
+  if (grid.is_root()) commit_file(tmp, path);
+  grid.world->barrier();
+}
+
+CheckpointInfo read_checkpoint_info(const fs::path& path) {
+  CheckpointInfo c;
+  c.path = path.string();
+  H5Handle f = h5_open_file(c.path);
+  const std::string format = h5_has_attr(f, "/", "format") ? h5_attr_string(f, c.path, "/", "format") : "";
+  if (format != kCheckpointFormat)
+    fail("checkpoint ", c.path, ": not a Headroom checkpoint (attribute format = '", format, "')");
+  const int64_t version = h5_attr_int(f, c.path, "/", "format_version");
+  if (version != kCheckpointVersion)
+    fail("checkpoint ", c.path, ": format_version ", version, ", this build reads ", kCheckpointVersion);
+  c.stage = h5_attr_string(f, c.path, "/", "stage");
+  c.step = h5_attr_int(f, c.path, "/", "step");
+  c.tokens_seen = h5_attr_int(f, c.path, "/", "tokens_seen");
+  c.seed = static_cast<uint64_t>(h5_attr_int(f, c.path, "/", "seed"));
+  c.lineage = h5_attr_string(f, c.path, "/", "lineage");
+  c.config_ini = h5_attr_string(f, c.path, "/config", "config_ini");
+  c.tokenizer_id = h5_attr_string(f, c.path, "/config", "tokenizer_id");
+  c.samples_consumed = h5_attr_int(f, c.path, "/state", "samples_consumed");
+  c.data_seed = static_cast<uint64_t>(h5_attr_int(f, c.path, "/state", "data_seed"));
+  c.optimizer_step = h5_attr_int(f, c.path, "/state", "optimizer_step");
+  const auto merges = h5_read<int32_t>(f, c.path, "/tokenizer/merges");
+  for (size_t i = 0; i + 1 < merges.size(); i += 2) c.merges.emplace_back(merges[i], merges[i + 1]);
+  const char* names[5] = {"step", "loss", "grad_norm", "lr", "tokens_per_s"};
+  std::vector<double> cols[5];
+  for (int k = 0; k < 5; ++k) cols[k] = h5_read<double>(f, c.path, std::string("/metrics/") + names[k]);
+  for (size_t r = 0; r < cols[0].size(); ++r)
+    c.metrics.push_back({cols[0][r], cols[1][r], cols[2][r], cols[3][r], cols[4][r]});
+  c.monitor_state = h5_read<double>(f, c.path, "/metrics/spike_monitor");
+  return c;
+}
+
+void load_checkpoint_tensors(const fs::path& path, model::Model<float>& m, train::AdamW<float>* opt) {
+  const std::string p = path.string();
+  H5Handle f = h5_open_file(p);
+  std::vector<hsize_t> dims, start, count;
+  std::vector<float> host;
+  auto load = [&](const std::string& name, size_t i, float* arena) {
+    const auto& spec = m.specs[i];
+    const std::string ds = name + spec.name;
+    if (!h5_exists(f, ds))
+      fail("checkpoint ", p, ": dataset ", ds, " is missing (the configuration needs it: ",
+           "another architecture?)");
+    const auto have = h5_shape(f, p, ds);
+    slab_of(spec, m.shards[i], dims, start, count);
+    if (have != dims)
+      fail("checkpoint ", p, ": dataset ", ds, " has shape ", shape_text(have), ", config needs ",
+           shape_text(dims));
+    host.resize(static_cast<size_t>(m.shards[i].numel()));
+    h5_read_slab(f, p, ds, start, count, host.data());
+    // Verify against the writer's checksum: owners of the TP group together hold each element once.
+    int64_t sum = m.shards[i].owner ? static_cast<int64_t>(bit_sum(host.data(), m.shards[i].numel())) : 0;
+    if (m.tp.comm) m.tp.comm->allreduce_sum(&sum, 1);
+    if (sum != h5_attr_int(f, p, ds, "checksum"))
+      fail("checkpoint ", p, ": dataset ", ds, " does not match its checksum (corrupted file)");
+    m.ops->copy_from_host(arena + m.offsets[i], host.data(), host.size() * sizeof(float));
+  };
+  for (size_t i = 0; i < m.specs.size(); ++i) {
+    load("/model/", i, m.params.get());
+    if (opt) {
+      load("/optimizer/m/", i, opt->m.get());
+      load("/optimizer/v/", i, opt->v.get());
+    }
+  }
+  if (opt) opt->step = h5_attr_int(f, p, "/state", "optimizer_step");
+}
+
+fs::path checkpoint_path(const fs::path& run_dir, int64_t step) {
+  char name[32];
+  std::snprintf(name, sizeof name, "step_%08lld.h5", static_cast<long long>(step));
+  return run_dir / "checkpoints" / name;
+}
+
+void write_latest(const fs::path& run_dir, const fs::path& checkpoint) {
+  write_file_atomic(run_dir / "checkpoints" / "latest", checkpoint.filename().string() + "\n");
+}
+
+std::vector<fs::path> list_checkpoints(const fs::path& run_dir) {
+  std::vector<fs::path> out;
+  const fs::path dir = run_dir / "checkpoints";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("step_", 0) == 0 && e.path().extension() == ".h5") out.push_back(e.path());
+  }
+  std::sort(out.rbegin(), out.rend());
+  return out;
+}
+
+void prune_checkpoints(const fs::path& run_dir, long keep) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(run_dir / "checkpoints", ec))
+    if (e.path().extension() == ".tmp") fs::remove(e.path(), ec);
+  if (keep <= 0) return;
+  const auto all = list_checkpoints(run_dir);
+  for (size_t i = static_cast<size_t>(keep); i < all.size(); ++i) fs::remove(all[i], ec);
+}
+
+fs::path resolve_checkpoint(const fs::path& file_or_run_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(file_or_run_dir, ec)) {
+    if (!fs::exists(file_or_run_dir, ec)) fail("checkpoint ", file_or_run_dir.string(), ": does not exist");
+    return file_or_run_dir;
+  }
+  const fs::path latest = file_or_run_dir / "checkpoints" / "latest";
+  if (!fs::exists(latest, ec))
+    fail("run directory ", file_or_run_dir.string(), " has no checkpoints/latest (no finished checkpoint)");
+  std::string name = read_file(latest);
+  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+  return file_or_run_dir / "checkpoints" / name;
+}
+
+}  // namespace headroom::io

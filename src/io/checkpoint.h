@@ -1,0 +1,82 @@
+// Checkpoints: one HDF5 file each, written collectively with parallel HDF5 and readable by h5py.
+//
+//   /                    attrs: format="headroom-checkpoint", format_version, stage, step,
+//                        tokens_seen, created_utc, code_version, seed, lineage (JSON array)
+//   /config              attrs: every [model] key (numbers as numbers), config_ini (the whole
+//                        resolved configuration that produced this file), tokenizer_id
+//   /model/<name>        float32, full logical shape; each TP rank writes its slice, one DP
+//                        replica writes; attr checksum (sum of the float32 bit patterns, uint64)
+//   /optimizer/m/<name>, /optimizer/v/<name>   AdamW moments, same shapes
+//   /state               attrs: samples_consumed, data_seed, optimizer_step
+//   /metrics/{step,loss,grad_norm,lr,tokens_per_s}   float64 histories; /metrics/spike_monitor
+//   /tokenizer/merges    int32 [n, 2]
+//
+// Tensors are stored whole and unfused, so a checkpoint written at one tp × dp layout loads at any
+// other. The file is written as <name>.tmp, closed, fsynced and renamed; checkpoints/latest (a
+// file naming the newest complete checkpoint) is updated after that.
+#pragma once
+
+#include "model/model.h"
+#include "train/optimizer.h"
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace headroom::parallel {
+struct Grid;
+}
+
+namespace headroom::io {
+
+inline constexpr const char* kCheckpointFormat = "headroom-checkpoint";
+inline constexpr int64_t kCheckpointVersion = 1;
+
+struct MetricRow {
+  double step = 0, loss = 0, grad_norm = 0, lr = 0, tokens_per_s = 0;
+};
+
+// Everything but the tensors.
+struct CheckpointInfo {
+  std::string path;
+  std::string stage;
+  int64_t step = 0;
+  int64_t tokens_seen = 0;
+  int64_t samples_consumed = 0;
+  int64_t optimizer_step = 0;
+  uint64_t seed = 0, data_seed = 0;
+  std::string config_ini;
+  std::string lineage;  // JSON array
+  std::string tokenizer_id;
+  std::vector<std::pair<int32_t, int32_t>> merges;
+  std::vector<MetricRow> metrics;
+  std::vector<double> monitor_state;
+};
+
+// Collective over grid.world. `opt` may be null (no optimizer state written).
+void save_checkpoint(const std::filesystem::path& path, const parallel::Grid& grid,
+                     const model::Model<float>& model, const train::AdamW<float>* opt,
+                     const CheckpointInfo& info);
+
+// Reads attributes and small datasets; checks the format. Any rank, no collectives.
+CheckpointInfo read_checkpoint_info(const std::filesystem::path& path);
+
+// Loads this rank's slices of every parameter (and the optimizer moments when `opt` is non-null),
+// refusing a checkpoint of another architecture with the dataset and both shapes, and verifying
+// each tensor's checksum over the TP group.
+void load_checkpoint_tensors(const std::filesystem::path& path, model::Model<float>& model,
+                             train::AdamW<float>* opt);
+
+// Run-directory helpers: checkpoints/step_00000100.h5, checkpoints/latest.
+std::filesystem::path checkpoint_path(const std::filesystem::path& run_dir, int64_t step);
+void write_latest(const std::filesystem::path& run_dir, const std::filesystem::path& checkpoint);
+// Complete checkpoints in the run directory, newest first.
+std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path& run_dir);
+// Deletes all but the newest `keep` checkpoints (keep = 0: none deleted) and stale .tmp files.
+void prune_checkpoints(const std::filesystem::path& run_dir, long keep);
+
+// A checkpoint file, or a run directory meaning the checkpoint its `latest` names.
+std::filesystem::path resolve_checkpoint(const std::filesystem::path& file_or_run_dir);
+
+}  // namespace headroom::io

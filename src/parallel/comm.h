@@ -1,0 +1,23 @@
+// The communicator interface the model and trainer use. Implementations: MPI (CPU, mpi_comm.h) and,
+// on CUDA builds, NCCL. Buffers are in the memory of the backend the communicator serves.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace headroom::parallel {
+
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual void allreduce_sum(float* x, int64_t n) = 0;   // in place
+  virtual void allreduce_sum(double* x, int64_t n) = 0;  // in place
+  virtual void allreduce_sum(int64_t* x, int64_t n) = 0;
+  virtual void allreduce_max(int64_t* x, int64_t n) = 0;
+  virtual void broadcast(void* x, std::size_t bytes, int root) = 0;
+  virtual void barrier() = 0;
+};
+
+}  // namespace headroom::parallel

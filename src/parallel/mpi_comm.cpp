@@ -1,0 +1,68 @@
+#include "parallel/mpi_comm.h"
+
+#include "util/error.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace headroom::parallel {
+namespace {
+
+// MPI counts are int: reduce in pieces so tensors past 2^31 elements still work.
+constexpr int64_t kMaxCount = INT_MAX / 2;
+
+template <class T>
+void allreduce_chunked(MPI_Comm comm, T* x, int64_t n, MPI_Datatype type, MPI_Op op,
+                       const char* what) {
+  for (int64_t off = 0; off < n; off += kMaxCount) {
+    const int count = static_cast<int>(std::min(kMaxCount, n - off));
+    mpi_check(MPI_Allreduce(MPI_IN_PLACE, x + off, count, type, op, comm), what);
+  }
+}
+
+}  // namespace
+
+void mpi_check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  fail(what, ": MPI error: ", std::string(msg, static_cast<size_t>(len)));
+}
+
+MpiComm::MpiComm(MPI_Comm comm) : comm_(comm) {
+  mpi_check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  mpi_check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+}
+
+MpiComm::~MpiComm() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm_ != MPI_COMM_WORLD && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void MpiComm::allreduce_sum(float* x, int64_t n) {
+  if (size_ > 1) allreduce_chunked(comm_, x, n, MPI_FLOAT, MPI_SUM, "MPI_Allreduce(float)");
+}
+void MpiComm::allreduce_sum(double* x, int64_t n) {
+  if (size_ > 1) allreduce_chunked(comm_, x, n, MPI_DOUBLE, MPI_SUM, "MPI_Allreduce(double)");
+}
+void MpiComm::allreduce_sum(int64_t* x, int64_t n) {
+  if (size_ > 1) allreduce_chunked(comm_, x, n, MPI_INT64_T, MPI_SUM, "MPI_Allreduce(int64)");
+}
+void MpiComm::allreduce_max(int64_t* x, int64_t n) {
+  if (size_ > 1) allreduce_chunked(comm_, x, n, MPI_INT64_T, MPI_MAX, "MPI_Allreduce(max)");
+}
+
+void MpiComm::broadcast(void* x, std::size_t bytes, int root) {
+  if (size_ == 1) return;
+  auto* p = static_cast<char*>(x);
+  for (std::size_t off = 0; off < bytes; off += static_cast<std::size_t>(kMaxCount)) {
+    const int count = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(kMaxCount), bytes - off));
+    mpi_check(MPI_Bcast(p + off, count, MPI_BYTE, root, comm_), "MPI_Bcast");
+  }
+}
+
+void MpiComm::barrier() { mpi_check(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+}  // namespace headroom::parallel

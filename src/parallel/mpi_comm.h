@@ -1,0 +1,40 @@
+// MPI behind the Comm interface, plus the checked-call helper every MPI use goes through.
+#pragma once
+
+#include "parallel/comm.h"
+
+#include <mpi.h>
+
+#include <string>
+
+namespace headroom::parallel {
+
+// Throws headroom::Error "<what>: MPI error: <MPI's message>" when rc != MPI_SUCCESS. Requires
+// MPI_ERRORS_RETURN on the communicator (init_mpi sets it on MPI_COMM_WORLD, and split
+// communicators inherit it).
+void mpi_check(int rc, const char* what);
+
+class MpiComm final : public Comm {
+ public:
+  // Takes ownership of `comm` (freed in the destructor) unless it is MPI_COMM_WORLD.
+  explicit MpiComm(MPI_Comm comm);
+  ~MpiComm() override;
+  MpiComm(const MpiComm&) = delete;
+  MpiComm& operator=(const MpiComm&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void allreduce_sum(float* x, int64_t n) override;
+  void allreduce_sum(double* x, int64_t n) override;
+  void allreduce_sum(int64_t* x, int64_t n) override;
+  void allreduce_max(int64_t* x, int64_t n) override;
+  void broadcast(void* x, std::size_t bytes, int root) override;
+  void barrier() override;
+  MPI_Comm handle() const { return comm_; }
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace headroom::parallel

@@ -1,0 +1,21 @@
+// Model FLOPs and the peak they are measured against.
+//
+// FLOPs per trained token = 6·N + 3·L·n_heads·(dqk + dv)·k̄, where N counts every parameter but
+// the input embedding (the LM head included), L the layers and k̄ the mean number of keys a query
+// sees: (T+1)/2 on a causal full layer, about min(window, (T+1)/2) on a sliding one, averaged over
+// layers. 6·N is the forward (2) and backward (4) of every weight; the attention term is the
+// score and value products (2·(dqk + dv) per head and key forward, ×3 with the backward).
+#pragma once
+
+#include "config/config.h"
+#include "ops.h"
+
+namespace headroom::train {
+
+double flops_per_token(const config::ModelConfig& m, long seq_len);
+
+// The backend's single-precision GEMM rate in FLOP/s on one representative product, best of a few
+// repetitions: the peak MFU is reported against (on CPU, OpenBLAS sgemm with the current threads).
+double measure_matmul_rate(const kernels::Ops& ops);
+
+}  // namespace headroom::train

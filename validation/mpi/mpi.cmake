@@ -1,0 +1,21 @@
+# Tests that launch MPI ranks (label mpi): layout independence, checkpoints and resume, faults.
+set(_mpi ${CMAKE_CURRENT_LIST_DIR})
+set(_py ${HEADROOM_PYTHON})
+foreach(case
+    "mha"
+    "gqa|--model.n_kv_heads;2"
+    "mqa_replicated_kv|--model.n_kv_heads;1;--model.qk_norm;layer"
+    "qk_layer|--model.qk_norm;layer;--model.n_kv_heads;2"
+    "qk_head_post|--model.qk_norm;head;--model.norm_order;post"
+    "sliding|--model.layer_pattern;SSF;--model.window;8;--model.n_kv_heads;2")
+  string(REPLACE "|" ";" _parts "${case}")
+  list(GET _parts 0 _name)
+  list(REMOVE_AT _parts 0)
+  add_test(NAME layout_${_name}
+    COMMAND bash ${_mpi}/test_layout.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR} ${_py} ${_name} ${_parts})
+  set_tests_properties(layout_${_name} PROPERTIES LABELS mpi TIMEOUT 300 PROCESSORS 2)
+endforeach()
+foreach(t checkpoint faults)
+  add_test(NAME ${t} COMMAND bash ${_mpi}/test_${t}.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR} ${_py})
+  set_tests_properties(${t} PROPERTIES LABELS mpi TIMEOUT 600 PROCESSORS 2)
+endforeach()

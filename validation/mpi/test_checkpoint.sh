@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Checkpoints and resume: keep-last-N and latest; bit-exact resume on the same layout; a checkpoint
+# saved at tp=2 resumed at dp=2; h5py reads the layout; a damaged newest checkpoint is skipped with a
+# warning; another architecture is refused naming dataset and shapes; finished and unfinished runs
+# are not clobbered; SIGUSR1 checkpoints and exits 75; SIGKILL during a write leaves the previous
+# checkpoint intact and resumable.
+# usage: test_checkpoint.sh BIN SRC PY
+BIN=$1 SRC=$2 PY=$3
+WORK=$(mktemp -d /tmp/headroom_ckpt.XXXXXX); trap 'rm -rf "$WORK"' EXIT
+source "$(dirname "$0")/common.sh"
+shards
+args=($(tiny_args) --model.n_kv_heads 2 --model.qk_norm layer)
+cmp() { "$PY" "$SRC/validation/mpi/compare_runs.py" "$@"; }
+expect_rc() { local want=$1; shift; "$@"; local rc=$?; [[ $rc -eq $want ]] || { echo "  exit $rc, wanted $want"; return 1; }; }
+
+# Straight run with periodic checkpoints, keep-last 2.
+check "straight run" run 1 "$WORK/a" "${args[@]}" --train.checkpoint_every 5 --train.keep_last 2
+check "keep_last 2 keeps two" test "$(ls "$WORK/a/checkpoints" | grep -c '^step_.*\.h5$')" -eq 2
+check "latest names the last step" grep -qx step_00000020.h5 "$WORK/a/checkpoints/latest"
+check "h5py reads the checkpoint" "$PY" "$SRC/validation/mpi/read_checkpoint.py" "$WORK/a/checkpoints/step_00000020.h5"
+
+# Same layout: 10 steps, exit 75, resume 10 more: bit-identical to 20 straight.
+check "first half exits 75" expect_rc 75 run 1 "$WORK/b" "${args[@]}" --train.steps_per_run 10
+check "second half resumes" run 1 "$WORK/b" "${args[@]}" --resume auto
+check "resume is bit-exact" cmp "$WORK/b" "$WORK/a" 0
+
+# Saved at tp=2, resumed at dp=2.
+check "tp=2 first half" expect_rc 75 run 2 "$WORK/c" "${args[@]}" --parallel.tp 2 --train.steps_per_run 10
+check "dp=2 second half" run 2 "$WORK/c" "${args[@]}" --parallel.dp 2 --resume auto
+check "tp=2 → dp=2 matches straight" cmp "$WORK/c" "$WORK/a" 1e-5
+
+# Refusals that protect runs.
+check "finished run refused" expect_rc 2 run 1 "$WORK/a" "${args[@]}"
+check "  ...says so" grep -q "holds a finished run" "$WORK/a.log"
+check "unfinished run needs --resume" expect_rc 75 run 1 "$WORK/d" "${args[@]}" --train.steps_per_run 5
+check "  ...refused without it" expect_rc 2 run 1 "$WORK/d" "${args[@]}"
+check "  ...names --resume auto" grep -q "resume auto" "$WORK/d.log"
+
+# A damaged newest checkpoint: skipped with a warning, the previous one is used.
+check "two checkpoints" expect_rc 75 run 1 "$WORK/e" "${args[@]}" --train.checkpoint_every 5 --train.steps_per_run 10
+truncate -s 2000 "$WORK/e/checkpoints/step_00000010.h5"
+check "resume past a damaged checkpoint" run 1 "$WORK/e" "${args[@]}" --resume auto
+check "  ...warned" grep -q "warning: cannot resume from .*step_00000010.h5" "$WORK/e.log"
+check "  ...resumed at step 5" grep -q "resumed from .*step_00000005.h5" "$WORK/e.log"
+
+# Another architecture: refused, naming the dataset and both shapes.
+check "other architecture refused" expect_rc 2 run 1 "$WORK/d" "${args[@]}" --resume auto --model.d_ff 48
+check "  ...names dataset and shapes" grep -q "/model/layers.0.mlp.w_gate has shape \[64,32\], config needs \[48,32\]" "$WORK/d.log"
+
+# SIGUSR1 (what Slurm sends with --signal): finish the step, checkpoint, exit 75; resume finishes.
+mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/f" "${args[@]}" --parallel.dp 2 --train.steps 100000 \
+  >"$WORK/f.log" 2>&1 & pid=$!
+for _ in $(seq 300); do grep -q "step 3/" "$WORK/f.log" 2>/dev/null && break; sleep 0.1; done
+kill -USR1 $pid; wait $pid; rc=$?
+check "SIGUSR1 exits 75" test $rc -eq 75
+check "  ...after a checkpoint" test -s "$WORK/f/checkpoints/latest"
+check "  ...and says why" grep -q "signal 10 received" "$WORK/f.log"
+
+# SIGKILL in the middle of a checkpoint write: the previous checkpoint survives and resumes.
+big=($(tiny_args) --model.d_model 256 --model.d_ff 512 --model.head_dim_qk 64 --model.head_dim_v 64
+     --train.steps 100000 --train.checkpoint_every 1 --train.keep_last 2 --train.log_every 50)
+caught=0
+for attempt in 1 2 3 4 5; do
+  rm -rf "$WORK/g"
+  mpirun -np 1 "$BIN/pretrain" --run-dir "$WORK/g" "${big[@]}" >"$WORK/g.log" 2>&1 & pid=$!
+  for _ in $(seq 6000); do
+    if [[ -s $WORK/g/checkpoints/latest ]] && ls "$WORK/g/checkpoints/"*.h5.tmp >/dev/null 2>&1; then
+      pkill -9 -f -- "--run-dir $WORK/g"; caught=1; break  # pretrain and its mpirun, at once
+    fi
+    sleep 0.005
+  done
+  wait $pid 2>/dev/null
+  [[ $caught -eq 1 ]] && ls "$WORK/g/checkpoints/"*.tmp >/dev/null 2>&1 && break
+  caught=0
+done
+check "killed during a checkpoint write" test $caught -eq 1
+latest=$WORK/g/checkpoints/$(cat "$WORK/g/checkpoints/latest" 2>/dev/null)
+check "  ...latest is complete and intact" "$PY" "$SRC/validation/mpi/read_checkpoint.py" "$latest"
+step=$(basename "$latest" .h5); step=$((10#${step#step_}))
+check "  ...and resumes" run 1 "$WORK/g" "${big[@]}" --train.steps $((step + 2)) --train.checkpoint_every 0 --resume auto
+check "  ...from it" grep -q "resumed from .*$(basename "$latest")" "$WORK/g.log"
+check "  ...stale temporary removed" test -z "$(ls "$WORK/g/checkpoints/" | grep '\.tmp$')"
+finish
