@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "io/atomic_file.h"
 #include "util/error.h"
 
 namespace headroom::data {
@@ -79,28 +80,7 @@ void save_tokenizer(const Tokenizer& tok, const std::filesystem::path& path) {
     text += std::to_string(r);
     text += '\n';
   }
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail("save_tokenizer: cannot open ", tmp.string(), " for writing");
-    out.write(text.data(), std::streamsize(text.size()));
-    out.flush();
-    const bool ok = bool(out);
-    out.close();
-    if (!ok || out.fail()) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      fail("save_tokenizer: writing ", tmp.string(), " failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    fail("save_tokenizer: cannot rename ", tmp.string(), " to ", path.string(), ": ", ec.message());
-  }
+  io::write_file_atomic(path, text);
 }
 
 Tokenizer load_tokenizer(const std::filesystem::path& path) {
