@@ -63,6 +63,7 @@ struct TrainConfig {
 struct ParallelConfig {
   long tp;
   long dp;  // 0: world size / tp
+  bool zero1;  // shard AdamW moments across data-parallel ranks (ZeRO stage 1)
 };
 
 struct DataConfig {

@@ -133,6 +133,9 @@ void add_parallel_keys(Schema& s, ParallelConfig& p) {
           "tensor-parallel ranks (innermost); must divide n_heads and d_ff", at_least<long>(1));
   add_key(s, "parallel", "dp", p.dp, 0L,
           "data-parallel ranks; 0 = world size / tp", at_least<long>(0));
+  add_key(s, "parallel", "zero1", p.zero1, false,
+          "ZeRO-1: each data-parallel rank keeps the AdamW moments of 1/dp of the parameters, "
+          "updates those and all-gathers the rest (checkpoints stay the same format)");
 }
 
 void add_data_keys(Schema& s, DataConfig& d) {

@@ -2,6 +2,7 @@
 
 #include "io/atomic_file.h"
 #include "io/h5.h"
+#include "parallel/comm.h"
 #include "parallel/grid.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -25,16 +26,39 @@ std::string shape_text(const std::vector<hsize_t>& d) {
   return s.str();
 }
 
-// The block of the logical tensor a shard holds.
-void slab_of(const model::ParamSpec& spec, const Shard& sh, std::vector<hsize_t>& dims,
-             std::vector<hsize_t>& start, std::vector<hsize_t>& count) {
-  dims.assign(spec.shape.begin(), spec.shape.end());
-  start.assign(dims.size(), 0);
-  count = dims;
-  if (sh.axis >= 0) {
-    start[static_cast<size_t>(sh.axis)] = static_cast<hsize_t>(sh.offset);
-    count[static_cast<size_t>(sh.axis)] = static_cast<hsize_t>(sh.count);
+// The elements [a, b) of a shard's local row-major block, as at most three rectangles of the
+// logical tensor: a partial first row, whole middle rows, a partial last row. [0, numel) is the
+// shard itself; a ZeRO-1 range is any sub-range.
+std::vector<H5Block> blocks_of_range(const model::ParamSpec& spec, const Shard& sh, int64_t a,
+                                     int64_t b) {
+  std::vector<H5Block> out;
+  if (a >= b) return out;
+  const hsize_t off = static_cast<hsize_t>(sh.axis >= 0 ? sh.offset : 0);
+  if (spec.shape.size() == 1) {
+    out.push_back({{off + static_cast<hsize_t>(a)}, {static_cast<hsize_t>(b - a)}});
+    return out;
   }
+  const int64_t C = sh.local_shape[1];
+  const hsize_t row0 = sh.axis == 0 ? off : 0, col0 = sh.axis == 1 ? off : 0;
+  auto rect = [&](int64_t r, int64_t rows, int64_t c, int64_t cols) {
+    out.push_back({{row0 + static_cast<hsize_t>(r), col0 + static_cast<hsize_t>(c)},
+                   {static_cast<hsize_t>(rows), static_cast<hsize_t>(cols)}});
+  };
+  int64_t r = a / C, c = a % C;
+  if (c != 0) {  // partial first row
+    const int64_t end = std::min(b - r * C, C);
+    rect(r, 1, c, end - c);
+    a = r * C + end;
+    ++r;
+  }
+  const int64_t full_rows = (b - a) / C;
+  if (full_rows > 0) rect(r, full_rows, 0, C), a += full_rows * C, r += full_rows;
+  if (a < b) rect(r, 1, 0, b - a);
+  return out;
+}
+
+std::vector<hsize_t> dims_of(const model::ParamSpec& spec) {
+  return std::vector<hsize_t>(spec.shape.begin(), spec.shape.end());
 }
 
 // Additive, so slices held by different ranks sum to the whole tensor's value.
@@ -48,21 +72,32 @@ uint64_t bit_sum(const float* x, int64_t n) {
   return s;
 }
 
-std::vector<float> to_host(const model::Model<float>& m, const float* arena, size_t i) {
-  std::vector<float> h(static_cast<size_t>(m.shards[i].numel()));
-  m.ops->copy_to_host(h.data(), arena + m.offsets[i], h.size() * sizeof(float));
+// Elements [a, b) of tensor i's local block, copied from an arena that starts at element `base`
+// of the parameter layout (0 for parameters, the ZeRO-1 range start for optimizer moments).
+std::vector<float> to_host(const model::Model<float>& m, const float* arena, int64_t base, size_t i,
+                           int64_t a, int64_t b) {
+  std::vector<float> h(static_cast<size_t>(std::max<int64_t>(b - a, 0)));
+  if (!h.empty())
+    m.ops->copy_to_host(h.data(), arena + (m.offsets[i] + a - base), h.size() * sizeof(float));
   return h;
 }
 
 void write_tensor(hid_t file, const std::string& file_name, const std::string& name,
-                  const model::ParamSpec& spec, const Shard& sh, const std::vector<float>& data,
-                  bool writer, const parallel::Grid& grid) {
-  std::vector<hsize_t> dims, start, count;
-  slab_of(spec, sh, dims, start, count);
-  h5_write_slab(file, file_name, name, dims, start, count, data.data(), writer);
-  int64_t sum = writer ? static_cast<int64_t>(bit_sum(data.data(), sh.numel())) : 0;
+                  const model::ParamSpec& spec, const Shard& sh, int64_t a, int64_t b,
+                  const std::vector<float>& data, bool writer, const parallel::Grid& grid) {
+  writer = writer && a < b;
+  h5_write_blocks(file, file_name, name, dims_of(spec), blocks_of_range(spec, sh, a, b),
+                  data.data(), writer);
+  int64_t sum = writer ? static_cast<int64_t>(bit_sum(data.data(), b - a)) : 0;
   grid.world->allreduce_sum(&sum, 1);  // wraps like uint64
   h5_attr(file, name, "checksum", sum);
+}
+
+// The part [a, b) of tensor i (local block coordinates) whose moments this rank holds.
+std::pair<int64_t, int64_t> moment_range(const model::Model<float>& m, const train::AdamW<float>& opt,
+                                         size_t i) {
+  const int64_t off = m.offsets[i], n = m.shards[i].numel();
+  return {std::clamp(opt.lo - off, int64_t{0}, n), std::clamp(opt.hi - off, int64_t{0}, n)};
 }
 
 template <class T>
@@ -113,14 +148,20 @@ void write_file(const std::string& tmp, const parallel::Grid& grid, const model:
   H5Handle file = h5_create_parallel_file(tmp, grid.world->handle());
   const bool replica_writer = grid.dp_rank == 0;
   for (size_t i = 0; i < m.specs.size(); ++i) {
-    const bool writer = replica_writer && m.shards[i].owner;
-    write_tensor(file, tmp, "/model/" + m.specs[i].name, m.specs[i], m.shards[i],
-                 to_host(m, m.params.get(), i), writer, grid);
+    const auto& spec = m.specs[i];
+    const auto& sh = m.shards[i];
+    const int64_t n = sh.numel();
+    write_tensor(file, tmp, "/model/" + spec.name, spec, sh, 0, n,
+                 to_host(m, m.params.get(), 0, i, 0, n), replica_writer && sh.owner, grid);
     if (!opt) continue;
-    write_tensor(file, tmp, "/optimizer/m/" + m.specs[i].name, m.specs[i], m.shards[i],
-                 to_host(m, opt->m.get(), i), writer, grid);
-    write_tensor(file, tmp, "/optimizer/v/" + m.specs[i].name, m.specs[i], m.shards[i],
-                 to_host(m, opt->v.get(), i), writer, grid);
+    // Without ZeRO-1 every DP replica holds all moments and replica 0 writes them; with it each
+    // DP rank writes the slices it holds.
+    const auto [a, b] = moment_range(m, *opt, i);
+    const bool writer = sh.owner && (opt->zero || replica_writer);
+    write_tensor(file, tmp, "/optimizer/m/" + spec.name, spec, sh, a, b,
+                 to_host(m, opt->m.get(), opt->lo, i, a, b), writer, grid);
+    write_tensor(file, tmp, "/optimizer/v/" + spec.name, spec, sh, a, b,
+                 to_host(m, opt->v.get(), opt->lo, i, a, b), writer, grid);
   }
   const bool root = grid.is_root();
   std::vector<double> cols[5];
@@ -210,34 +251,37 @@ CheckpointInfo read_checkpoint_info(const fs::path& path) {
 void load_checkpoint_tensors(const fs::path& path, model::Model<float>& m, train::AdamW<float>* opt) {
   const std::string p = path.string();
   H5Handle f = h5_open_file(p);
-  std::vector<hsize_t> dims, start, count;
   std::vector<float> host;
-  auto load = [&](const std::string& name, size_t i, float* arena) {
+  // Reads elements [a, b) of tensor i into arena (whose first element is element `base` of the
+  // parameter layout) and checks the tensor's checksum over the ranks in `comms`.
+  auto load = [&](const std::string& group, size_t i, float* arena, int64_t base, int64_t a,
+                  int64_t b, std::initializer_list<parallel::Comm*> comms) {
     const auto& spec = m.specs[i];
-    const std::string ds = name + spec.name;
+    const std::string ds = group + spec.name;
     if (!h5_exists(f, ds))
       fail("checkpoint ", p, ": dataset ", ds, " is missing (the configuration needs it: ",
            "another architecture?)");
     const auto have = h5_shape(f, p, ds);
-    slab_of(spec, m.shards[i], dims, start, count);
-    if (have != dims)
+    if (have != dims_of(spec))
       fail("checkpoint ", p, ": dataset ", ds, " has shape ", shape_text(have), ", config needs ",
-           shape_text(dims));
-    host.resize(static_cast<size_t>(m.shards[i].numel()));
-    h5_read_slab(f, p, ds, start, count, host.data());
-    // Verify against the writer's checksum: owners of the TP group together hold each element once.
-    int64_t sum = m.shards[i].owner ? static_cast<int64_t>(bit_sum(host.data(), m.shards[i].numel())) : 0;
-    if (m.tp.comm) m.tp.comm->allreduce_sum(&sum, 1);
+           shape_text(dims_of(spec)));
+    host.resize(static_cast<size_t>(std::max<int64_t>(b - a, 0)));
+    h5_read_blocks(f, p, ds, blocks_of_range(spec, m.shards[i], a, b), host.data());
+    // The owners of each slice together hold every element once, whatever the layout.
+    int64_t sum = m.shards[i].owner ? static_cast<int64_t>(bit_sum(host.data(), b - a)) : 0;
+    for (parallel::Comm* c : comms)
+      if (c) c->allreduce_sum(&sum, 1);
     if (sum != h5_attr_int(f, p, ds, "checksum"))
       fail("checkpoint ", p, ": dataset ", ds, " does not match its checksum (corrupted file)");
-    m.ops->copy_from_host(arena + m.offsets[i], host.data(), host.size() * sizeof(float));
+    if (!host.empty())
+      m.ops->copy_from_host(arena + (m.offsets[i] + a - base), host.data(), host.size() * sizeof(float));
   };
   for (size_t i = 0; i < m.specs.size(); ++i) {
-    load("/model/", i, m.params.get());
-    if (opt) {
-      load("/optimizer/m/", i, opt->m.get());
-      load("/optimizer/v/", i, opt->v.get());
-    }
+    load("/model/", i, m.params.get(), 0, 0, m.shards[i].numel(), {m.tp.comm});
+    if (!opt) continue;
+    const auto [a, b] = moment_range(m, *opt, i);
+    load("/optimizer/m/", i, opt->m.get(), opt->lo, a, b, {m.tp.comm, opt->zero});
+    load("/optimizer/v/", i, opt->v.get(), opt->lo, a, b, {m.tp.comm, opt->zero});
   }
   if (opt) opt->step = h5_attr_int(f, p, "/state", "optimizer_step");
 }

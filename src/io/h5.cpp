@@ -2,6 +2,8 @@
 
 #include "util/error.h"
 
+#include <algorithm>
+
 namespace headroom::io {
 namespace {
 
@@ -119,10 +121,27 @@ H5Handle h5_create_parallel_file(const std::string& path, MPI_Comm comm) {
                   H5Fclose);
 }
 
+static hsize_t select_blocks(hid_t space, const std::vector<H5Block>& blocks, const std::string& where) {
+  hsize_t n = 0;
+  bool first = true;
+  for (const auto& blk : blocks) {
+    hsize_t size = 1;
+    for (hsize_t c : blk.count) size *= c;
+    if (size == 0) continue;
+    h5_check(H5Sselect_hyperslab(space, first ? H5S_SELECT_SET : H5S_SELECT_OR, blk.start.data(),
+                                 nullptr, blk.count.data(), nullptr),
+             where, "H5Sselect_hyperslab");
+    first = false;
+    n += size;
+  }
+  if (first) h5_check(H5Sselect_none(space), where, "H5Sselect_none");
+  return n;
+}
+
 template <class T>
-void h5_write_slab(hid_t file, const std::string& file_name, const std::string& name,
-                   const std::vector<hsize_t>& dims, const std::vector<hsize_t>& start,
-                   const std::vector<hsize_t>& count, const T* data, bool participate) {
+void h5_write_blocks(hid_t file, const std::string& file_name, const std::string& name,
+                     const std::vector<hsize_t>& dims, const std::vector<H5Block>& blocks,
+                     const T* data, bool participate) {
   const std::string where = at(file_name, name);
   const int rank = static_cast<int>(dims.size());
   H5Handle lcpl(h5_check_id(H5Pcreate(H5P_LINK_CREATE), where, "H5Pcreate"), H5Pclose);
@@ -137,19 +156,12 @@ void h5_write_slab(hid_t file, const std::string& file_name, const std::string& 
   for (hsize_t d : dims) total *= d;
   if (total == 0) return;  // an empty dataset has nothing to write (and MPI-IO rejects the try)
   H5Handle file_space(h5_check_id(H5Dget_space(ds), where, "H5Dget_space"), H5Sclose);
-  H5Handle mem_space;
-  if (participate) {
-    h5_check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, count.data(),
-                                 nullptr),
-             where, "H5Sselect_hyperslab");
-    mem_space = H5Handle(h5_check_id(H5Screate_simple(rank, count.data(), nullptr), where,
-                                     "H5Screate_simple"),
-                         H5Sclose);
-  } else {
-    h5_check(H5Sselect_none(file_space), where, "H5Sselect_none");
-    mem_space = H5Handle(h5_check_id(H5Scopy(file_space), where, "H5Scopy"), H5Sclose);
-    h5_check(H5Sselect_none(mem_space), where, "H5Sselect_none");
-  }
+  hsize_t n = participate ? select_blocks(file_space, blocks, where) : 0;
+  if (!participate) h5_check(H5Sselect_none(file_space), where, "H5Sselect_none");
+  const hsize_t mem_n = std::max<hsize_t>(n, 1);
+  H5Handle mem_space(h5_check_id(H5Screate_simple(1, &mem_n, nullptr), where, "H5Screate_simple"),
+                     H5Sclose);
+  if (n == 0) h5_check(H5Sselect_none(mem_space), where, "H5Sselect_none");
   H5Handle dxpl(h5_check_id(H5Pcreate(H5P_DATASET_XFER), where, "H5Pcreate"), H5Pclose);
   h5_check(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), where, "H5Pset_dxpl_mpio");
   h5_check(H5Dwrite(ds, native_type<T>(), mem_space, file_space, dxpl, data), where,
@@ -157,20 +169,30 @@ void h5_write_slab(hid_t file, const std::string& file_name, const std::string& 
 }
 
 template <class T>
-void h5_read_slab(hid_t file, const std::string& file_name, const std::string& name,
-                  const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, T* out) {
+void h5_write_slab(hid_t file, const std::string& file_name, const std::string& name,
+                   const std::vector<hsize_t>& dims, const std::vector<hsize_t>& start,
+                   const std::vector<hsize_t>& count, const T* data, bool participate) {
+  h5_write_blocks(file, file_name, name, dims, {H5Block{start, count}}, data, participate);
+}
+
+template <class T>
+void h5_read_blocks(hid_t file, const std::string& file_name, const std::string& name,
+                    const std::vector<H5Block>& blocks, T* out) {
   const std::string where = at(file_name, name);
   if (!h5_exists(file, name)) fail(where, " does not exist");
   H5Handle ds(h5_check_id(H5Dopen2(file, name.c_str(), H5P_DEFAULT), where, "H5Dopen"), H5Dclose);
   H5Handle file_space(h5_check_id(H5Dget_space(ds), where, "H5Dget_space"), H5Sclose);
-  h5_check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, count.data(),
-                               nullptr),
-           where, "H5Sselect_hyperslab");
-  H5Handle mem(h5_check_id(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr),
-                           where, "H5Screate_simple"),
-               H5Sclose);
+  const hsize_t n = select_blocks(file_space, blocks, where);
+  if (n == 0) return;
+  H5Handle mem(h5_check_id(H5Screate_simple(1, &n, nullptr), where, "H5Screate_simple"), H5Sclose);
   h5_check(H5Dread(ds, native_type<T>(), mem, file_space, H5P_DEFAULT, out), where,
            "H5Dread (truncated or corrupted file?)");
+}
+
+template <class T>
+void h5_read_slab(hid_t file, const std::string& file_name, const std::string& name,
+                  const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, T* out) {
+  h5_read_blocks(file, file_name, name, {H5Block{start, count}}, out);
 }
 
 std::string h5_file_image(hid_t file, const std::string& name) {
@@ -330,7 +352,12 @@ double h5_attr_double(hid_t file, const std::string& file_name, const std::strin
                                  const std::vector<hsize_t>&, const std::vector<hsize_t>&,   \
                                  const std::vector<hsize_t>&, const T*, bool);               \
   template void h5_read_slab<T>(hid_t, const std::string&, const std::string&,               \
-                                const std::vector<hsize_t>&, const std::vector<hsize_t>&, T*);
+                                const std::vector<hsize_t>&, const std::vector<hsize_t>&, T*); \
+  template void h5_write_blocks<T>(hid_t, const std::string&, const std::string&,            \
+                                   const std::vector<hsize_t>&, const std::vector<H5Block>&,  \
+                                   const T*, bool);                                           \
+  template void h5_read_blocks<T>(hid_t, const std::string&, const std::string&,             \
+                                  const std::vector<H5Block>&, T*);
 HEADROOM_H5_INSTANTIATE(float)
 HEADROOM_H5_INSTANTIATE(double)
 HEADROOM_H5_INSTANTIATE(int32_t)

@@ -73,6 +73,23 @@ void h5_write_slab(hid_t file, const std::string& file_name, const std::string& 
                    const std::vector<hsize_t>& dims, const std::vector<hsize_t>& start,
                    const std::vector<hsize_t>& count, const T* data, bool participate);
 
+// A union of rectangular blocks of a dataset, in row-major order; the data of a selection is the
+// blocks' elements in that order (HDF5 iterates a selection in row-major order).
+struct H5Block {
+  std::vector<hsize_t> start, count;
+};
+
+// Collective write of a selection (see h5_write_slab); the dataset is created here.
+template <class T>
+void h5_write_blocks(hid_t file, const std::string& file_name, const std::string& name,
+                     const std::vector<hsize_t>& dims, const std::vector<H5Block>& blocks,
+                     const T* data, bool participate);
+
+// Reads a selection (any rank, serial file handle).
+template <class T>
+void h5_read_blocks(hid_t file, const std::string& file_name, const std::string& name,
+                    const std::vector<H5Block>& blocks, T* out);
+
 // Reads the block [start, start + count) of a dataset (any rank, serial file handle).
 template <class T>
 void h5_read_slab(hid_t file, const std::string& file_name, const std::string& name,

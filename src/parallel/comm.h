@@ -17,6 +17,8 @@ class Comm {
   virtual void allreduce_sum(int64_t* x, int64_t n) = 0;
   virtual void allreduce_max(int64_t* x, int64_t n) = 0;
   virtual void broadcast(void* x, std::size_t bytes, int root) = 0;
+  // In place: rank r's block x[displs[r], displs[r] + counts[r]) is sent to every rank.
+  virtual void allgather(float* x, const int64_t* counts, const int64_t* displs) = 0;
   virtual void barrier() = 0;
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <vector>
 
 namespace headroom::parallel {
 namespace {
@@ -61,6 +62,21 @@ void MpiComm::broadcast(void* x, std::size_t bytes, int root) {
     const int count = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(kMaxCount), bytes - off));
     mpi_check(MPI_Bcast(p + off, count, MPI_BYTE, root, comm_), "MPI_Bcast");
   }
+}
+
+void MpiComm::allgather(float* x, const int64_t* counts, const int64_t* displs) {
+  if (size_ == 1) return;
+  std::vector<int> c(static_cast<size_t>(size_)), d(static_cast<size_t>(size_));
+  for (int r = 0; r < size_; ++r) {
+    if (displs[r] + counts[r] > INT_MAX)
+      fail("allgather: ", displs[r] + counts[r], " elements exceed MPI's int counts; use more "
+           "tensor-parallel ranks");
+    c[static_cast<size_t>(r)] = static_cast<int>(counts[r]);
+    d[static_cast<size_t>(r)] = static_cast<int>(displs[r]);
+  }
+  mpi_check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, c.data(), d.data(), MPI_FLOAT,
+                           comm_),
+            "MPI_Allgatherv");
 }
 
 void MpiComm::barrier() { mpi_check(MPI_Barrier(comm_), "MPI_Barrier"); }

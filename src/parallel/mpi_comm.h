@@ -29,6 +29,7 @@ class MpiComm final : public Comm {
   void allreduce_sum(int64_t* x, int64_t n) override;
   void allreduce_max(int64_t* x, int64_t n) override;
   void broadcast(void* x, std::size_t bytes, int root) override;
+  void allgather(float* x, const int64_t* counts, const int64_t* displs) override;
   void barrier() override;
   MPI_Comm handle() const { return comm_; }
 

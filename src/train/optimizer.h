@@ -5,6 +5,7 @@
 
 #include "buffer.h"
 #include "model/model.h"
+#include "parallel/comm.h"
 
 #include <string>
 #include <vector>
@@ -17,17 +18,23 @@ struct AdamWConfig {
   std::string freeze;             // comma-separated glob patterns over parameter names
 };
 
+// ZeRO-1: with a data-parallel communicator, each DP rank keeps the moments of one contiguous
+// range [lo, hi) of the parameter arena, updates only those parameters, then all-gathers them.
 template <class T>
 struct AdamW {
   using Ops = kernels::BasicOps<T>;
   AdamWConfig cfg;
-  kernels::Buffer<T, Ops> m, v;  // same layout as the parameter arena
+  int64_t lo = 0, hi = 0;              // this rank's range of the arena (everything without ZeRO)
+  parallel::Comm* zero = nullptr;      // the DP group when the state is sharded
+  std::vector<int64_t> counts, displs; // every DP rank's range, for the all-gather
+  kernels::Buffer<T, Ops> m, v;        // moments of [lo, hi): m[i - lo] belongs to params[i]
   std::vector<bool> decay, frozen;  // per parameter
   long step = 0;                    // optimizer steps taken
 };
 
 template <class T>
-AdamW<T> make_adamw(const model::Model<T>& model, const AdamWConfig& cfg);
+AdamW<T> make_adamw(const model::Model<T>& model, const AdamWConfig& cfg,
+                    parallel::Comm* zero_dp = nullptr);
 
 // Whether a parameter decays by default: 2-D weights, not norms; embeddings only when asked.
 bool decays(const model::ParamSpec& spec, bool decay_embeddings);

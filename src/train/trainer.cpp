@@ -79,7 +79,11 @@ void save(Loop& L) {
     io::prune_checkpoints(L.job.run_dir, L.job.cfg.train.keep_last);
   }
   L.grid.world->barrier();
-  log(L, cat("checkpoint ", path.string(), " written in ", format_duration(seconds_since(t0))));
+  const double secs = seconds_since(t0);
+  std::error_code ec;
+  const double mb = static_cast<double>(fs::file_size(path, ec)) / 1e6;
+  log(L, cat("checkpoint ", path.string(), " (", mb, " MB) written in ", secs, " s (", mb / secs,
+             " MB/s)"));
 }
 
 // Restores from the newest checkpoint that loads; a damaged one is skipped with a warning. False
@@ -90,14 +94,18 @@ bool resume(Loop& L) {
   std::string last_error;
   for (const auto& path : all) {
     try {
+      const auto t0 = std::chrono::steady_clock::now();
       const auto info = io::read_checkpoint_info(path);
       io::load_checkpoint_tensors(path, L.model, &L.opt);
+      std::error_code ec;
+      const double mb = static_cast<double>(fs::file_size(path, ec)) / 1e6, secs = seconds_since(t0);
       L.step = info.step;
       L.samples = info.samples_consumed;
       L.tokens = info.tokens_seen;
       L.metrics = info.metrics;
       restore_monitor(L.monitor, info.monitor_state);
-      log(L, cat("resumed from ", path.string(), " at step ", L.step));
+      log(L, cat("resumed from ", path.string(), " at step ", L.step, " (", mb, " MB read in ", secs,
+                 " s, ", mb / secs, " MB/s)"));
       return true;
     } catch (const Error& e) {
       last_error = e.what();
@@ -203,7 +211,7 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
   model::TpContext tp{grid.tp > 1 ? grid.tp_group.get() : nullptr, grid.tp_rank, grid.tp};
   Loop L{job, grid, run, model::make_model(c.model, kernels::cpu_ops(), tp), {},
          make_spike_monitor(default_spike_rules()), {}, 0, 0, 0, 0, 0};
-  L.opt = make_adamw(L.model, adamw_of(c));
+  L.opt = make_adamw(L.model, adamw_of(c), c.parallel.zero1 ? grid.dp_group.get() : nullptr);
   if (c.train.global_batch % grid.dp != 0)
     fail("train.global_batch = ", c.train.global_batch, " is not divisible by the data-parallel size ",
          grid.dp);

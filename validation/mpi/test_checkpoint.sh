@@ -29,6 +29,16 @@ check "tp=2 first half" expect_rc 75 run 2 "$WORK/c" "${args[@]}" --parallel.tp 
 check "dp=2 second half" run 2 "$WORK/c" "${args[@]}" --parallel.dp 2 --resume auto
 check "tp=2 → dp=2 matches straight" cmp "$WORK/c" "$WORK/a" 1e-5
 
+# ZeRO-1: moments sharded over dp=2 and written as slices; resumed bit-exactly on the same layout,
+# and at tp=2 without ZeRO.
+check "zero1 first half" expect_rc 75 run 2 "$WORK/z" "${args[@]}" --parallel.dp 2 --parallel.zero1 true --train.steps_per_run 10
+cp -r "$WORK/z" "$WORK/z2"
+check "zero1 second half" run 2 "$WORK/z" "${args[@]}" --parallel.dp 2 --parallel.zero1 true --resume auto
+check "zero1 straight" run 2 "$WORK/zs" "${args[@]}" --parallel.dp 2 --parallel.zero1 true
+check "zero1 resume is bit-exact" cmp "$WORK/z" "$WORK/zs" 0
+check "zero1 checkpoint resumed at tp=2" run 2 "$WORK/z2" "${args[@]}" --parallel.tp 2 --resume auto
+check "  ...matches straight" cmp "$WORK/z2" "$WORK/a" 1e-5
+
 # Refusals that protect runs.
 check "finished run refused" expect_rc 2 run 1 "$WORK/a" "${args[@]}"
 check "  ...says so" grep -q "holds a finished run" "$WORK/a.log"
