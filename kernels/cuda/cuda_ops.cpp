@@ -1,18 +1,41 @@
-// The CUDA entry of ops.h. The CUDA op table is being built kernel by kernel (GitHub issue 8:
-// cuBLASLt GEMMs, flash attention, NCCL); until every entry exists the table is not handed out, so
-// no caller can reach a missing op. The device check comes first so the message says which is the
-// real obstacle on this machine.
+// The CUDA entries of ops.h and cuda_tables.h. The device check comes first so the message names the
+// real obstacle on a machine without a GPU.
+#include "cuda/cuda_tables.h"
 #include "cuda/device.h"
-#include "ops.h"
+#include "cuda/table.h"
 #include "util/error.h"
+
+#include <cstdlib>
+#include <cstring>
 
 namespace headroom::kernels {
 
-const Ops& cuda_ops() {
+namespace {
+
+void require_gpu() {
   if (cuda::device_count() == 0)
     fail("--device cuda: no usable GPU on this machine (cudaGetDeviceCount found none)");
-  fail("--device cuda: this build's CUDA op table is incomplete (kernels/cuda has device "
-       "discovery only); use --device cpu");
+}
+
+}  // namespace
+
+const Ops& cuda_ops_bf16() {
+  require_gpu();
+  static const Ops table = cuda::make_table("cuda", true);
+  return table;
+}
+
+const Ops& cuda_ops_fp32() {
+  require_gpu();
+  static const Ops table = cuda::make_table("cuda-fp32", false);
+  return table;
+}
+
+const Ops& cuda_ops() {
+  const char* p = std::getenv("HEADROOM_CUDA_PRECISION");
+  if (p == nullptr || *p == '\0' || std::strcmp(p, "bf16") == 0) return cuda_ops_bf16();
+  if (std::strcmp(p, "fp32") == 0) return cuda_ops_fp32();
+  fail("HEADROOM_CUDA_PRECISION = '", p, "': expected bf16 or fp32");
 }
 
 }  // namespace headroom::kernels

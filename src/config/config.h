@@ -58,6 +58,7 @@ struct TrainConfig {
   long checkpoint_every;  // 0: only at the end
   long keep_last;         // checkpoints kept; 0 keeps all
   long steps_per_run;     // stop (checkpoint, exit 75) after this many steps of one invocation; 0 = no limit
+  std::string device;     // cpu | cuda
 };
 
 struct ParallelConfig {

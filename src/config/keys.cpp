@@ -125,6 +125,10 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "end this invocation after so many steps as if preempted (checkpoint, exit 75; "
           "--resume auto continues): for time-sliced queues; 0 = no limit",
           at_least<long>(0));
+  add_key(s, "train", "device", t.device, std::string("cpu"),
+          "cpu (fp32 reference), or cuda (one GPU per rank, bf16 GEMMs and flash attention with "
+          "fp32 master weights, NCCL between ranks; checkpoints are the same format)",
+          one_of({"cpu", "cuda"}));
 }
 
 void add_parallel_keys(Schema& s, ParallelConfig& p) {

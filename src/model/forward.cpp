@@ -10,7 +10,6 @@
 namespace headroom::model {
 namespace {
 
-template <class T>
 int64_t count_targets(const int32_t* targets, int64_t n) {
   return std::count_if(targets, targets + n, [](int32_t t) { return t >= 0; });
 }
@@ -84,7 +83,7 @@ LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids,
   upload(m, a, ids, targets);
   run_layers(m, a);
   LossSum loss{head_loss(m, a, true, grad_scale, static_cast<T*>(nullptr)),
-               count_targets<T>(targets, BT)};
+               count_targets(targets, BT)};
   const auto& ops = *m.ops;
   // a.dx holds d loss / d xf; back through the final norm into the residual gradient a.dh.
   rms_backward(ops, a.resid.back(), m.final_norm, a.f_rstd, a.dx, a.dh, m.g_final_norm, a.dot, BT,
@@ -100,7 +99,7 @@ LossSum forward_loss(Model<T>& m, Activations<T>& a, const int32_t* ids, const i
                      T* logits_out) {
   upload(m, a, ids, targets);
   run_layers(m, a);
-  return {head_loss(m, a, false, T(0), logits_out), count_targets<T>(targets, a.B * a.T_len)};
+  return {head_loss(m, a, false, T(0), logits_out), count_targets(targets, a.B * a.T_len)};
 }
 
 #define HEADROOM_FORWARD_INSTANTIATE(T)                                                    \

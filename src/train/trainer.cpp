@@ -2,6 +2,7 @@
 
 #include "data/loader.h"
 #include "model/activations.h"
+#include "parallel/nccl_comm.h"
 #include "model/forward.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
@@ -28,6 +29,7 @@ namespace {
 struct Loop {
   const TrainJob& job;
   parallel::Grid& grid;
+  parallel::Comm* dp;  // gradient all-reduce: MPI on CPU, NCCL on GPU (device buffers)
   io::RunDir* run;
   model::Model<float> model;
   AdamW<float> opt;
@@ -151,6 +153,7 @@ double train_step(Loop& L, model::Activations<float>& acts, std::vector<int32_t>
                   std::vector<int32_t>& targets, double lr, double& norm_out, bool& skipped) {
   const auto& t = L.job.cfg.train;
   const int64_t T = t.seq_len;
+  // This rank's slice of the step's global batch, which starts at sample L.samples.
   const auto slice = data::dp_slice(0, t.global_batch, L.grid.dp, L.grid.dp_rank);
   const int64_t first = L.samples + slice.first, micro = acts.B;
   for (int64_t s = 0; s < slice.count; ++s)
@@ -170,7 +173,7 @@ double train_step(Loop& L, model::Activations<float>& acts, std::vector<int32_t>
   maybe_poison_gradient(L);
   L.grid.dp_group->allreduce_sum(&loss_sum, 1);
   model::sync_partial_grads(L.model);
-  L.grid.dp_group->allreduce_sum(L.model.grads.get(), L.model.n_params);
+  L.dp->allreduce_sum(L.model.grads.get(), L.model.n_params);
   const double loss = loss_sum / static_cast<double>(count);
 
   // Non-finite values: every rank must take the same decision.
@@ -208,10 +211,21 @@ void write_metrics_line(Loop& L, const io::MetricRow& row, const SpikeScores& sc
 
 TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* run) {
   const auto& c = job.cfg;
-  model::TpContext tp{grid.tp > 1 ? grid.tp_group.get() : nullptr, grid.tp_rank, grid.tp};
-  Loop L{job, grid, run, model::make_model(c.model, kernels::cpu_ops(), tp), {},
+  // On GPUs the collectives over device buffers go through NCCL; host scalars may use either.
+  const bool cuda = c.train.device == "cuda";
+  std::unique_ptr<parallel::Comm> nccl_tp, nccl_dp;
+  if (cuda) {
+    parallel::select_local_gpu();
+    nccl_tp = parallel::make_nccl_comm(grid.tp_group->handle());
+    nccl_dp = parallel::make_nccl_comm(grid.dp_group->handle());
+  }
+  parallel::Comm* tp_comm = cuda ? nccl_tp.get() : grid.tp_group.get();
+  parallel::Comm* dp_comm = cuda ? nccl_dp.get() : grid.dp_group.get();
+  const kernels::Ops& ops = cuda ? kernels::cuda_ops() : kernels::cpu_ops();
+  model::TpContext tp{grid.tp > 1 ? tp_comm : nullptr, grid.tp_rank, grid.tp};
+  Loop L{job, grid, dp_comm, run, model::make_model(c.model, ops, tp), {},
          make_spike_monitor(default_spike_rules()), {}, 0, 0, 0, 0, 0};
-  L.opt = make_adamw(L.model, adamw_of(c), c.parallel.zero1 ? grid.dp_group.get() : nullptr);
+  L.opt = make_adamw(L.model, adamw_of(c), c.parallel.zero1 ? dp_comm : nullptr);
   if (c.train.global_batch % grid.dp != 0)
     fail("train.global_batch = ", c.train.global_batch, " is not divisible by the data-parallel size ",
          grid.dp);
@@ -230,7 +244,7 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
   if (!resumed) log(L, cat("starting ", job.stage, " from ", job.init ? "the --init checkpoint" : "fresh weights"));
 
   L.flops_per_token = flops_per_token(c.model, c.train.seq_len);
-  L.matmul_rate = measure_matmul_rate(kernels::cpu_ops());
+  L.matmul_rate = measure_matmul_rate(ops);
   log(L, cat("layout tp=", grid.tp, " dp=", grid.dp, ", micro-batch ", micro, " × ", share / micro,
              " per rank; ", L.model.n_params, " parameters on this rank; ",
              L.flops_per_token / 1e6, " MFLOP/token; sgemm peak ", L.matmul_rate / 1e9,

@@ -1,0 +1,162 @@
+// GPU throughput of the CUDA backend, as figures (not a test): GEMM TFLOP/s through the op tables,
+// and flash-attention forward/backward TFLOP/s (bf16 table) at head widths 128–1024 and sequence
+// lengths 4K–32K, causal. Prints one table at the end. Exits 77 without a GPU.
+//
+//   bench_gpu [--widths 128,256,512,1024] [--seqs 4096,8192,16384,32768] [--tokens 32768]
+//
+// FLOPs are counted honestly: only visible (causal) query-key pairs, T(T+1)/2 per head and sequence.
+// Forward 2·pairs·(dqk + dv); backward 2·pairs·(3·dqk + 2·dv) (Sᵀ recomputed, dPᵀ, dV, dK, dQ), the
+// FlashAttention convention (2.5× the forward at dqk = dv). Work the kernels repeat (the output
+// slices of dv > 256 recompute S) is not counted. Times include the fp32 → bf16 operand packing the
+// ops do, since the model pays for it too. Each point: one warm-up, then the median of 3 runs
+// (1 run when a call takes over 2 s). Heads × width = 2048 and batch × sequence = --tokens.
+#include "cuda/cuda_tables.h"
+#include "cuda/device.h"
+#include "ops.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace headroom::kernels;
+
+namespace {
+
+std::vector<long> parse_list(const char* s) {
+  std::vector<long> v;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) v.push_back(std::stol(item));
+  return v;
+}
+
+double seconds(const Ops& ops, const std::function<void()>& f) {
+  ops.synchronize();
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  ops.synchronize();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median_time(const Ops& ops, const std::function<void()>& f) {
+  const double warm = seconds(ops, f);
+  if (warm > 2.0) return warm;
+  std::vector<double> t;
+  for (int i = 0; i < 3; ++i) t.push_back(seconds(ops, f));
+  std::sort(t.begin(), t.end());
+  return t[1];
+}
+
+struct Row {
+  std::string what, shape;
+  double ms, tflops;
+};
+
+float* dev_random(const Ops& ops, int64_t n, float scale, unsigned seed) {
+  std::vector<float> h(static_cast<size_t>(n));
+  unsigned s = seed * 2654435761u + 1;
+  for (auto& x : h) {
+    s = s * 1664525u + 1013904223u;
+    x = scale * (static_cast<float>(s >> 8) / 8388608.f - 1.f);
+  }
+  auto* p = static_cast<float*>(ops.alloc(sizeof(float) * n));
+  ops.copy_from_host(p, h.data(), sizeof(float) * n);
+  return p;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<long> widths{128, 256, 512, 1024}, seqs{4096, 8192, 16384, 32768};
+  long tokens = 32768;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--widths")) widths = parse_list(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--seqs")) seqs = parse_list(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--tokens")) tokens = std::stol(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "bench_gpu: unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (cuda::device_count() == 0) {
+    std::printf("bench_gpu: no GPU: skipped (GEMM and flash-attention TFLOP/s need a GPU)\n");
+    return 77;
+  }
+  try {
+    std::printf("bench_gpu on %s\n", cuda::describe_device(0).c_str());
+    const Ops& bf = cuda_ops_bf16();
+    const Ops& fp = cuda_ops_fp32();
+    std::vector<Row> rows;
+
+    // GEMMs: square, and the shapes of a 0.3B model's MLP at 32K tokens.
+    struct G { int64_t M, N, K; };
+    for (const G g : {G{4096, 4096, 4096}, G{8192, 8192, 8192}, G{32768, 2816, 1024},
+                      G{32768, 1024, 2816}}) {
+      float* A = dev_random(bf, g.M * g.K, 1.f, 1);
+      float* B = dev_random(bf, g.K * g.N, 1.f, 2);
+      float* C = static_cast<float*>(bf.alloc(sizeof(float) * g.M * g.N));
+      const double flops = 2.0 * g.M * g.N * g.K;
+      const std::string shape = std::to_string(g.M) + "x" + std::to_string(g.N) + "x" + std::to_string(g.K);
+      for (const Ops* o : {&bf, &fp}) {
+        const double t = median_time(*o, [&] { o->matmul(A, B, C, g.M, g.N, g.K, false, true, false); });
+        rows.push_back({std::string("matmul ") + (o == &bf ? "bf16 (incl. casts)" : "fp32"), shape,
+                        t * 1e3, flops / t / 1e12});
+        std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(),
+                    rows.back().ms, rows.back().tflops);
+      }
+      bf.free(A), bf.free(B), bf.free(C);
+    }
+
+    // Flash attention, causal, bf16 table.
+    for (const long d : widths) {
+      const int64_t H = std::max<long>(1, 2048 / d);
+      for (const long T : seqs) {
+        const int64_t B = std::max<long>(1, tokens / T);
+        const int64_t nq = B * T * H * d;
+        float* q = dev_random(bf, nq, 1.f, 3);
+        float* k = dev_random(bf, nq, 1.f, 4);
+        float* v = dev_random(bf, nq, 1.f, 5);
+        float* dout = dev_random(bf, nq, 1.f, 6);
+        float* out = static_cast<float*>(bf.alloc(sizeof(float) * nq));
+        float* lse = static_cast<float*>(bf.alloc(sizeof(float) * B * H * T));
+        float* dq = static_cast<float*>(bf.alloc(sizeof(float) * nq));
+        float* dk = static_cast<float*>(bf.alloc(sizeof(float) * nq));
+        float* dv = static_cast<float*>(bf.alloc(sizeof(float) * nq));
+        const double pairs = static_cast<double>(B) * H * T * (T + 1) / 2.0;
+        const float scale = 1.f / std::sqrt(static_cast<float>(d));
+        char shape_buf[64];
+        std::snprintf(shape_buf, sizeof shape_buf, "d%ld H%ld B%ld T%ld", d, static_cast<long>(H),
+                      static_cast<long>(B), T);
+        const std::string shape = shape_buf;
+        const double tf = median_time(bf, [&] {
+          bf.attention_fwd(q, k, v, out, lse, B, T, T, 0, H, H, d, d, 0, scale);
+        });
+        rows.push_back({"attention fwd (causal)", shape, tf * 1e3, 2.0 * pairs * (2.0 * d) / tf / 1e12});
+        std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(),
+                    rows.back().ms, rows.back().tflops);
+        const double tb = median_time(bf, [&] {
+          bf.attention_bwd(q, k, v, out, lse, dout, dq, dk, dv, B, T, T, 0, H, H, d, d, 0, scale);
+        });
+        rows.push_back({"attention bwd (causal)", shape, tb * 1e3, 2.0 * pairs * (5.0 * d) / tb / 1e12});
+        std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(),
+                    rows.back().ms, rows.back().tflops);
+        for (float* p : {q, k, v, dout, out, lse, dq, dk, dv}) bf.free(p);
+      }
+    }
+
+    std::printf("\n%-26s %-22s %10s %9s\n", "kernel", "shape", "ms", "TFLOP/s");
+    for (const Row& r : rows)
+      std::printf("%-26s %-22s %10.3f %9.1f\n", r.what.c_str(), r.shape.c_str(), r.ms, r.tflops);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_gpu: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,197 @@
+// The attention entries of the two tables: shape checks, operand packing, launches.
+// A source fragment: compiled once by attention.cu (nvcc), or once by the emulated test (g++).
+//
+// HEADROOM_CUDA_ATTENTION=simt makes the bf16 table use the exact fp32 SIMT kernels too (a debugging
+// aid: it separates an attention bug from rounding).
+#pragma once
+
+#include "cuda/attention_mma.cuh"
+#include "cuda/attention_simt.cuh"
+#include "cuda/entries.h"
+#include "cuda/runtime.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace headroom::kernels::HR_CUDA_NS {
+
+namespace attention {
+
+inline bool force_simt() {
+  const char* e = std::getenv("HEADROOM_CUDA_ATTENTION");
+  return e != nullptr && std::strcmp(e, "simt") == 0;
+}
+
+// out = 0 and lse = -inf for every query (no key visible at all).
+inline void empty_forward(float* out, float* lse, const AttnShape& s) {
+  zero_async(out, sizeof(float) * s.B * s.T * s.Hq * s.dv);
+  fill(lse, -INFINITY, s.B * s.Hq * s.T);
+}
+
+inline void row_dots(const float* out, const float* dout, float* D, const AttnShape& s) {
+  const int64_t rows = s.B * s.T * s.Hq;
+  launch("attention_bwd(row dots)", attention_row_dots, dim3(static_cast<unsigned>(ceil_div(rows, 8))),
+         dim3(256), 0, out, dout, D, s);
+}
+
+inline void check_grid(const AttnShape& s, int64_t blocks, const char* op) {
+  if (blocks > 0x7fffffff) fail("cuda ", op, ": ", blocks, " blocks exceed one launch");
+  (void)s;
+}
+
+void simt_forward(const float* q, const float* k, const float* v, float* out, float* lse,
+                  const AttnShape& s) {
+  const std::size_t smem = simt::fwd_smem_bytes(s);
+  if (smem > max_dynamic_smem())
+    fail("cuda attention_fwd (fp32): head widths dqk = ", s.dqk, ", dv = ", s.dv, " need ", smem,
+         " bytes of shared memory per block; the device allows ", max_dynamic_smem());
+  const int64_t qt = ceil_div(s.T, simt::kBQ);
+  check_grid(s, qt, "attention_fwd");
+  launch("attention_fwd(simt)", simt::fwd_kernel,
+         dim3(static_cast<unsigned>(qt), static_cast<unsigned>(s.Hq), static_cast<unsigned>(s.B)),
+         dim3(simt::kThreads), smem, q, k, v, out, lse, s);
+}
+
+void simt_backward(const float* q, const float* k, const float* v, const float* out,
+                   const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                   const AttnShape& s) {
+  auto* D = static_cast<float*>(scratch(sizeof(float) * s.B * s.Hq * s.T));
+  row_dots(out, dout, D, s);
+  const int64_t kt = ceil_div(s.Tk, simt::kBK);
+  check_grid(s, kt, "attention_bwd");
+  launch("attention_bwd(simt)", simt::bwd_kernel,
+         dim3(static_cast<unsigned>(kt), static_cast<unsigned>(s.Hkv), static_cast<unsigned>(s.B)),
+         dim3(simt::kThreads), simt::kBwdSmemBytes, q, k, v, lse, static_cast<const float*>(D), dout,
+         dq, dk, dv, s);
+}
+
+inline mma::Dims padded(const AttnShape& s) {
+  return {round_up(s.T, mma::kTile), round_up(s.Tk, mma::kTile), round_up(s.dqk, mma::kTile),
+          round_up(s.dv, mma::kTile)};
+}
+
+inline void pack(const float* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_t d,
+                 int64_t Lp, int64_t dp) {
+  launch("attention(pack bf16)", mma::pack_heads, grid_1d(B * H * Lp * dp, 256), dim3(256), 0, src,
+         dst, B, L, H, d, Lp, dp);
+}
+inline void pack_t(const float* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_t d,
+                   int64_t Lp, int64_t dp) {
+  if (B * H > 65535) fail("cuda attention: B·H = ", B * H, " exceeds a grid dimension (65535)");
+  launch("attention(pack bf16, transposed)", mma::pack_heads_t,
+         dim3(static_cast<unsigned>(Lp / 32), static_cast<unsigned>(dp / 32),
+              static_cast<unsigned>(B * H)),
+         dim3(32, 8), 0, src, dst, L, H, d, Lp, dp);
+}
+
+template <int DVT>
+void launch_mma_forward(const uint16_t* qb, const uint16_t* kb, const uint16_t* vt, float* out,
+                        float* lse, const AttnShape& s, const mma::Dims& d) {
+  const int slices = static_cast<int>(ceil_div(d.dvp, DVT));
+  const bool q_resident = d.dqkp <= 256;
+  const std::size_t smem = mma::fwd_smem_bytes(d, DVT, q_resident);
+  const int64_t blocks = d.Tp / mma::kTile * slices;
+  check_grid(s, blocks, "attention_fwd");
+  launch("attention_fwd(mma)", mma::fwd_kernel<DVT>,
+         dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(s.Hq), static_cast<unsigned>(s.B)),
+         dim3(mma::kThreads), smem, qb, kb, vt, out, lse, s, d, slices, q_resident);
+}
+
+}  // namespace attention
+
+void attention_fwd_fp32(const float* q, const float* k, const float* v, float* out, float* lse,
+                        int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
+                        int64_t dqk, int64_t dv, int64_t window, float scale) {
+  const AttnShape s{B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, scale};
+  validate_attention(s, "attention_fwd");
+  if (B * T == 0) return;
+  if (Tk == 0) return attention::empty_forward(out, lse, s);
+  attention::simt_forward(q, k, v, out, lse, s);
+}
+
+void attention_fwd_bf16(const float* q, const float* k, const float* v, float* out, float* lse,
+                        int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
+                        int64_t dqk, int64_t dv, int64_t window, float scale) {
+  const AttnShape s{B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, scale};
+  validate_attention(s, "attention_fwd");
+  if (B * T == 0) return;
+  if (Tk == 0) return attention::empty_forward(out, lse, s);
+  if (attention::force_simt()) return attention::simt_forward(q, k, v, out, lse, s);
+  const mma::Dims d = attention::padded(s);
+  Carver sizes;
+  sizes.take<uint16_t>(B * Hq * d.Tp * d.dqkp);
+  sizes.take<uint16_t>(B * Hkv * d.Tkp * d.dqkp);
+  sizes.take<uint16_t>(B * Hkv * d.dvp * d.Tkp);
+  Carver parts(scratch(sizes.used()));
+  uint16_t* qb = parts.take<uint16_t>(B * Hq * d.Tp * d.dqkp);
+  uint16_t* kb = parts.take<uint16_t>(B * Hkv * d.Tkp * d.dqkp);
+  uint16_t* vt = parts.take<uint16_t>(B * Hkv * d.dvp * d.Tkp);
+  attention::pack(q, qb, B, T, Hq, dqk, d.Tp, d.dqkp);
+  attention::pack(k, kb, B, Tk, Hkv, dqk, d.Tkp, d.dqkp);
+  attention::pack_t(v, vt, B, Tk, Hkv, dv, d.Tkp, d.dvp);
+  if (d.dvp <= 64)
+    attention::launch_mma_forward<64>(qb, kb, vt, out, lse, s, d);
+  else if (d.dvp <= 128)
+    attention::launch_mma_forward<128>(qb, kb, vt, out, lse, s, d);
+  else
+    attention::launch_mma_forward<256>(qb, kb, vt, out, lse, s, d);
+}
+
+void attention_bwd_fp32(const float* q, const float* k, const float* v, const float* out,
+                        const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                        int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
+                        int64_t dqk, int64_t dv_dim, int64_t window, float scale) {
+  const AttnShape s{B, T, Tk, q_pos0, Hq, Hkv, dqk, dv_dim, window, scale};
+  validate_attention(s, "attention_bwd");
+  zero_async(dq, sizeof(float) * B * T * Hq * dqk);
+  zero_async(dk, sizeof(float) * B * Tk * Hkv * dqk);
+  zero_async(dv, sizeof(float) * B * Tk * Hkv * dv_dim);
+  if (B * T == 0 || Tk == 0) return;
+  attention::simt_backward(q, k, v, out, lse, dout, dq, dk, dv, s);
+}
+
+void attention_bwd_bf16(const float* q, const float* k, const float* v, const float* out,
+                        const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                        int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
+                        int64_t dqk, int64_t dv_dim, int64_t window, float scale) {
+  const AttnShape s{B, T, Tk, q_pos0, Hq, Hkv, dqk, dv_dim, window, scale};
+  validate_attention(s, "attention_bwd");
+  zero_async(dq, sizeof(float) * B * T * Hq * dqk);
+  zero_async(dk, sizeof(float) * B * Tk * Hkv * dqk);
+  zero_async(dv, sizeof(float) * B * Tk * Hkv * dv_dim);
+  if (B * T == 0 || Tk == 0) return;
+  if (attention::force_simt())
+    return attention::simt_backward(q, k, v, out, lse, dout, dq, dk, dv, s);
+  const mma::Dims d = attention::padded(s);
+  const int64_t nq = B * Hq * d.Tp, nk = B * Hkv * d.Tkp;
+  Carver sizes;
+  for (int i = 0; i < 2; ++i) sizes.take<uint16_t>(nq * d.dqkp);  // qb, qt
+  for (int i = 0; i < 2; ++i) sizes.take<uint16_t>(nk * d.dqkp);  // kb, kt
+  sizes.take<uint16_t>(nk * d.dvp);                                // vb
+  for (int i = 0; i < 2; ++i) sizes.take<uint16_t>(nq * d.dvp);   // dob, dot
+  sizes.take<float>(B * Hq * T);                                   // D
+  Carver parts(scratch(sizes.used()));
+  uint16_t* qb = parts.take<uint16_t>(nq * d.dqkp);
+  uint16_t* qt = parts.take<uint16_t>(nq * d.dqkp);
+  uint16_t* kb = parts.take<uint16_t>(nk * d.dqkp);
+  uint16_t* kt = parts.take<uint16_t>(nk * d.dqkp);
+  uint16_t* vb = parts.take<uint16_t>(nk * d.dvp);
+  uint16_t* dob = parts.take<uint16_t>(nq * d.dvp);
+  uint16_t* dot = parts.take<uint16_t>(nq * d.dvp);
+  float* D = parts.take<float>(B * Hq * T);
+  attention::row_dots(out, dout, D, s);
+  attention::pack(q, qb, B, T, Hq, dqk, d.Tp, d.dqkp);
+  attention::pack_t(q, qt, B, T, Hq, dqk, d.Tp, d.dqkp);
+  attention::pack(k, kb, B, Tk, Hkv, dqk, d.Tkp, d.dqkp);
+  attention::pack_t(k, kt, B, Tk, Hkv, dqk, d.Tkp, d.dqkp);
+  attention::pack(v, vb, B, Tk, Hkv, dv_dim, d.Tkp, d.dvp);
+  attention::pack(dout, dob, B, T, Hq, dv_dim, d.Tp, d.dvp);
+  attention::pack_t(dout, dot, B, T, Hq, dv_dim, d.Tp, d.dvp);
+  const mma::BwdOperands x{qb, qt, kb, kt, vb, dob, dot, lse, D, dq, dk, dv};
+  launch("attention_bwd(mma)", mma::bwd_kernel,
+         dim3(static_cast<unsigned>(d.Tkp / mma::kTile), static_cast<unsigned>(Hkv),
+              static_cast<unsigned>(B)),
+         dim3(mma::kThreads), mma::kBwdSmemBytes, x, s, d);
+}
+
+}  // namespace headroom::kernels::HR_CUDA_NS

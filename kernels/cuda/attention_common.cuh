@@ -1,0 +1,84 @@
+// The mask geometry and layouts of ops.h's attention, shared by the SIMT (fp32) and tensor-core
+// (bf16) flash-attention kernels. Query t sits at position q_pos0 + t, key j at j; key j is visible
+// to query t iff j <= q_pos0 + t and (window == 0 or q_pos0 + t - j < window).
+#pragma once
+
+#include "cuda/simt.h"
+#include "util/error.h"
+
+namespace headroom::kernels::HR_CUDA_NS {
+
+struct AttnShape {
+  int64_t B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window;
+  float scale;
+
+  __host__ __device__ int64_t group() const { return Hq / Hkv; }
+  // Keys visible to query t: [key_begin(t), key_end(t)); empty when begin >= end.
+  __host__ __device__ int64_t key_begin(int64_t t) const {
+    const int64_t b = q_pos0 + t - window + 1;
+    return window > 0 && b > 0 ? b : 0;
+  }
+  __host__ __device__ int64_t key_end(int64_t t) const {
+    const int64_t e = q_pos0 + t + 1;
+    return e < Tk ? e : Tk;
+  }
+  __host__ __device__ bool visible(int64_t t, int64_t j) const {
+    return j < Tk && j <= q_pos0 + t && (window == 0 || q_pos0 + t - j < window);
+  }
+  // Queries that see key j: [query_begin(j), query_end(j)).
+  __host__ __device__ int64_t query_begin(int64_t j) const {
+    const int64_t b = j - q_pos0;
+    return b < 0 ? 0 : (b > T ? T : b);
+  }
+  __host__ __device__ int64_t query_end(int64_t j) const {
+    if (window == 0) return T;
+    const int64_t e = j + window - q_pos0;
+    return e < 0 ? 0 : (e > T ? T : e);
+  }
+  // Element offsets in the ops.h layouts.
+  __host__ __device__ int64_t q_at(int64_t b, int64_t t, int64_t h) const {
+    return ((b * T + t) * Hq + h) * dqk;
+  }
+  __host__ __device__ int64_t o_at(int64_t b, int64_t t, int64_t h) const {
+    return ((b * T + t) * Hq + h) * dv;
+  }
+  __host__ __device__ int64_t k_at(int64_t b, int64_t j, int64_t g) const {
+    return ((b * Tk + j) * Hkv + g) * dqk;
+  }
+  __host__ __device__ int64_t v_at(int64_t b, int64_t j, int64_t g) const {
+    return ((b * Tk + j) * Hkv + g) * dv;
+  }
+  __host__ __device__ int64_t stat_at(int64_t b, int64_t h, int64_t t) const {
+    return (b * Hq + h) * T + t;
+  }
+};
+
+inline void validate_attention(const AttnShape& s, const char* op) {
+  if (s.B < 0 || s.T < 0 || s.Tk < 0 || s.q_pos0 < 0)
+    fail("cuda ", op, ": negative size or offset (B = ", s.B, ", T = ", s.T, ", Tk = ", s.Tk,
+         ", q_pos0 = ", s.q_pos0, ")");
+  if (s.Hq <= 0 || s.Hkv <= 0 || s.Hq % s.Hkv != 0)
+    fail("cuda ", op, ": Hq = ", s.Hq, " must be a positive multiple of Hkv = ", s.Hkv);
+  if (s.dqk <= 0 || s.dv <= 0)
+    fail("cuda ", op, ": head dims must be positive (dqk = ", s.dqk, ", dv = ", s.dv, ")");
+  if (s.window < 0) fail("cuda ", op, ": window = ", s.window, " is negative");
+  if (s.Hq > 65535 || s.Hkv > 65535 || s.B > 65535)
+    fail("cuda ", op, ": B = ", s.B, ", Hq = ", s.Hq, " must stay within a grid dimension (65535)");
+}
+
+// D[b, h, t] = dout · out over the row (the softmax backward's correction), accumulated in double.
+// One warp per (b, t, h) row.
+__global__ void attention_row_dots(const float* out, const float* dout, float* D, AttnShape s) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  if (row >= s.B * s.T * s.Hq) return;
+  const unsigned lane = threadIdx.x % 32;
+  const int64_t h = row % s.Hq, bt = row / s.Hq, t = bt % s.T, b = bt / s.T;
+  const float* o = out + row * s.dv;
+  const float* d = dout + row * s.dv;
+  double acc = 0.0;
+  for (int64_t c = lane; c < s.dv; c += 32) acc += static_cast<double>(o[c]) * d[c];
+  acc = warp_sum(acc);
+  if (lane == 0) D[s.stat_at(b, h, t)] = static_cast<float>(acc);
+}
+
+}  // namespace headroom::kernels::HR_CUDA_NS

@@ -1,0 +1,455 @@
+// Flash attention on tensor cores: mma.sync m16n8k16, bf16 operands, fp32 accumulators and softmax
+// statistics (FlashAttention-2 schedule). The bf16 table's attention.
+// A source fragment: compiled once by attention.cu (nvcc), or once by the emulated test (g++).
+//
+// Operands. The fp32 inputs are first rounded to bf16 copies in the scratch workspace, head-major and
+// zero-padded to multiples of 64 in both sequence and width ([B, H, Lp, dp], or transposed
+// [B, H, dp, Lp] where an MMA needs the other operand order). Padding makes every tile load a full,
+// 16-byte-aligned 64-column row, and zeros contribute nothing (no NaN from garbage): no bounds checks
+// inside the loops. Every fragment is then two 16-bit neighbours along the reduction dimension,
+// read from shared memory as one 32-bit word (rows padded to 72 elements: conflict-free).
+//
+// Forward: a block = 64 query rows of one head (4 warps × 16 rows) and one slice of DVT output
+// columns; it walks the visible 64-key blocks; S = Q·Kᵀ accumulates over 64-wide chunks of dqk (Q
+// stays in shared memory when dqk <= 256, else it is re-read per chunk), the online softmax runs in
+// the log2 domain on the S fragments, P is re-packed from accumulator to A-operand registers (no
+// shared-memory round trip) and O += P·V. Output widths above 256 are split across blocks, each
+// recomputing S (accumulators stay within registers up to dv = 1024).
+//
+// Backward: a block = 64 keys of one KV head and batch row, owning dK and dV of those keys
+// (accumulated in place in the fp32 outputs, which only it touches); for every query head of the GQA
+// group and every visible 64-query block it recomputes Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, forms Pᵀ and dSᵀ,
+// then dV += Pᵀ·dO, dK += scale·dSᵀ·Q (A operands from registers) and dQ += scale·dS·K (dS through
+// shared memory), dQ added atomically in fp32. Everything is chunked by 64 columns, so any width works.
+#pragma once
+
+#include "cuda/attention_common.cuh"
+#include "cuda/runtime.h"
+
+namespace headroom::kernels::HR_CUDA_NS {
+
+namespace mma {
+
+constexpr int kThreads = 128;  // 4 warps
+constexpr int kTile = 64;      // query rows, keys, and columns per chunk
+constexpr int kLdS = 72;       // shared-memory row stride in bf16 elements (64 + 8)
+constexpr std::size_t kTileBytes = sizeof(uint16_t) * kTile * kLdS;
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+#if defined(__CUDACC__)
+using Vec16 = uint4;
+#else
+struct alignas(16) Vec16 {
+  uint32_t x, y, z, w;
+};
+#endif
+
+__device__ __forceinline__ uint32_t ld32(const uint16_t* p) {
+  return *reinterpret_cast<const uint32_t*>(p);
+}
+
+// Copies `rows` rows of 64 bf16 (src row stride src_ld elements) into a [rows][kLdS] tile; rows at
+// or past `valid` become zeros.
+__device__ __forceinline__ void load_rows(uint16_t* dst, const uint16_t* src, int64_t src_ld,
+                                          int rows, int valid) {
+  for (int i = threadIdx.x; i < rows * 8; i += kThreads) {
+    const int r = i >> 3, seg = i & 7;
+    Vec16 v = {0u, 0u, 0u, 0u};
+    if (r < valid) v = *reinterpret_cast<const Vec16*>(src + r * src_ld + seg * 8);
+    *reinterpret_cast<Vec16*>(dst + r * kLdS + seg * 8) = v;
+  }
+}
+
+// A fragment of rows [row0, row0 + 16), k-slice [k0, k0 + 16) of a [*][kLdS] tile.
+__device__ __forceinline__ void load_a(uint32_t (&a)[4], const uint16_t* tile, int row0, int k0) {
+  const int lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
+  const uint16_t* p = tile + (row0 + gq) * kLdS + k0 + 2 * tq;
+  a[0] = ld32(p);
+  a[1] = ld32(p + 8 * kLdS);
+  a[2] = ld32(p + 8);
+  a[3] = ld32(p + 8 * kLdS + 8);
+}
+// B fragment for columns [n0, n0 + 8), k-slice [k0, k0 + 16), from a tile stored [n][k].
+__device__ __forceinline__ void load_b(uint32_t (&b)[2], const uint16_t* tile, int n0, int k0) {
+  const int lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
+  const uint16_t* p = tile + (n0 + gq) * kLdS + k0 + 2 * tq;
+  b[0] = ld32(p);
+  b[1] = ld32(p + 8);
+}
+// The accumulators of two neighbouring n8 tiles (2kk, 2kk+1) as the A fragment of k-slice kk.
+__device__ __forceinline__ void acc_to_a(uint32_t (&a)[4], const float (&c0)[4], const float (&c1)[4]) {
+  a[0] = pack_bf16(c0[0], c0[1]);
+  a[1] = pack_bf16(c0[2], c0[3]);
+  a[2] = pack_bf16(c1[0], c1[1]);
+  a[3] = pack_bf16(c1[2], c1[3]);
+}
+
+// acc[n] += A·B over one 64-wide k chunk: A = rows [16·warp, +16) of tile At ([rows][k]), B from
+// tile Bt stored [n][k] (8 n8 tiles = 64 columns).
+__device__ __forceinline__ void mma_tiles(float (&acc)[8][4], const uint16_t* At, const uint16_t* Bt) {
+  const int warp = threadIdx.x / 32;
+  HR_UNROLL
+  for (int kk = 0; kk < 4; ++kk) {
+    uint32_t a[4];
+    load_a(a, At, warp * 16, kk * 16);
+    HR_UNROLL
+    for (int n = 0; n < 8; ++n) {
+      uint32_t bb[2];
+      load_b(bb, Bt, n * 8, kk * 16);
+      mma_bf16(acc[n], a, bb);
+    }
+  }
+}
+// The same with the A operand already in registers (four k-slices of 16).
+__device__ __forceinline__ void mma_regs(float (&acc)[8][4], const uint32_t (&a)[4][4],
+                                         const uint16_t* Bt) {
+  HR_UNROLL
+  for (int kk = 0; kk < 4; ++kk)
+    HR_UNROLL
+    for (int n = 0; n < 8; ++n) {
+      uint32_t bb[2];
+      load_b(bb, Bt, n * 8, kk * 16);
+      mma_bf16(acc[n], a[kk], bb);
+    }
+}
+__device__ __forceinline__ void zero(float (&acc)[8][4]) {
+  HR_UNROLL
+  for (int n = 0; n < 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+}
+
+// ---- fp32 → bf16 operand copies -----------------------------------------------------------------------
+// dst[b, h, l, c] (dims [B, H, Lp, dp]) = src[b, l, h, c] (dims [B, L, H, d]), zero outside.
+__global__ void pack_heads(const float* src, uint16_t* dst, int64_t B, int64_t L, int64_t H,
+                           int64_t d, int64_t Lp, int64_t dp) {
+  const int64_t n = B * H * Lp * dp;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t c = i % dp, r = i / dp, l = r % Lp, bh = r / Lp, h = bh % H, b = bh / H;
+    dst[i] = (l < L && c < d) ? to_bf16(src[((b * L + l) * H + h) * d + c]) : uint16_t{0};
+  }
+}
+
+// dst[b, h, c, l] (dims [B, H, dp, Lp]) = src[b, l, h, c]; 32×32 tiles through shared memory.
+// grid (Lp / 32, dp / 32, B * H), block (32, 8).
+__global__ void pack_heads_t(const float* src, uint16_t* dst, int64_t L, int64_t H, int64_t d,
+                             int64_t Lp, int64_t dp) {
+  __shared__ float tile[32][33];
+  const int64_t l0 = static_cast<int64_t>(blockIdx.x) * 32, c0 = static_cast<int64_t>(blockIdx.y) * 32;
+  const int64_t bh = blockIdx.z, h = bh % H, b = bh / H;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (int i = ty; i < 32; i += 8) {
+    const int64_t l = l0 + i, c = c0 + tx;
+    tile[i][tx] = (l < L && c < d) ? src[((b * L + l) * H + h) * d + c] : 0.f;
+  }
+  __syncthreads();
+  for (int i = ty; i < 32; i += 8) {
+    const int64_t c = c0 + i, l = l0 + tx;
+    dst[(bh * dp + c) * Lp + l] = to_bf16(tile[tx][i]);
+  }
+}
+
+struct Dims {
+  int64_t Tp, Tkp, dqkp, dvp;
+};
+
+// ---- forward ----------------------------------------------------------------------------------------------
+inline std::size_t fwd_smem_bytes(const Dims& d, int dvt, bool q_resident) {
+  const int64_t q_tiles = q_resident ? d.dqkp / kTile : 1;
+  return kTileBytes * (q_tiles + 1) + sizeof(uint16_t) * dvt * kLdS;
+}
+
+// grid (n_q_blocks · n_dv_slices, Hq, B). qb [B,Hq,Tp,dqkp], kb [B,Hkv,Tkp,dqkp], vt [B,Hkv,dvp,Tkp].
+template <int DVT>
+__global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const uint16_t* kb,
+                                                       const uint16_t* vt, float* out, float* lse,
+                                                       AttnShape s, Dims d, int n_slices,
+                                                       bool q_resident) {
+  constexpr int NT = DVT / 8;  // n8 tiles of output columns per warp
+  HR_DYNAMIC_SMEM(uint16_t, smem);
+  const int64_t q_tiles = q_resident ? d.dqkp / kTile : 1;
+  uint16_t* Qs = smem;                         // q_tiles × [64][kLdS]
+  uint16_t* Ks = Qs + q_tiles * kTile * kLdS;  // [64][kLdS]
+  uint16_t* Vts = Ks + kTile * kLdS;           // [DVT][kLdS]: rows = output columns, cols = keys
+
+  const int64_t n_qblocks = d.Tp / kTile;
+  const int64_t qblk = n_qblocks - 1 - blockIdx.x / n_slices;  // the costliest (causal) blocks first
+  const int slice = static_cast<int>(blockIdx.x % n_slices);
+  const int64_t h = blockIdx.y, b = blockIdx.z, g = h / s.group();
+  const int64_t t0 = qblk * kTile, c_out0 = static_cast<int64_t>(slice) * DVT;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
+  const int64_t nq = imin64(kTile, s.T - t0);
+  const int64_t chunks = d.dqkp / kTile;
+  const uint16_t* qhead = qb + ((b * s.Hq + h) * d.Tp + t0) * d.dqkp;
+  const uint16_t* khead = kb + (b * s.Hkv + g) * d.Tkp * d.dqkp;
+  const uint16_t* vhead = vt + (b * s.Hkv + g) * d.dvp * d.Tkp;
+  const int v_rows = static_cast<int>(imin64(DVT, d.dvp - c_out0));
+
+  if (q_resident)
+    for (int64_t c = 0; c < chunks; ++c)
+      load_rows(Qs + c * kTile * kLdS, qhead + c * kTile, d.dqkp, kTile, kTile);
+
+  float o[NT][4];
+  HR_UNROLL
+  for (int n = 0; n < NT; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+  float m[2] = {neg_inf(), neg_inf()}, l[2] = {0.f, 0.f};
+  const int64_t row[2] = {t0 + warp * 16 + gq, t0 + warp * 16 + gq + 8};
+  const float scale_log2 = s.scale * kLog2e;
+
+  const int64_t j_begin = s.key_begin(t0), j_end = s.key_end(t0 + nq - 1);
+  const int64_t kb_end = ceil_div(j_end, kTile);
+  for (int64_t kblk = j_begin / kTile; kblk < kb_end; ++kblk) {
+    const int64_t j0 = kblk * kTile;
+    float sacc[8][4];
+    HR_UNROLL
+    for (int n = 0; n < 8; ++n) sacc[n][0] = sacc[n][1] = sacc[n][2] = sacc[n][3] = 0.f;
+    for (int64_t c = 0; c < chunks; ++c) {
+      __syncthreads();  // the previous users of Ks / Qs / Vts are done
+      load_rows(Ks, khead + j0 * d.dqkp + c * kTile, d.dqkp, kTile, kTile);
+      if (!q_resident) load_rows(Qs, qhead + c * kTile, d.dqkp, kTile, kTile);
+      if (c == 0) load_rows(Vts, vhead + c_out0 * d.Tkp + j0, d.Tkp, DVT, v_rows);
+      __syncthreads();
+      const uint16_t* Qc = q_resident ? Qs + c * kTile * kLdS : Qs;
+      HR_UNROLL
+      for (int kk = 0; kk < 4; ++kk) {
+        uint32_t a[4];
+        load_a(a, Qc, warp * 16, kk * 16);
+        HR_UNROLL
+        for (int n = 0; n < 8; ++n) {
+          uint32_t bb[2];
+          load_b(bb, Ks, n * 8, kk * 16);
+          mma_bf16(sacc[n], a, bb);
+        }
+      }
+    }
+    // Scores in the log2 domain; masked ones -inf. Blocks wholly visible to every row skip the test.
+    const bool full = j0 >= s.key_begin(t0 + nq - 1) && j0 + kTile <= s.key_end(t0);
+    float mx[2] = {neg_inf(), neg_inf()};
+    HR_UNROLL
+    for (int n = 0; n < 8; ++n)
+      HR_UNROLL
+      for (int e = 0; e < 4; ++e) {
+        const int64_t t = row[e >> 1], j = j0 + n * 8 + 2 * tq + (e & 1);
+        float x = sacc[n][e] * scale_log2;
+        if (!full && !(t < s.T && s.visible(t, j))) x = neg_inf();
+        sacc[n][e] = x;
+        mx[e >> 1] = fmaxf(mx[e >> 1], x);
+      }
+    float alpha[2], mu[2];
+    HR_UNROLL
+    for (int i = 0; i < 2; ++i) {
+      mx[i] = fmaxf(mx[i], __shfl_xor_sync(kFullMask, mx[i], 1));
+      mx[i] = fmaxf(mx[i], __shfl_xor_sync(kFullMask, mx[i], 2));
+      const float mn = fmaxf(m[i], mx[i]);
+      mu[i] = mn == neg_inf() ? 0.f : mn;  // nothing visible yet: keep exp2 away from -inf - -inf
+      alpha[i] = exp2f(m[i] - mu[i]);
+      m[i] = mn;
+    }
+    float ls[2] = {0.f, 0.f};
+    HR_UNROLL
+    for (int n = 0; n < 8; ++n)
+      HR_UNROLL
+      for (int e = 0; e < 4; ++e) {
+        const float p = exp2f(sacc[n][e] - mu[e >> 1]);
+        sacc[n][e] = p;
+        ls[e >> 1] += p;
+      }
+    // Row sums stay per-thread partials (alpha is uniform over the quad); reduced at the end.
+    l[0] = l[0] * alpha[0] + ls[0];
+    l[1] = l[1] * alpha[1] + ls[1];
+    HR_UNROLL
+    for (int n = 0; n < NT; ++n) {
+      o[n][0] *= alpha[0];
+      o[n][1] *= alpha[0];
+      o[n][2] *= alpha[1];
+      o[n][3] *= alpha[1];
+    }
+    HR_UNROLL
+    for (int kk = 0; kk < 4; ++kk) {
+      uint32_t a[4];
+      acc_to_a(a, sacc[2 * kk], sacc[2 * kk + 1]);
+      HR_UNROLL
+      for (int n = 0; n < NT; ++n) {
+        uint32_t bb[2];
+        load_b(bb, Vts, n * 8, kk * 16);
+        mma_bf16(o[n], a, bb);
+      }
+    }
+  }
+  HR_UNROLL
+  for (int i = 0; i < 2; ++i) {
+    l[i] += __shfl_xor_sync(kFullMask, l[i], 1);
+    l[i] += __shfl_xor_sync(kFullMask, l[i], 2);
+  }
+  // A query that sees no key: out = 0, lse = -inf.
+  HR_UNROLL
+  for (int i = 0; i < 2; ++i) {
+    if (row[i] >= s.T) continue;
+    const float inv = l[i] > 0.f ? 1.f / l[i] : 0.f;
+    float* orow = out + s.o_at(b, row[i], h);
+    HR_UNROLL
+    for (int n = 0; n < NT; ++n) {
+      const int64_t col = c_out0 + n * 8 + 2 * tq;
+      if (col < s.dv) orow[col] = o[n][2 * i] * inv;
+      if (col + 1 < s.dv) orow[col + 1] = o[n][2 * i + 1] * inv;
+    }
+    if (slice == 0 && tq == 0)
+      lse[s.stat_at(b, h, row[i])] = l[i] > 0.f ? (m[i] + log2f(l[i])) * kLn2 : neg_inf();
+  }
+}
+
+// ---- backward ---------------------------------------------------------------------------------------------
+struct BwdOperands {
+  const uint16_t *qb, *qt, *kb, *kt, *vb, *dob, *dot;  // [B,Hq,Tp,dqkp] [B,Hq,dqkp,Tp] [B,Hkv,Tkp,dqkp]
+                                                       // [B,Hkv,dqkp,Tkp] [B,Hkv,Tkp,dvp]
+                                                       // [B,Hq,Tp,dvp] [B,Hq,dvp,Tp]
+  const float *lse, *D;                                // [B,Hq,T]
+  float *dq, *dk, *dv;                                 // ops.h layouts; zeroed before the launch
+};
+
+// rows key[0], key[1] of a [Tk, H, width] gradient += factor · acc (columns col0 + 0..63).
+__device__ __forceinline__ void add_key_rows(const float (&acc)[8][4], float* grad, int64_t width,
+                                             int64_t col0, float factor, int64_t b, int64_t g,
+                                             const int64_t (&key)[2], const AttnShape& s,
+                                             bool is_v) {
+  const int tq = (threadIdx.x % 32) & 3;
+  HR_UNROLL
+  for (int i = 0; i < 2; ++i) {
+    if (key[i] >= s.Tk) continue;
+    float* dst = grad + (is_v ? s.v_at(b, key[i], g) : s.k_at(b, key[i], g));
+    HR_UNROLL
+    for (int n = 0; n < 8; ++n) {
+      const int64_t col = col0 + n * 8 + 2 * tq;
+      if (col < width) dst[col] += factor * acc[n][2 * i];
+      if (col + 1 < width) dst[col + 1] += factor * acc[n][2 * i + 1];
+    }
+  }
+}
+
+constexpr std::size_t kBwdSmemBytes = 3 * kTileBytes + 2 * kTile * sizeof(float);
+
+// grid (Tkp / 64, Hkv, B).
+__global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape s, Dims d) {
+  HR_DYNAMIC_SMEM(uint16_t, smem);
+  uint16_t* At = smem;                // [64][kLdS]: K or V chunk (rows = keys)
+  uint16_t* Bt = At + kTile * kLdS;   // [64][kLdS]: Q / dO chunk, later Qᵀ / dOᵀ / Kᵀ chunk
+  uint16_t* dSs = Bt + kTile * kLdS;  // [64 queries][kLdS keys]: dS (not transposed), bf16
+  float* L2 = reinterpret_cast<float*>(dSs + kTile * kLdS);  // [64] lse · log2(e) per query
+  float* Dq = L2 + kTile;                                     // [64] D per query
+
+  const int64_t j0 = static_cast<int64_t>(blockIdx.x) * kTile;
+  const int64_t g = blockIdx.y, b = blockIdx.z;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
+  const int tid = threadIdx.x;
+  const int64_t nk = imin64(kTile, s.Tk - j0);
+  const int64_t key[2] = {j0 + warp * 16 + gq, j0 + warp * 16 + gq + 8};
+  const int64_t ck = d.dqkp / kTile, cv = d.dvp / kTile;
+  const float scale_log2 = s.scale * kLog2e;
+  const uint16_t* khead = x.kb + (b * s.Hkv + g) * d.Tkp * d.dqkp + j0 * d.dqkp;
+  const uint16_t* vhead = x.vb + (b * s.Hkv + g) * d.Tkp * d.dvp + j0 * d.dvp;
+  const uint16_t* kthead = x.kt + (b * s.Hkv + g) * d.dqkp * d.Tkp + j0;
+
+  const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(j0 + nk - 1);
+  for (int64_t hl = 0; hl < s.group(); ++hl) {
+    const int64_t h = g * s.group() + hl;
+    const int64_t bh = b * s.Hq + h;
+    for (int64_t qblk = t_begin / kTile; qblk < ceil_div(t_end, kTile); ++qblk) {
+      const int64_t t0 = qblk * kTile;
+      // Sᵀ (rows = keys, cols = queries) over dqk chunks, then dPᵀ over dv chunks.
+      float st[8][4], dpt[8][4];
+      zero(st);
+      zero(dpt);
+      const uint16_t* qrows = x.qb + (bh * d.Tp + t0) * d.dqkp;
+      for (int64_t c = 0; c < ck; ++c) {
+        __syncthreads();  // the previous users of At / Bt / L2 / Dq are done
+        load_rows(At, khead + c * kTile, d.dqkp, kTile, kTile);
+        load_rows(Bt, qrows + c * kTile, d.dqkp, kTile, kTile);
+        if (c == 0 && tid < kTile) {
+          const int64_t t = t0 + tid;
+          const float lse = t < s.T ? x.lse[s.stat_at(b, h, t)] : neg_inf();
+          L2[tid] = lse == neg_inf() ? neg_inf() : lse * kLog2e;
+          Dq[tid] = t < s.T ? x.D[s.stat_at(b, h, t)] : 0.f;
+        }
+        __syncthreads();
+        mma_tiles(st, At, Bt);
+      }
+      const uint16_t* dorows = x.dob + (bh * d.Tp + t0) * d.dvp;
+      for (int64_t c = 0; c < cv; ++c) {
+        __syncthreads();
+        load_rows(At, vhead + c * kTile, d.dvp, kTile, kTile);
+        load_rows(Bt, dorows + c * kTile, d.dvp, kTile, kTile);
+        __syncthreads();
+        mma_tiles(dpt, At, Bt);
+      }
+      // Pᵀ = exp2(Sᵀ·scale·log2e − lse·log2e) where visible (a query with lse = -inf saw no key and
+      // has no gradient); dSᵀ = Pᵀ ∘ (dPᵀ − D). dS also goes to shared memory, transposed.
+      HR_UNROLL
+      for (int n = 0; n < 8; ++n)
+        HR_UNROLL
+        for (int e = 0; e < 4; ++e) {
+          const int qi = n * 8 + 2 * tq + (e & 1);
+          const int64_t t = t0 + qi, j = key[e >> 1];
+          const float lq = L2[qi];
+          const bool vis = t < s.T && lq != neg_inf() && s.visible(t, j);
+          const float p = vis ? exp2f(st[n][e] * scale_log2 - lq) : 0.f;
+          const float ds = p * (dpt[n][e] - Dq[qi]);
+          st[n][e] = p;
+          dpt[n][e] = ds;
+          dSs[qi * kLdS + warp * 16 + gq + (e >> 1) * 8] = to_bf16(ds);
+        }
+      uint32_t pa[4][4], dsa[4][4];
+      HR_UNROLL
+      for (int kk = 0; kk < 4; ++kk) {
+        acc_to_a(pa[kk], st[2 * kk], st[2 * kk + 1]);
+        acc_to_a(dsa[kk], dpt[2 * kk], dpt[2 * kk + 1]);
+      }
+      // dV += Pᵀ·dO and dK += scale·dSᵀ·Q, 64 output columns at a time, added to the fp32 outputs
+      // this block owns.
+      const uint16_t* dotrows = x.dot + bh * d.dvp * d.Tp + t0;
+      for (int64_t c = 0; c < cv; ++c) {
+        __syncthreads();
+        load_rows(Bt, dotrows + c * kTile * d.Tp, d.Tp, kTile, kTile);
+        __syncthreads();
+        float acc[8][4];
+        zero(acc);
+        mma_regs(acc, pa, Bt);
+        add_key_rows(acc, x.dv, s.dv, c * kTile, 1.f, b, g, key, s, true);
+      }
+      const uint16_t* qtrows = x.qt + bh * d.dqkp * d.Tp + t0;
+      for (int64_t c = 0; c < ck; ++c) {
+        __syncthreads();
+        load_rows(Bt, qtrows + c * kTile * d.Tp, d.Tp, kTile, kTile);
+        __syncthreads();
+        float acc[8][4];
+        zero(acc);
+        mma_regs(acc, dsa, Bt);
+        add_key_rows(acc, x.dk, s.dqk, c * kTile, s.scale, b, g, key, s, false);
+      }
+      // dQ += scale·dS·K: rows = this warp's 16 queries, A from dS in shared memory, B from Kᵀ.
+      for (int64_t c = 0; c < ck; ++c) {
+        __syncthreads();
+        load_rows(Bt, kthead + c * kTile * d.Tkp, d.Tkp, kTile, kTile);
+        __syncthreads();
+        float acc[8][4];
+        zero(acc);
+        mma_tiles(acc, dSs, Bt);
+        HR_UNROLL
+        for (int i = 0; i < 2; ++i) {
+          const int64_t t = t0 + warp * 16 + gq + 8 * i;
+          if (t >= s.T) continue;
+          float* dst = x.dq + s.q_at(b, t, h);
+          HR_UNROLL
+          for (int n = 0; n < 8; ++n) {
+            const int64_t col = c * kTile + n * 8 + 2 * tq;
+            if (col < s.dqk) atomicAdd(dst + col, s.scale * acc[n][2 * i]);
+            if (col + 1 < s.dqk) atomicAdd(dst + col + 1, s.scale * acc[n][2 * i + 1]);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace mma
+
+}  // namespace headroom::kernels::HR_CUDA_NS

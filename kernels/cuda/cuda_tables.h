@@ -1,0 +1,25 @@
+// The CUDA op tables (ops.h declares cuda_ops()).
+//
+//   cuda_ops()       the training table: bf16 tensor-core GEMMs (cuBLASLt, fp32 accumulate and
+//                    output) and bf16 flash attention (fp32 softmax statistics and accumulators);
+//                    every other op in fp32. With HEADROOM_CUDA_PRECISION=fp32 in the environment
+//                    it returns cuda_ops_fp32() instead.
+//   cuda_ops_bf16()  that bf16 table, whatever the environment says.
+//   cuda_ops_fp32()  exact fp32 everywhere (cuBLASLt CUBLAS_COMPUTE_32F without TF32, SIMT flash
+//                    attention): agrees with cpu_ops() to fp32 rounding; for validation.
+//
+// All three throw headroom::Error when no GPU is usable. Every pointer handed to them is device
+// memory of the current device (cudaSetDevice before the first call; see
+// parallel::select_local_gpu in src/parallel/nccl_comm.h). Every op is enqueued on one stream
+// (kernels/cuda/stream.h) and returns without waiting, except copy_to_host, copy_from_host,
+// synchronize, sum_squares, count_nonfinite and cross_entropy, which wait for it.
+#pragma once
+
+#include "ops.h"
+
+namespace headroom::kernels {
+
+const Ops& cuda_ops_bf16();
+const Ops& cuda_ops_fp32();
+
+}  // namespace headroom::kernels

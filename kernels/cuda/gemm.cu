@@ -1,0 +1,172 @@
+// Dense products through cuBLASLt. Row-major C[M,N] = op(A)·op(B) is computed as the column-major
+// product Cᵀ[N,M] = op(B)ᵀ·op(A)ᵀ: cuBLASLt's first operand is our B, its second our A, and every
+// row-major matrix is the column-major view of its transpose (no data moves).
+//
+// matmul_bf16: A and B are rounded to bf16 copies in the scratch workspace, multiplied with fp32
+// accumulation into the fp32 C. matmul_fp32: fp32 operands, CUBLAS_COMPUTE_32F (TF32 off).
+// Plans (descriptors + the heuristic's algorithm) are cached per shape, transposes, precision and
+// pointer alignment: cuBLASLt's heuristic assumes 256-byte-aligned buffers unless told otherwise,
+// and callers pass offsets into larger buffers.
+#include "cuda/entries.h"
+#include "cuda/runtime.h"
+
+#include <cublasLt.h>
+
+#include <map>
+#include <tuple>
+
+namespace headroom::kernels::cuda {
+
+namespace {
+
+void lt_check(cublasStatus_t st, const char* call, const char* file, int line) {
+  if (st != CUBLAS_STATUS_SUCCESS)
+    fail("cuBLASLt ", call, " failed at ", file, ":", line, ": ", cublasLtGetStatusName(st), " (",
+         cublasLtGetStatusString(st), ")");
+}
+#define HEADROOM_LT_CHECK(call) lt_check((call), #call, __FILE__, __LINE__)
+
+constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;  // NVIDIA's advice for Hopper
+
+struct Lt {
+  cublasLtHandle_t handle = nullptr;
+  void* workspace = nullptr;
+};
+
+Lt& lt() {
+  static Lt* s = [] {
+    auto* l = new Lt;
+    HEADROOM_LT_CHECK(cublasLtCreate(&l->handle));
+    l->workspace = alloc(kWorkspaceBytes);
+    return l;
+  }();
+  return *s;
+}
+
+uint32_t alignment_of(const void* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  uint32_t al = 256;
+  while (al > 1 && a % al != 0) al /= 2;
+  return al;
+}
+
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, bool, uint32_t, uint32_t, uint32_t>;
+
+struct Plan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+};
+
+const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, bool bf16,
+                     uint32_t align_a, uint32_t align_b, uint32_t align_c) {
+  static std::map<PlanKey, Plan> cache;
+  const PlanKey key{M, N, K, trans_a, trans_b, bf16, align_a, align_b, align_c};
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+
+  Plan p;
+  const cudaDataType_t in = bf16 ? CUDA_R_16BF : CUDA_R_32F;
+  HEADROOM_LT_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  // cuBLASLt's A is our B (column-major view [N, K] when stored [K, N]) and its B is our A.
+  const cublasOperation_t op_first = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_second = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  HEADROOM_LT_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_first,
+                                                   sizeof op_first));
+  HEADROOM_LT_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_second,
+                                                   sizeof op_second));
+  const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
+  if (!trans_b)
+    HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.a, in, u(N), u(K), N));
+  else
+    HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.a, in, u(K), u(N), K));
+  if (!trans_a)
+    HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.b, in, u(K), u(M), K));
+  else
+    HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.b, in, u(M), u(K), M));
+  HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_32F, u(N), u(M), N));
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  HEADROOM_LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  const std::size_t ws = kWorkspaceBytes;
+  HEADROOM_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  // Our B is cuBLASLt's A and our A its B.
+  HEADROOM_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b, sizeof align_b));
+  HEADROOM_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a, sizeof align_a));
+  HEADROOM_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof align_c));
+  HEADROOM_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof align_c));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  HEADROOM_LT_CHECK(cublasLtMatmulAlgoGetHeuristic(lt().handle, p.op, p.a, p.b, p.c, p.c, pref, 1,
+                                                   &result, &found));
+  HEADROOM_LT_CHECK(cublasLtMatmulPreferenceDestroy(pref));
+  if (found == 0)
+    fail("cuBLASLt has no algorithm for C[", M, ",", N, "] = A", trans_a ? "ᵀ" : "", " B",
+         trans_b ? "ᵀ" : "", " with K = ", K, " (", bf16 ? "bf16" : "fp32", ", alignments ", align_a,
+         "/", align_b, "/", align_c, " bytes)");
+  p.algo = result.algo;
+  // Bounded: a long decode with ever-new shapes must not grow without limit.
+  if (cache.size() >= 512) {
+    for (auto& [k, q] : cache) {
+      cublasLtMatrixLayoutDestroy(q.a);
+      cublasLtMatrixLayoutDestroy(q.b);
+      cublasLtMatrixLayoutDestroy(q.c);
+      cublasLtMatmulDescDestroy(q.op);
+    }
+    cache.clear();
+  }
+  return cache.emplace(key, p).first->second;
+}
+
+__global__ void to_bf16_kernel(const float* x, uint16_t* y, int64_t n) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    y[i] = to_bf16(x[i]);
+}
+
+void run(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+         bool trans_b, bool accumulate, bool bf16) {
+  const Plan& p = plan_for(M, N, K, trans_a, trans_b, bf16, alignment_of(A), alignment_of(B),
+                           alignment_of(C));
+  const float alpha = 1.f, beta = accumulate ? 1.f : 0.f;
+  HEADROOM_LT_CHECK(cublasLtMatmul(lt().handle, p.op, &alpha, B, p.a, A, p.b, &beta, C, p.c, C,
+                                   p.c, &p.algo, lt().workspace, kWorkspaceBytes, stream()));
+}
+
+bool trivial(float* C, int64_t M, int64_t N, int64_t K, bool accumulate) {
+  if (M < 0 || N < 0 || K < 0) fail("cuda matmul: negative size (M = ", M, ", N = ", N, ", K = ", K, ")");
+  if (M == 0 || N == 0) return true;
+  if (K == 0) {  // an empty sum
+    if (!accumulate) zero_async(C, sizeof(float) * M * N);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void matmul_fp32(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K,
+                 bool trans_a, bool trans_b, bool accumulate) {
+  if (trivial(C, M, N, K, accumulate)) return;
+  run(A, B, C, M, N, K, trans_a, trans_b, accumulate, false);
+}
+
+void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K,
+                 bool trans_a, bool trans_b, bool accumulate) {
+  if (trivial(C, M, N, K, accumulate)) return;
+  Carver sizes;
+  sizes.take<uint16_t>(M * K);
+  sizes.take<uint16_t>(K * N);
+  Carver parts(scratch(sizes.used()));
+  uint16_t* a16 = parts.take<uint16_t>(M * K);
+  uint16_t* b16 = parts.take<uint16_t>(K * N);
+  launch("matmul(bf16 A)", to_bf16_kernel, grid_1d(M * K, 256), dim3(256), 0, A, a16, M * K);
+  launch("matmul(bf16 B)", to_bf16_kernel, grid_1d(K * N, 256), dim3(256), 0, B, b16, K * N);
+  run(a16, b16, C, M, N, K, trans_a, trans_b, accumulate, true);
+}
+
+}  // namespace headroom::kernels::cuda

@@ -1,0 +1,94 @@
+// The CUDA backend's runtime: device memory, the one stream every op runs on, a stream-ordered scratch
+// workspace, and the checked kernel launch. Real implementation: runtime.cu; the CPU emulator's:
+// emu/runtime_emu.h.
+//
+// Ordering: every op enqueues its work on stream() and returns; work is ordered by the stream, so
+// buffers (and the scratch workspace) can be reused by the next op without waiting. Results reach
+// the host only through copy_to_host / download (which wait), or synchronize().
+#pragma once
+
+#include "cuda/simt.h"
+
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#include "cuda/cuda_check.h"
+#include "cuda/stream.h"
+#include "util/error.h"
+#endif
+
+namespace headroom::kernels::HR_CUDA_NS {
+
+// ---- the memory entries of the op table (ops.h) -----------------------------------------------------
+void* alloc(std::size_t bytes);  // alloc(0) returns a unique pointer that free() accepts
+void free(void* p);
+void copy_to_host(void* host_dst, const void* src, std::size_t bytes);      // waits for the stream
+void copy_from_host(void* dst, const void* host_src, std::size_t bytes);    // host buffer reusable on return
+void synchronize();
+
+// ---- for the ops ------------------------------------------------------------------------------------
+// One workspace shared by all ops. The pointer is valid until the next scratch() call: an op that
+// needs several buffers asks once for their total and carves it (carve below).
+void* scratch(std::size_t bytes);
+void zero_async(void* p, std::size_t bytes);
+// Copies device → host and waits.
+void download(void* host_dst, const void* src, std::size_t bytes);
+// A device word for errors found inside kernels (cross_entropy's out-of-range targets). Holds
+// ~0ull when clear; a kernel atomicMin's a row index into it; reset_error_slot() clears it.
+unsigned long long* error_slot();
+void reset_error_slot();
+// Largest dynamic shared memory one block may use (opt-in), bytes.
+std::size_t max_dynamic_smem();
+
+// Aligned sub-buffers of one scratch() allocation.
+class Carver {
+ public:
+  static constexpr std::size_t kAlign = 256;
+  // First pass: sizes only (base == nullptr); second pass: real pointers.
+  explicit Carver(void* base = nullptr) : base_(static_cast<unsigned char*>(base)) {}
+  template <class T>
+  T* take(std::size_t count) {
+    const std::size_t off = used_;
+    used_ += (count * sizeof(T) + kAlign - 1) / kAlign * kAlign;
+    return base_ ? reinterpret_cast<T*>(base_ + off) : nullptr;
+  }
+  std::size_t used() const { return used_; }
+
+ private:
+  unsigned char* base_;
+  std::size_t used_ = 0;
+};
+
+inline dim3 grid_1d(int64_t n, int64_t threads, int64_t max_blocks = 8192) {
+  int64_t b = ceil_div(n, threads);
+  if (b < 1) b = 1;
+  if (b > max_blocks) b = max_blocks;
+  return dim3(static_cast<unsigned>(b));
+}
+
+#if defined(__CUDACC__)
+// Launches on stream() and checks the launch (configuration errors surface here; faults inside the
+// kernel surface at the next checked call that waits).
+template <class Kernel, class... Args>
+void launch(const char* name, Kernel kernel, dim3 grid, dim3 block, std::size_t smem, Args... args) {
+  if (grid.y > 65535 || grid.z > 65535)
+    fail("CUDA launch of ", name, ": grid ", grid.x, "×", grid.y, "×", grid.z,
+         " exceeds 65535 in y or z");
+  if (smem > 48 * 1024) {
+    if (smem > max_dynamic_smem())
+      fail("CUDA launch of ", name, ": needs ", smem, " bytes of shared memory, the device allows ",
+           max_dynamic_smem());
+    HEADROOM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem)));
+  }
+  kernel<<<grid, block, smem, stream()>>>(args...);
+  HEADROOM_CUDA_LAUNCHED(name);
+}
+#endif
+
+}  // namespace headroom::kernels::HR_CUDA_NS
+
+#if !defined(__CUDACC__)
+#include "cuda/emu/runtime_emu.h"
+#endif

@@ -1,0 +1,176 @@
+// NcclComm (nccl_comm.h). Compiled into libheadroom on every build; the body needs CUDA and NCCL,
+// present when the CUDA backend is (HEADROOM_HAVE_CUDA comes from headroom_kernels_cuda).
+#include "parallel/nccl_comm.h"
+
+#include "parallel/mpi_comm.h"
+#include "util/error.h"
+
+#ifdef HEADROOM_HAVE_CUDA
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cuda/cuda_check.h"
+#include "cuda/device.h"
+#include "cuda/stream.h"
+
+namespace headroom::parallel {
+
+namespace {
+
+void nccl_check(ncclResult_t rc, const char* what) {
+  if (rc == ncclSuccess) return;
+  fail(what, ": NCCL error ", static_cast<int>(rc), ": ", ncclGetErrorString(rc),
+       rc == ncclSystemError || rc == ncclRemoteError ? " (NCCL_DEBUG=WARN tells more)" : "");
+}
+
+bool on_device(const void* p) {
+  cudaPointerAttributes a{};
+  const cudaError_t rc = cudaPointerGetAttributes(&a, p);
+  if (rc != cudaSuccess) {  // older runtimes reject plain host pointers: that is the answer
+    cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+class NcclComm final : public Comm {
+ public:
+  explicit NcclComm(MPI_Comm group) : host_(dup(group)) {
+    if (host_.size() == 1) return;
+    ncclUniqueId id{};
+    if (host_.rank() == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    mpi_check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, host_.handle()), "MPI_Bcast(ncclUniqueId)");
+    nccl_check(ncclCommInitRank(&comm_, host_.size(), id, host_.rank()), "ncclCommInitRank");
+  }
+  ~NcclComm() override {
+    if (comm_ == nullptr) return;
+    const ncclResult_t rc = ncclCommDestroy(comm_);
+    if (rc != ncclSuccess)
+      std::fprintf(stderr, "headroom: ncclCommDestroy failed: %s\n", ncclGetErrorString(rc));
+  }
+  NcclComm(const NcclComm&) = delete;
+  NcclComm& operator=(const NcclComm&) = delete;
+
+  int rank() const override { return host_.rank(); }
+  int size() const override { return host_.size(); }
+
+  void allreduce_sum(float* x, int64_t n) override { reduce(x, n, ncclFloat, ncclSum, "float sum"); }
+  void allreduce_sum(double* x, int64_t n) override { reduce(x, n, ncclDouble, ncclSum, "double sum"); }
+  void allreduce_sum(int64_t* x, int64_t n) override { reduce(x, n, ncclInt64, ncclSum, "int64 sum"); }
+  void allreduce_max(int64_t* x, int64_t n) override { reduce(x, n, ncclInt64, ncclMax, "int64 max"); }
+
+  void broadcast(void* x, std::size_t bytes, int root) override {
+    if (size() == 1 || bytes == 0) return;
+    if (!on_device(x)) return host_.broadcast(x, bytes, root);
+    nccl_check(ncclBroadcast(x, x, bytes, ncclUint8, root, comm_, kernels::cuda::stream()),
+               "ncclBroadcast");
+  }
+
+  void allgather(float* x, const int64_t* counts, const int64_t* displs) override {
+    if (size() == 1) return;
+    if (!on_device(x)) return host_.allgather(x, counts, displs);
+    bool regular = true;  // equal, back-to-back blocks: one in-place ncclAllGather
+    for (int r = 0; r < size(); ++r) regular = regular && counts[r] == counts[0] && displs[r] == r * counts[0];
+    if (regular) {
+      if (counts[0] == 0) return;
+      nccl_check(ncclAllGather(x + displs[rank()], x, static_cast<std::size_t>(counts[0]), ncclFloat,
+                               comm_, kernels::cuda::stream()),
+                 "ncclAllGather");
+      return;
+    }
+    // Uneven blocks: every rank broadcasts its own, fused into one NCCL group.
+    nccl_check(ncclGroupStart(), "ncclGroupStart");
+    for (int r = 0; r < size(); ++r)
+      if (counts[r] > 0)
+        nccl_check(ncclBroadcast(x + displs[r], x + displs[r], static_cast<std::size_t>(counts[r]),
+                                 ncclFloat, r, comm_, kernels::cuda::stream()),
+                   "ncclBroadcast(allgather block)");
+    nccl_check(ncclGroupEnd(), "ncclGroupEnd(allgather)");
+  }
+
+  void barrier() override {
+    HEADROOM_CUDA_CHECK(cudaStreamSynchronize(kernels::cuda::stream()));
+    if (comm_ != nullptr) {
+      ncclResult_t async = ncclSuccess;
+      nccl_check(ncclCommGetAsyncError(comm_, &async), "ncclCommGetAsyncError");
+      nccl_check(async, "an earlier NCCL collective");
+    }
+    host_.barrier();
+  }
+
+ private:
+  static MPI_Comm dup(MPI_Comm group) {
+    MPI_Comm c = MPI_COMM_NULL;
+    mpi_check(MPI_Comm_dup(group, &c), "MPI_Comm_dup (NCCL bootstrap)");
+    return c;
+  }
+
+  template <class T>
+  void reduce(T* x, int64_t n, ncclDataType_t type, ncclRedOp_t op, const char* what) {
+    if (size() == 1 || n == 0) return;
+    if (!on_device(x)) {
+      if constexpr (std::is_same_v<T, int64_t>)
+        if (op == ncclMax) return host_.allreduce_max(x, n);
+      return host_.allreduce_sum(x, n);
+    }
+    nccl_check(ncclAllReduce(x, x, static_cast<std::size_t>(n), type, op, comm_,
+                             kernels::cuda::stream()),
+               (std::string("ncclAllReduce(") + what + ")").c_str());
+  }
+
+  MpiComm host_;  // owns the duplicated communicator
+  ncclComm_t comm_ = nullptr;
+};
+
+int local_rank() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) {
+    MPI_Comm node = MPI_COMM_NULL;
+    mpi_check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+              "MPI_Comm_split_type(shared)");
+    int r = 0;
+    mpi_check(MPI_Comm_rank(node, &r), "MPI_Comm_rank(node)");
+    mpi_check(MPI_Comm_free(&node), "MPI_Comm_free(node)");
+    return r;
+  }
+  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"})
+    if (const char* s = std::getenv(v)) return std::atoi(s);
+  return 0;
+}
+
+}  // namespace
+
+int select_local_gpu() {
+  const int n = kernels::cuda::device_count();
+  if (n == 0) fail("--train.device cuda: no usable GPU on this machine (cudaGetDeviceCount found none)");
+  const int device = local_rank() % n;
+  HEADROOM_CUDA_CHECK(cudaSetDevice(device));
+  return device;
+}
+
+std::unique_ptr<Comm> make_nccl_comm(MPI_Comm group) { return std::make_unique<NcclComm>(group); }
+
+}  // namespace headroom::parallel
+
+#else  // no CUDA in this build
+
+namespace headroom::parallel {
+
+int select_local_gpu() {
+  fail("Headroom was built without CUDA (configure with -DHEADROOM_CUDA=ON on a machine with nvcc)");
+}
+std::unique_ptr<Comm> make_nccl_comm(MPI_Comm) {
+  fail("Headroom was built without CUDA: no NCCL communicator (configure with -DHEADROOM_CUDA=ON)");
+}
+
+}  // namespace headroom::parallel
+
+#endif

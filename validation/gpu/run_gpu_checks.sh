@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# The CUDA backend's checks on a GPU machine, in one go, in under 10 minutes (build included):
+#
+#   validation/gpu/run_gpu_checks.sh [--build-dir DIR] [--prebuilt] [--peak-tflops X]
+#
+#   build  Release, CUDA on, only the targets needed (-j$(nproc)), in DIR (default build-gpu).
+#          --prebuilt skips it and uses DIR as it is (binaries built elsewhere, e.g. staged with
+#          validation/gpu/stage_prebuilt.sh; DIR/lib, if present, goes on LD_LIBRARY_PATH).
+#   (a)    test_gpu_ops: every op of cuda_ops_fp32() (≤ 1e-5) and cuda_ops() (bf16 GEMM/attention
+#          ≤ 2e-2, everything else ≤ 1e-5) against the CPU backend on fresh random inputs, outputs
+#          NaN-poisoned first; exits 77 without a GPU.
+#   (b)    a small model trained 20 steps on CPU, on GPU in fp32 (HEADROOM_CUDA_PRECISION=fp32) and on
+#          GPU in bf16, from the same initial weights (initialisation is a pure function of model.seed,
+#          computed on the host for every backend); per-step losses compared. Needs
+#          `pretrain --train.device cuda`; says so when that option is not there yet.
+#   (c)    bench_gpu: GEMM TFLOP/s; flash attention forward/backward TFLOP/s at widths 128–1024 and
+#          sequence 4K–32K (causal pairs only); then training tokens/s and MFU of a ~0.3B model
+#          (d_model 1024, 24 layers, 8×128 heads, d_ff 2816) at sequence 4096 through
+#          pretrain --train.device cuda. MFU = tokens/s × FLOPs/token (pretrain's count) / peak,
+#          peak = --peak-tflops (default 989, H100/H200 SXM dense bf16).
+#
+# A short table comes last. Without a GPU it still builds, runs (a), which skips, and prints
+# "no GPU: skipped" rows. Exit status: 0 unless a check that ran failed.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=$root/build-gpu
+PREBUILT=0
+PEAK=989
+while (($#)); do
+  case $1 in
+    --build-dir) BUILD=$(realpath -m "$2"); shift 2 ;;
+    --prebuilt) PREBUILT=1; shift ;;
+    --peak-tflops) PEAK=$2; shift 2 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    *) echo "run_gpu_checks.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+  esac
+done
+[[ -d $BUILD/lib ]] && export LD_LIBRARY_PATH=$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+for d in /usr/local/cuda/lib64 /usr/local/cuda/lib; do  # binaries built where CUDA lives elsewhere
+  [[ -d $d ]] && export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d
+done
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/headroom_gpu_checks.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
+  OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+T0=$SECONDS
+BUDGET=570  # seconds: stop starting new work past this
+status=0
+rows=()
+row() { rows+=("$(printf '%-44s %s' "$1" "$2")"); }
+log() { printf '[%3ds] %s\n' $((SECONDS - T0)) "$*"; }
+left() { echo $((BUDGET - (SECONDS - T0))); }
+PY=$(command -v python3 || true)
+[[ -x /usr/bin/python3 ]] && PY=/usr/bin/python3
+LAUNCH=()  # one MPI rank: mpirun when there is one, else a singleton
+command -v mpirun >/dev/null && LAUNCH=(mpirun -np 1 -x HEADROOM_CUDA_PRECISION -x OMP_NUM_THREADS)
+
+# ---- build --------------------------------------------------------------------------------------------
+if ((PREBUILT == 0)); then
+  log "configure (Release, CUDA on) in $BUILD"
+  if ! timeout 120 cmake -S "$root" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DHEADROOM_CUDA=ON \
+      >"$WORK/configure.log" 2>&1; then
+    tail -20 "$WORK/configure.log"
+    row "build" "FAILED: cmake configure (log above)"
+    status=1
+  elif ! grep -q "CUDA backend ON" "$WORK/configure.log"; then
+    row "build" "FAILED: the CUDA backend is off (nvcc not found?)"
+    status=1
+  else
+    log "build test_gpu_ops test_gpu_device bench_gpu"
+    t=$SECONDS
+    if timeout $(( $(left) - 200 )) cmake --build "$BUILD" -j"$(nproc)" \
+        --target test_gpu_ops test_gpu_device bench_gpu >"$WORK/build.log" 2>&1; then
+      row "build: CUDA backend + GPU tests" "ok ($((SECONDS - t)) s, -j$(nproc))"
+    else
+      grep -E "error|Error" "$WORK/build.log" | head -20
+      row "build: CUDA backend + GPU tests" "FAILED (errors above)"
+      status=1
+    fi
+    log "build prepare pretrain"
+    t=$SECONDS
+    if timeout $(( $(left) - 150 )) cmake --build "$BUILD" -j"$(nproc)" --target prepare pretrain \
+        >"$WORK/build_apps.log" 2>&1; then
+      row "build: prepare, pretrain" "ok ($((SECONDS - t)) s)"
+    else
+      grep -E "error|Error" "$WORK/build_apps.log" | head -10
+      row "build: prepare, pretrain" "FAILED (errors above; training steps skipped)"
+    fi
+  fi
+fi
+BIN=$BUILD/bin
+TESTS=$BUILD/tests
+
+# ---- (a) every op against the CPU backend --------------------------------------------------------
+gpu=0
+if [[ -x $TESTS/test_gpu_ops ]]; then
+  log "(a) test_gpu_ops"
+  timeout 200 "$TESTS/test_gpu_ops" >"$WORK/ops.log" 2>&1
+  rc=$?
+  case $rc in
+    0)
+      gpu=1
+      worst=$(awk '/relative error/ {r = $(NF-2) / substr($NF, 1, length($NF)-1);
+                                     if (r > w) {w = r; l = $1 " " $2}}
+                   END {printf "%.2f of its tolerance (%s)", w, l}' "$WORK/ops.log")
+      row "(a) ops vs CPU (fp32 1e-5, bf16 2e-2)" "PASS: $(grep -c '^\[       OK' "$WORK/ops.log") tests; worst $worst" ;;
+    77) row "(a) ops vs CPU" "no GPU: skipped" ;;
+    124) row "(a) ops vs CPU" "FAILED: timed out"; status=1 ;;
+    *)
+      grep -E "Failure|FAILED|relative norm error|error:" "$WORK/ops.log" | head -30
+      row "(a) ops vs CPU" "FAILED (rc $rc; failures above)"; status=1; gpu=1 ;;
+  esac
+else
+  row "(a) ops vs CPU" "not run: $TESTS/test_gpu_ops missing"
+  status=1
+fi
+
+# ---- (b) 20 training steps, CPU vs GPU -------------------------------------------------------------
+has_device_option=0
+if [[ -x $BIN/pretrain ]] && "$BIN/pretrain" --help 2>/dev/null | grep -q -- '--train.device'; then
+  has_device_option=1
+fi
+if [[ -x $BIN/pretrain ]]; then
+  row "pretrain --train.device" "$( ((has_device_option)) && echo present || echo 'not there yet: (b) and the training figure of (c) cannot run')"
+fi
+if ((gpu == 0)); then
+  row "(b) 20 steps CPU vs GPU" "no GPU: skipped"
+elif [[ ! -x $BIN/pretrain || ! -x $BIN/prepare ]]; then
+  row "(b) 20 steps CPU vs GPU" "not run: pretrain/prepare not built"
+elif ((has_device_option == 0)); then
+  row "(b) 20 steps CPU vs GPU" "not run: pretrain has no --train.device option yet"
+elif (($(left) < 200)); then
+  row "(b) 20 steps CPU vs GPU" "not run: out of time"
+else
+  log "(b) prepare shards; 20 steps on cpu, cuda fp32, cuda bf16"
+  "$BIN/prepare" --input "$root/validation/data/sample_corpus/train" --output "$WORK/shards" >"$WORK/prepare.log" 2>&1
+  small=(--model.d_model 256 --model.n_layers 4 --model.d_ff 704 --model.n_heads 4
+         --model.n_kv_heads 2 --model.head_dim_qk 64 --model.head_dim_v 64 --model.qk_norm head
+         --model.layer_pattern SF --model.window 64 --train.seq_len 256 --train.global_batch 8
+         --train.steps 20 --train.warmup_steps 2 --train.log_every 1
+         --data.train "$WORK/shards/train.h5" --data.val "$WORK/shards/val.h5")
+  export HEADROOM_CUDA_PRECISION=bf16 OMP_NUM_THREADS=$(nproc)
+  timeout 120 "${LAUNCH[@]}" "$BIN/pretrain" --run-dir "$WORK/cpu" "${small[@]}" --train.device cpu \
+    >"$WORK/cpu.log" 2>&1
+  HEADROOM_CUDA_PRECISION=fp32 timeout 90 "${LAUNCH[@]}" "$BIN/pretrain" --run-dir "$WORK/fp32" \
+    "${small[@]}" --train.device cuda >"$WORK/fp32.log" 2>&1
+  timeout 90 "${LAUNCH[@]}" "$BIN/pretrain" --run-dir "$WORK/bf16" "${small[@]}" --train.device cuda \
+    >"$WORK/bf16.log" 2>&1
+  compare() {  # prints "max relative loss difference over the steps both runs logged"
+    "$PY" - "$1/metrics.jsonl" "$2/metrics.jsonl" <<'PYEOF'
+import json, sys
+def losses(p):
+    try:
+        return {r["step"]: r["loss"] for r in map(json.loads, open(p))}
+    except OSError:
+        return {}
+a, b = losses(sys.argv[1]), losses(sys.argv[2])
+steps = sorted(set(a) & set(b))
+if not steps:
+    print("none"); sys.exit()
+d = max(abs(a[s] - b[s]) / abs(a[s]) for s in steps)
+print(f"{d:.2e} {len(steps)} {a[steps[-1]]:.4f} {b[steps[-1]]:.4f}")
+PYEOF
+  }
+  for p in fp32:1e-3 bf16:2e-2; do
+    name=${p%%:*} tol=${p##*:}
+    read -r diff n lc lg <<<"$(compare "$WORK/cpu" "$WORK/$name")"
+    if [[ $diff == none || -z ${n:-} ]]; then
+      tail -5 "$WORK/cpu.log" "$WORK/$name.log"
+      row "(b) 20 steps CPU vs GPU $name" "FAILED: no common logged steps (logs above)"; status=1
+    elif "$PY" -c "import sys; sys.exit(0 if $diff <= $tol and $n == 20 else 1)"; then
+      row "(b) 20 steps CPU vs GPU $name" "PASS: max rel. loss diff $diff <= $tol (step 20: $lc vs $lg)"
+    else
+      row "(b) 20 steps CPU vs GPU $name" "FAILED: max rel. loss diff $diff > $tol or $n/20 steps"; status=1
+    fi
+  done
+fi
+
+# ---- (c) throughput ----------------------------------------------------------------------------------
+if [[ -x $BIN/bench_gpu ]] && (($(left) > 150)); then
+  log "(c) bench_gpu"
+  timeout $(( $(left) - 120 )) "$BIN/bench_gpu" >"$WORK/bench.log" 2>&1
+  rc=$?
+  if ((rc == 77)); then
+    row "(c) GEMM / attention TFLOP/s" "no GPU: skipped"
+  elif ((rc != 0)); then
+    tail -5 "$WORK/bench.log"
+    row "(c) GEMM / attention TFLOP/s" "FAILED (rc $rc; partial figures in the log above)"; status=1
+  else
+    sed -n '/^kernel /,$p' "$WORK/bench.log"
+    while read -r line; do row "(c) ${line% *}" "${line##* } TFLOP/s"; done < <(awk '
+      /^matmul bf16/ && /8192x8192x8192/ {print "GEMM bf16 8192^3 " $NF}
+      /^matmul fp32/ && /8192x8192x8192/ {print "GEMM fp32 8192^3 " $NF}
+      /^attention fwd/ && (/T4096 / || /T32768 /) {print "attn fwd " $4 " " $7 " " $NF}
+      /^attention bwd/ && (/T4096 / || /T32768 /) {print "attn bwd " $4 " " $7 " " $NF}' "$WORK/bench.log")
+  fi
+else
+  row "(c) GEMM / attention TFLOP/s" "not run: $([[ -x $BIN/bench_gpu ]] && echo out of time || echo bench_gpu missing)"
+fi
+
+if ((gpu == 0)); then
+  row "(c) ~0.3B training at 4K: tokens/s, MFU" "no GPU: skipped"
+elif ((has_device_option == 0)); then
+  row "(c) ~0.3B training at 4K: tokens/s, MFU" "not run: pretrain has no --train.device option yet"
+elif (($(left) < 60)); then
+  row "(c) ~0.3B training at 4K: tokens/s, MFU" "not run: out of time"
+else
+  log "(c) ~0.3B model at 4K, 12 steps"
+  [[ -f $WORK/shards/train.h5 ]] || "$BIN/prepare" --input "$root/validation/data/sample_corpus/train" --output "$WORK/shards" >"$WORK/prepare.log" 2>&1
+  big=(--model.d_model 1024 --model.n_layers 24 --model.d_ff 2816 --model.n_heads 8
+       --model.n_kv_heads 8 --model.head_dim_qk 128 --model.head_dim_v 128 --train.seq_len 4096
+       --train.global_batch 8 --train.micro_batch 4 --train.steps 12 --train.warmup_steps 2
+       --train.log_every 1 --data.train "$WORK/shards/train.h5" --data.val "$WORK/shards/val.h5")
+  "${LAUNCH[@]}" "$BIN/pretrain" --run-dir "$WORK/big" "${big[@]}" --train.device cuda \
+    >"$WORK/big.log" 2>&1 &
+  pid=$!
+  deadline=$((SECONDS + $(left) - 10))
+  # The numbers are in metrics.jsonl once 12 steps are logged: stop before the 3.6 GB checkpoint.
+  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
+    [[ -f $WORK/big/metrics.jsonl ]] && (($(wc -l <"$WORK/big/metrics.jsonl") >= 12)) && break
+    sleep 2
+  done
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  mflop=$(grep -o '[0-9.e+]* MFLOP/token' "$WORK/big/log.txt" 2>/dev/null | head -1 | cut -d' ' -f1)
+  res=$("$PY" - "$WORK/big/metrics.jsonl" "${mflop:-0}" "$PEAK" <<'PYEOF'
+import json, sys, statistics
+try:
+    rows = [json.loads(l) for l in open(sys.argv[1])]
+except OSError:
+    rows = []
+tps = [r["tokens_per_s"] for r in rows if r["step"] >= 3]
+if not tps:
+    print("none"); sys.exit()
+t = statistics.median(tps)
+mflop, peak = float(sys.argv[2]), float(sys.argv[3])
+print(f"{t:.0f} tok/s, MFU {100 * t * mflop * 1e6 / (peak * 1e12):.1f}% ({mflop:.0f} MFLOP/token, peak {peak:.0f} TFLOP/s, median of {len(tps)} steps)")
+PYEOF
+)
+  if [[ $res == none ]]; then
+    tail -5 "$WORK/big.log"
+    row "(c) ~0.3B training at 4K: tokens/s, MFU" "FAILED: no step logged (log above)"; status=1
+  else
+    row "(c) ~0.3B training at 4K: tokens/s, MFU" "$res"
+  fi
+fi
+
+# ---- the table ---------------------------------------------------------------------------------------
+echo
+echo "CUDA backend checks ($((SECONDS - T0)) s)"
+printf '%s\n' "${rows[@]}"
+exit $status

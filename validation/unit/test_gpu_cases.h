@@ -1,0 +1,451 @@
+// Every op of a CUDA op table against the CPU backend (the fp32 reference), on fresh random inputs.
+// Included by two programs: test_gpu_ops (the real GPU tables; skips with 77 without a GPU) and
+// test_gpu_emulated (the same kernel sources compiled for the CPU emulator; runs in CI).
+//
+// Each check uploads the same inputs to both backends, NaN-fills ("poisons") every output the op must
+// write before calling it, and compares with the relative norm error ||got − want||₂ / ||want||₂
+// over the finite entries; non-finite entries (lse = -inf of a query that sees no key) must match
+// exactly, so an element the kernel never wrote (still NaN) fails. Tolerances: exact ops 1e-5;
+// the GEMM and attention of the bf16 table 2e-2 (bf16 operands, fp32 accumulation).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops.h"
+#include "util/error.h"
+
+namespace headroom::kernels::gputest {
+
+struct Table {
+  std::string name;
+  std::function<const Ops&()> get;
+  double gemm_tol;  // matmul and attention
+  bool large;       // real GPU: bigger shapes; emulator: small ones
+};
+inline std::string table_name(const ::testing::TestParamInfo<Table>& i) { return i.param.name; }
+
+constexpr double kExactTol = 1e-5;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+inline std::vector<float> random_floats(std::size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> x(n);
+  for (auto& v : x) v = dist(gen);
+  return x;
+}
+
+// A buffer of the device backend, freed through the same table.
+template <class T = float>
+class Dev {
+ public:
+  Dev(const Ops& ops, std::size_t n) : ops_(ops), n_(n), p_(static_cast<T*>(ops.alloc(n * sizeof(T)))) {}
+  Dev(const Ops& ops, const std::vector<T>& host) : Dev(ops, host.size()) { upload(host); }
+  Dev(const Dev&) = delete;
+  Dev& operator=(const Dev&) = delete;
+  ~Dev() { ops_.free(p_); }
+  T* get() const { return p_; }
+  void upload(const std::vector<T>& host) { ops_.copy_from_host(p_, host.data(), n_ * sizeof(T)); }
+  std::vector<T> download() const {
+    std::vector<T> h(n_);
+    ops_.copy_to_host(h.data(), p_, n_ * sizeof(T));
+    return h;
+  }
+  void poison() {
+    if constexpr (std::is_same_v<T, float>) ops_.fill(p_, kNaN, static_cast<int64_t>(n_));
+  }
+
+ private:
+  const Ops& ops_;
+  std::size_t n_;
+  T* p_;
+};
+
+inline ::testing::AssertionResult close(const std::vector<float>& got, const std::vector<float>& want,
+                                        double tol, const std::string& what) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << what << ": size " << got.size() << " vs " << want.size();
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (!std::isfinite(want[i])) {
+      const bool same = std::isnan(want[i]) ? std::isnan(got[i]) : got[i] == want[i];
+      if (!same)
+        return ::testing::AssertionFailure() << what << ": element " << i << " is " << got[i]
+                                             << ", expected non-finite " << want[i];
+      continue;
+    }
+    if (!std::isfinite(got[i]))
+      return ::testing::AssertionFailure() << what << ": element " << i << " is " << got[i]
+                                           << " (expected " << want[i] << "; NaN = never written?)";
+    const double d = static_cast<double>(got[i]) - want[i];
+    num += d * d;
+    den += static_cast<double>(want[i]) * want[i];
+  }
+  if (den == 0.0) {
+    if (num == 0.0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << what << ": expected all zeros, error norm " << std::sqrt(num);
+  }
+  const double rel = std::sqrt(num / den);
+  std::printf("    %-48s relative error %.3g (tolerance %.0e)\n", what.c_str(), rel, tol);
+  if (rel <= tol) return ::testing::AssertionSuccess();
+  std::size_t worst = 0;
+  double wd = -1;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (std::isfinite(want[i]) && std::abs(got[i] - want[i]) > wd) wd = std::abs(got[i] - want[i]), worst = i;
+  return ::testing::AssertionFailure() << what << ": relative norm error " << rel << " > " << tol
+                                       << " (worst element " << worst << ": " << got[worst]
+                                       << " vs " << want[worst] << ")";
+}
+
+class GpuOps : public ::testing::TestWithParam<Table> {
+ protected:
+  const Ops& dev() const { return GetParam().get(); }
+  const Ops& cpu() const { return cpu_ops(); }
+  double gemm_tol() const { return GetParam().gemm_tol; }
+  bool large() const { return GetParam().large; }
+};
+
+TEST_P(GpuOps, MemoryRoundTripAndFill) {
+  const Ops& d = dev();
+  void* empty = d.alloc(0);
+  EXPECT_NE(empty, nullptr) << "alloc(0) returns a freeable pointer";
+  d.free(empty);
+  const auto x = random_floats(1000, 1);
+  Dev<float> buf(d, x);
+  EXPECT_EQ(buf.download(), x);
+  d.fill(buf.get(), 2.5f, 999);
+  const auto y = buf.download();
+  for (int i = 0; i < 999; ++i) ASSERT_EQ(y[i], 2.5f) << i;
+  EXPECT_EQ(y[999], x[999]) << "fill wrote past n";
+  std::vector<int32_t> ids{3, -1, 7};
+  Dev<int32_t> di(d, ids);
+  EXPECT_EQ(di.download(), ids);
+  d.synchronize();
+}
+
+TEST_P(GpuOps, Matmul) {
+  const Ops& d = dev();
+  const int64_t M = large() ? 300 : 37, N = large() ? 257 : 53, K = large() ? 130 : 29;
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb)
+      for (int acc = 0; acc < 2; ++acc)
+        for (int misalign = 0; misalign < 2; ++misalign) {
+          // misalign: operands at odd float offsets inside larger buffers, as the model passes them.
+          const int64_t off = misalign ? 1 : 0;
+          const auto A = random_floats(M * K + off, 10 + ta), B = random_floats(K * N + off, 20 + tb);
+          const auto C0 = random_floats(M * N + off, 30);
+          std::vector<float> want = C0;
+          cpu().matmul(A.data() + off, B.data() + off, want.data() + off, M, N, K, ta, tb, acc);
+          Dev<float> a(d, A), b(d, B), c(d, C0);
+          if (!acc) c.poison();
+          if (!acc && off) {  // keep the element before C's start intact: it is not the op's
+            d.copy_from_host(c.get(), C0.data(), sizeof(float));
+          }
+          d.matmul(a.get() + off, b.get() + off, c.get() + off, M, N, K, ta, tb, acc);
+          EXPECT_TRUE(close(c.download(), want, gemm_tol(),
+                            "matmul ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) +
+                                " acc=" + std::to_string(acc) + " off=" + std::to_string(off)));
+        }
+  // K = 0: an empty sum.
+  Dev<float> a(d, 4), b(d, 4), c(d, 6);
+  c.poison();
+  d.matmul(a.get(), b.get(), c.get(), 2, 3, 0, false, false, false);
+  for (float v : c.download()) EXPECT_EQ(v, 0.f);
+}
+
+TEST_P(GpuOps, VectorOps) {
+  const Ops& d = dev();
+  const int64_t n = large() ? 1'000'003 : 5003;
+  const auto x = random_floats(n, 1), y = random_floats(n, 2);
+  {
+    std::vector<float> want = y;
+    cpu().axpy(want.data(), x.data(), 0.37f, n);
+    Dev<float> dy(d, y), dx(d, x);
+    d.axpy(dy.get(), dx.get(), 0.37f, n);
+    EXPECT_TRUE(close(dy.download(), want, kExactTol, "axpy"));
+  }
+  {
+    std::vector<float> want(n);
+    cpu().add(want.data(), x.data(), y.data(), n);
+    Dev<float> dx(d, x), dy(d, y), out(d, n);
+    out.poison();
+    d.add(out.get(), dx.get(), dy.get(), n);
+    EXPECT_TRUE(close(out.download(), want, kExactTol, "add"));
+    d.add(dx.get(), dx.get(), dy.get(), n);  // out aliases a
+    EXPECT_TRUE(close(dx.download(), want, kExactTol, "add (aliased)"));
+  }
+  {
+    std::vector<float> want = x;
+    cpu().scale(want.data(), -1.75f, n);
+    Dev<float> dx(d, x);
+    d.scale(dx.get(), -1.75f, n);
+    EXPECT_TRUE(close(dx.download(), want, kExactTol, "scale"));
+  }
+}
+
+TEST_P(GpuOps, Reductions) {
+  const Ops& d = dev();
+  const int64_t n = large() ? 3'000'017 : 70'001;
+  auto x = random_floats(n, 3, -3.f, 3.f);
+  Dev<float> dx(d, x);
+  const double want = cpu().sum_squares(x.data(), n), got = d.sum_squares(dx.get(), n);
+  EXPECT_LE(std::abs(got - want), kExactTol * want) << "sum_squares " << got << " vs " << want;
+  EXPECT_EQ(d.sum_squares(dx.get(), 0), 0.0);
+  EXPECT_EQ(d.count_nonfinite(dx.get(), n), 0);
+  x[5] = kNaN;
+  x[n - 1] = std::numeric_limits<float>::infinity();
+  x[n / 2] = -std::numeric_limits<float>::infinity();
+  dx.upload(x);
+  EXPECT_EQ(d.count_nonfinite(dx.get(), n), cpu().count_nonfinite(x.data(), n));
+  EXPECT_EQ(d.count_nonfinite(dx.get(), n), 3);
+}
+
+TEST_P(GpuOps, Embedding) {
+  const Ops& d = dev();
+  const int64_t V = 50, D = large() ? 1000 : 37, n = 300;
+  const auto table = random_floats(V * D, 4), dout = random_floats(n * D, 5);
+  std::vector<int32_t> ids(n);
+  std::mt19937 gen(6);
+  for (auto& i : ids) i = static_cast<int32_t>(gen() % 7);  // many repeats: the scatter must add
+  std::vector<float> want(n * D);
+  cpu().embedding_fwd(table.data(), ids.data(), want.data(), n, D);
+  Dev<float> dt(d, table), out(d, n * D), dg(d, dout);
+  Dev<int32_t> di(d, ids);
+  out.poison();
+  d.embedding_fwd(dt.get(), di.get(), out.get(), n, D);
+  EXPECT_TRUE(close(out.download(), want, kExactTol, "embedding_fwd"));
+  const auto g0 = random_floats(V * D, 7);
+  std::vector<float> wantg = g0;
+  cpu().embedding_bwd(dout.data(), ids.data(), wantg.data(), n, D);
+  Dev<float> grad(d, g0);
+  d.embedding_bwd(dg.get(), di.get(), grad.get(), n, D);
+  EXPECT_TRUE(close(grad.download(), wantg, kExactTol, "embedding_bwd"));
+}
+
+TEST_P(GpuOps, RmsNorm) {
+  const Ops& d = dev();
+  const int64_t rows = large() ? 4099 : 300, n = large() ? 1000 : 70, n_total = n + 30;  // > 256 rows: several dw chunks
+  const auto x = random_floats(rows * n, 8, -2.f, 2.f), w = random_floats(n, 9), dy = random_floats(rows * n, 10);
+  const float eps = 1e-6f;
+  std::vector<float> sumsq(rows), y(rows * n), rstd(rows), dot(rows), dx(rows * n);
+  cpu().row_sumsq(x.data(), sumsq.data(), rows, n);
+  for (auto& s : sumsq) s *= 1.3f;  // as if the other TP ranks' shares had been all-reduced in
+  cpu().rms_apply(x.data(), w.data(), sumsq.data(), y.data(), rstd.data(), rows, n, n_total, eps);
+  cpu().rms_bwd_dot(x.data(), w.data(), dy.data(), dot.data(), rows, n);
+  const auto dw0 = random_floats(n, 11);
+  std::vector<float> dw = dw0;
+  cpu().rms_bwd_apply(x.data(), w.data(), dy.data(), rstd.data(), dot.data(), dx.data(), dw.data(),
+                      rows, n, n_total);
+
+  Dev<float> X(d, x), W(d, w), DY(d, dy), S(d, rows), Y(d, rows * n), R(d, rows), DOT(d, rows),
+      DX(d, rows * n), DW(d, dw0);
+  S.poison();
+  d.row_sumsq(X.get(), S.get(), rows, n);
+  std::vector<float> sumsq_raw(rows);
+  cpu().row_sumsq(x.data(), sumsq_raw.data(), rows, n);
+  EXPECT_TRUE(close(S.download(), sumsq_raw, kExactTol, "row_sumsq"));
+  S.upload(sumsq);
+  Y.poison();
+  R.poison();
+  d.rms_apply(X.get(), W.get(), S.get(), Y.get(), R.get(), rows, n, n_total, eps);
+  EXPECT_TRUE(close(Y.download(), y, kExactTol, "rms_apply y"));
+  EXPECT_TRUE(close(R.download(), rstd, kExactTol, "rms_apply rstd"));
+  Y.poison();
+  d.rms_apply(X.get(), W.get(), S.get(), Y.get(), nullptr, rows, n, n_total, eps);
+  EXPECT_TRUE(close(Y.download(), y, kExactTol, "rms_apply (rstd null)"));
+  DOT.poison();
+  d.rms_bwd_dot(X.get(), W.get(), DY.get(), DOT.get(), rows, n);
+  EXPECT_TRUE(close(DOT.download(), dot, kExactTol, "rms_bwd_dot"));
+  R.upload(rstd);
+  DOT.upload(dot);
+  DX.poison();
+  d.rms_bwd_apply(X.get(), W.get(), DY.get(), R.get(), DOT.get(), DX.get(), DW.get(), rows, n, n_total);
+  EXPECT_TRUE(close(DX.download(), dx, kExactTol, "rms_bwd_apply dx"));
+  EXPECT_TRUE(close(DW.download(), dw, kExactTol, "rms_bwd_apply dw"));
+  // dx aliasing dy, frozen weight (dw null).
+  d.rms_bwd_apply(X.get(), W.get(), DY.get(), R.get(), DOT.get(), DY.get(), nullptr, rows, n, n_total);
+  EXPECT_TRUE(close(DY.download(), dx, kExactTol, "rms_bwd_apply (dx aliases dy, dw null)"));
+}
+
+TEST_P(GpuOps, Rope) {
+  const Ops& d = dev();
+  const int64_t B = 2, T = large() ? 300 : 9, H = 3, hd = large() ? 128 : 20, max_pos = 1000;
+  for (int64_t rot : {hd, hd / 2, int64_t{0}})
+    for (int inv = 0; inv < 2; ++inv) {
+      const int64_t half = std::max<int64_t>(rot / 2, 1), pos0 = 17;
+      // A YaRN-like factor 1.1 folded in: not a pure rotation, so the inverse is the transpose.
+      std::vector<float> cs(max_pos * half), sn(max_pos * half);
+      for (int64_t p = 0; p < max_pos; ++p)
+        for (int64_t i = 0; i < half; ++i) {
+          const double ang = p * std::pow(10000.0, -2.0 * i / std::max<int64_t>(rot, 2));
+          cs[p * half + i] = static_cast<float>(1.1 * std::cos(ang));
+          sn[p * half + i] = static_cast<float>(1.1 * std::sin(ang));
+        }
+      const auto x = random_floats(B * T * H * hd, 12);
+      std::vector<float> want = x;
+      cpu().rope(want.data(), cs.data(), sn.data(), B, T, pos0, H, hd, rot, inv);
+      Dev<float> X(d, x), C(d, cs), S(d, sn);
+      d.rope(X.get(), C.get(), S.get(), B, T, pos0, H, hd, rot, inv);
+      EXPECT_TRUE(close(X.download(), want, kExactTol,
+                        "rope rot=" + std::to_string(rot) + " inverse=" + std::to_string(inv)));
+    }
+  Dev<float> X(d, 10), C(d, 10), S(d, 10);
+  EXPECT_THROW(d.rope(X.get(), C.get(), S.get(), 1, 1, 0, 1, 4, 3, false), headroom::Error);
+}
+
+TEST_P(GpuOps, SwiGlu) {
+  const Ops& d = dev();
+  const int64_t n = large() ? 1'000'001 : 4001;
+  const auto g = random_floats(n, 13, -6.f, 6.f), u = random_floats(n, 14), dout = random_floats(n, 15);
+  std::vector<float> out(n), dg(n), du(n);
+  cpu().swiglu_fwd(g.data(), u.data(), out.data(), n);
+  cpu().swiglu_bwd(g.data(), u.data(), dout.data(), dg.data(), du.data(), n);
+  Dev<float> G(d, g), U(d, u), DO(d, dout), O(d, n), DG(d, n), DU(d, n);
+  O.poison();
+  d.swiglu_fwd(G.get(), U.get(), O.get(), n);
+  EXPECT_TRUE(close(O.download(), out, kExactTol, "swiglu_fwd"));
+  DG.poison();
+  DU.poison();
+  d.swiglu_bwd(G.get(), U.get(), DO.get(), DG.get(), DU.get(), n);
+  EXPECT_TRUE(close(DG.download(), dg, kExactTol, "swiglu_bwd dgate"));
+  EXPECT_TRUE(close(DU.download(), du, kExactTol, "swiglu_bwd dup"));
+  d.swiglu_bwd(G.get(), U.get(), DO.get(), G.get(), U.get(), n);  // in place
+  EXPECT_TRUE(close(G.download(), dg, kExactTol, "swiglu_bwd in place dgate"));
+  EXPECT_TRUE(close(U.download(), du, kExactTol, "swiglu_bwd in place dup"));
+}
+
+TEST_P(GpuOps, CrossEntropy) {
+  const Ops& d = dev();
+  const int64_t rows = large() ? 67 : 7, V = large() ? 50'257 : 1000;
+  const auto logits = random_floats(rows * V, 16, -8.f, 8.f);
+  std::vector<int32_t> targets(rows);
+  std::mt19937 gen(17);
+  for (auto& t : targets) t = static_cast<int32_t>(gen() % V);
+  targets[2] = -1;  // masked row
+  const float gs = 0.125f;
+  std::vector<float> losses(rows), dl(rows * V), losses_only(rows);
+  cpu().cross_entropy(logits.data(), targets.data(), losses.data(), dl.data(), rows, V, gs);
+  Dev<float> L(d, logits), LS(d, rows), DL(d, rows * V);
+  Dev<int32_t> TG(d, targets);
+  LS.poison();
+  DL.poison();
+  d.cross_entropy(L.get(), TG.get(), LS.get(), DL.get(), rows, V, gs);
+  EXPECT_TRUE(close(LS.download(), losses, kExactTol, "cross_entropy losses"));
+  EXPECT_TRUE(close(DL.download(), dl, kExactTol, "cross_entropy dlogits"));
+  LS.poison();
+  d.cross_entropy(L.get(), TG.get(), LS.get(), nullptr, rows, V, gs);
+  EXPECT_TRUE(close(LS.download(), losses, kExactTol, "cross_entropy (no gradient)"));
+  d.cross_entropy(L.get(), TG.get(), LS.get(), L.get(), rows, V, gs);  // dlogits aliases logits
+  EXPECT_TRUE(close(L.download(), dl, kExactTol, "cross_entropy (in place)"));
+  targets[4] = static_cast<int32_t>(V);
+  TG.upload(targets);
+  L.upload(logits);
+  try {
+    d.cross_entropy(L.get(), TG.get(), LS.get(), nullptr, rows, V, gs);
+    ADD_FAILURE() << "a target >= V was accepted";
+  } catch (const headroom::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("row 4"), std::string::npos) << e.what();
+  }
+  targets[4] = 1;  // the error state is cleared: the next call succeeds
+  TG.upload(targets);
+  EXPECT_NO_THROW(d.cross_entropy(L.get(), TG.get(), LS.get(), nullptr, rows, V, gs));
+}
+
+TEST_P(GpuOps, AdamW) {
+  const Ops& d = dev();
+  const int64_t n = large() ? 1'000'003 : 3001;
+  auto p = random_floats(n, 18), m = random_floats(n, 19, 0.f, 0.1f), v = random_floats(n, 20, 0.f, 0.01f);
+  Dev<float> P(d, p), M(d, m), Vv(d, v);
+  for (int64_t step = 1; step <= 3; ++step) {
+    const auto g = random_floats(n, 21 + static_cast<uint32_t>(step));
+    cpu().adamw(p.data(), g.data(), m.data(), v.data(), n, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, step);
+    Dev<float> G(d, g);
+    d.adamw(P.get(), G.get(), M.get(), Vv.get(), n, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, step);
+  }
+  EXPECT_TRUE(close(P.download(), p, kExactTol, "adamw p"));
+  EXPECT_TRUE(close(M.download(), m, kExactTol, "adamw m"));
+  EXPECT_TRUE(close(Vv.download(), v, kExactTol, "adamw v"));
+  EXPECT_THROW(d.adamw(P.get(), P.get(), M.get(), Vv.get(), n, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 0),
+               headroom::Error);
+}
+
+struct AttnCase {
+  int64_t B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window;
+};
+inline std::string describe(const AttnCase& c) {
+  return "B" + std::to_string(c.B) + " T" + std::to_string(c.T) + " Tk" + std::to_string(c.Tk) +
+         " pos0 " + std::to_string(c.q_pos0) + " H" + std::to_string(c.Hq) + "/" +
+         std::to_string(c.Hkv) + " d" + std::to_string(c.dqk) + "/" + std::to_string(c.dv) +
+         " window " + std::to_string(c.window);
+}
+
+inline std::vector<AttnCase> attention_cases(bool large) {
+  std::vector<AttnCase> c{
+      {1, 70, 70, 0, 2, 1, 64, 64, 0},      // causal, GQA 2:1, T not a multiple of 64
+      {2, 33, 33, 0, 2, 2, 40, 24, 0},      // widths that need padding
+      {1, 100, 100, 0, 2, 1, 128, 64, 17},  // sliding window
+      {1, 20, 90, 70, 2, 2, 64, 64, 0},     // queries after a prefix (decode / prefill)
+      {1, 8, 10, 20, 1, 1, 32, 32, 5},      // every query sees no key: out 0, lse -inf, no grads
+      {1, 64, 64, 0, 1, 1, 512, 128, 0},    // k512-v128
+      {1, 65, 65, 0, 1, 1, 320, 320, 0},    // dv split over two 256-wide slices, Q streamed
+      {1, 40, 40, 0, 1, 1, 1024, 1024, 0},  // the widest heads
+  };
+  if (large) {
+    c.push_back({2, 1030, 1030, 0, 8, 2, 128, 128, 0});
+    c.push_back({1, 2048, 2048, 0, 4, 4, 128, 128, 256});
+    c.push_back({1, 700, 700, 0, 4, 2, 256, 256, 0});
+    c.push_back({1, 513, 513, 0, 2, 1, 1024, 1024, 0});
+    c.push_back({1, 300, 1324, 1024, 4, 1, 128, 128, 0});
+    c.push_back({3, 200, 200, 0, 6, 3, 96, 160, 64});
+  }
+  return c;
+}
+
+TEST_P(GpuOps, AttentionForwardBackward) {
+  const Ops& d = dev();
+  for (const AttnCase& c : attention_cases(large())) {
+    SCOPED_TRACE(describe(c));
+    const float scale = 1.f / std::sqrt(static_cast<float>(c.dqk));
+    const auto q = random_floats(c.B * c.T * c.Hq * c.dqk, 31, -2.f, 2.f);
+    const auto k = random_floats(c.B * c.Tk * c.Hkv * c.dqk, 32, -2.f, 2.f);
+    const auto v = random_floats(c.B * c.Tk * c.Hkv * c.dv, 33);
+    const auto dout = random_floats(c.B * c.T * c.Hq * c.dv, 34);
+    std::vector<float> out(c.B * c.T * c.Hq * c.dv), lse(c.B * c.Hq * c.T);
+    cpu().attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), c.B, c.T, c.Tk,
+                        c.q_pos0, c.Hq, c.Hkv, c.dqk, c.dv, c.window, scale);
+    std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
+    cpu().attention_bwd(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(),
+                        dq.data(), dk.data(), dv.data(), c.B, c.T, c.Tk, c.q_pos0, c.Hq, c.Hkv,
+                        c.dqk, c.dv, c.window, scale);
+    Dev<float> Q(d, q), K(d, k), Vv(d, v), O(d, out.size()), L(d, lse.size()), DO(d, dout),
+        DQ(d, dq.size()), DK(d, dk.size()), DV(d, dv.size());
+    O.poison();
+    L.poison();
+    d.attention_fwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), c.B, c.T, c.Tk, c.q_pos0, c.Hq,
+                    c.Hkv, c.dqk, c.dv, c.window, scale);
+    EXPECT_TRUE(close(O.download(), out, gemm_tol(), "attention_fwd out"));
+    EXPECT_TRUE(close(L.download(), lse, gemm_tol(), "attention_fwd lse"));
+    // The backward gets the reference forward's out and lse: its own error is measured alone.
+    O.upload(out);
+    L.upload(lse);
+    DQ.poison();
+    DK.poison();
+    DV.poison();
+    d.attention_bwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), DO.get(), DQ.get(), DK.get(),
+                    DV.get(), c.B, c.T, c.Tk, c.q_pos0, c.Hq, c.Hkv, c.dqk, c.dv, c.window, scale);
+    EXPECT_TRUE(close(DQ.download(), dq, gemm_tol(), "attention_bwd dq"));
+    EXPECT_TRUE(close(DK.download(), dk, gemm_tol(), "attention_bwd dk"));
+    EXPECT_TRUE(close(DV.download(), dv, gemm_tol(), "attention_bwd dv"));
+  }
+}
+
+}  // namespace headroom::kernels::gputest
