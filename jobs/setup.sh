@@ -4,6 +4,7 @@
 # incremental build.
 #   jobs/setup.sh            # packages + Release build
 #   BUILD_DIR=b CMAKE_ARGS="-DHEADROOM_CUDA=OFF" jobs/setup.sh
+#   HEADROOM_BUILD_TARGETS="prepare pretrain" jobs/setup.sh   # only these programs
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -35,7 +36,16 @@ if [[ ! -f $build/CMakeCache.txt ]]; then
     || { cat "$root/.cmake-configure.log"; echo "setup: cmake configure failed"; exit 1; }
   grep -E "Headroom:" "$root/.cmake-configure.log" || true
 fi
-echo "setup: building in $build with $jobs jobs"
-cmake --build "$build" -j "$jobs" 2>&1 | grep -vE '^\[ *[0-9]+%\]|^-- ' || true
+# HEADROOM_BUILD_TARGETS="prepare pretrain ...": build only those (the ones that exist) instead of all.
+targets=() names=()
+if [[ -n ${HEADROOM_BUILD_TARGETS:-} ]]; then
+  cmake "$build" >/dev/null 2>&1 || true  # re-glob, so programs added since the last configure count
+  available=$(cmake --build "$build" --target help 2>/dev/null || true)
+  for t in $HEADROOM_BUILD_TARGETS; do
+    if grep -qE "^(\.\.\. )?$t(:| |$)" <<<"$available"; then targets+=(--target "$t") names+=("$t"); fi
+  done
+fi
+echo "setup: building in $build with $jobs jobs${names[*]:+ (only ${names[*]})}"
+cmake --build "$build" -j "$jobs" "${targets[@]}" 2>&1 | grep -vE '^\[ *[0-9]+%\]|^-- ' || true
 test "${PIPESTATUS[0]}" -eq 0 || { echo "setup: build failed"; exit 1; }
 echo "setup: done; executables in $build/bin"

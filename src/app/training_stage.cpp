@@ -3,6 +3,9 @@
 #include "app/cli.h"
 #include "config/keys.h"
 #include "data/loader.h"
+#include "data/long_context.h"
+#include "data/sft.h"
+#include "data/synthetic.h"
 #include "io/checkpoint.h"
 #include "io/run_dir.h"
 #include "parallel/grid.h"
@@ -13,6 +16,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 namespace headroom::app {
 namespace fs = std::filesystem;
@@ -26,6 +30,21 @@ std::string find_flag(int argc, char** argv, const char* flag) {
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], flag) == 0) return argv[i + 1];
   return "";
+}
+
+// The checkpoint's configuration minus one [section]: the process layout of the stage that wrote a
+// checkpoint is no property of the model (checkpoints load under any layout), so it is not
+// inherited.
+std::string without_section(const std::string& ini, const std::string& section) {
+  std::string out, line;
+  std::istringstream in(ini);
+  bool skip = false;
+  while (std::getline(in, line)) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first != std::string::npos && line[first] == '[') skip = line.substr(first) == "[" + section + "]";
+    if (!skip) out += line + '\n';
+  }
+  return out;
 }
 
 // Refuses to mix a new run into an old one; with --force, keeps the old checkpoints aside.
@@ -44,13 +63,67 @@ void prepare_run_dir(const fs::path& dir, bool resume, bool force) {
   }
 }
 
-train::SampleFn window_sampler(const config::Config& cfg, std::shared_ptr<data::ShardReader> shard) {
-  const data::StreamSpec stream{cfg.train.seq_len, cfg.train.seed};
-  auto window = std::make_shared<std::vector<int32_t>>(static_cast<size_t>(cfg.train.seq_len + 1));
-  return [shard, stream, window](int64_t index, int32_t* ids, int32_t* targets) {
-    data::read_sample(*shard, stream, index, window->data());
-    std::copy(window->begin(), window->end() - 1, ids);
+// sft: packed prompt/response examples (data/sft.h).
+train::SampleFn sft_sampler(const config::Config& cfg, std::shared_ptr<data::ShardReader> shard,
+                            std::string& description) {
+  const auto& d = cfg.data;
+  std::vector<data::SftPair> pairs;
+  if (!d.sft_file.empty()) pairs = data::read_sft_jsonl(d.sft_file);
+  data::SftSpec spec{cfg.train.seq_len, d.seed, d.sft_file_share, d.synthetic_ratio,
+                     data::parse_task_list(d.synthetic_tasks), d.synthetic_min_len};
+  auto packer = std::make_shared<data::SftPacker>(
+      spec, data::read_shard_tokenizer(*shard), pairs,
+      data::shard_haystack(*shard, data::read_doc_offsets(*shard)));
+  description = cat("sft examples packed into windows of ", cfg.train.seq_len + 1,
+                    " tokens, loss on responses + EOS; ");
+  if (pairs.empty())
+    description += "no data.sft_file: all examples generated";
+  else
+    description += cat(packer->file_examples(), " pairs from ", d.sft_file, " (",
+                       packer->dropped_too_long(), " longer than a window dropped), share ",
+                       d.sft_file_share);
+  if (pairs.empty() || d.sft_file_share < 1)
+    description += cat("; generated: synthetic tasks (", d.synthetic_tasks, ") with probability ",
+                       d.synthetic_ratio, ", else docqa over ", d.train, "; sizes [",
+                       packer->min_generated(), ", ", cfg.train.seq_len + 1, "]");
+  return [packer, shard](int64_t index, int32_t* ids, int32_t* targets) {
+    packer->sample(index, ids, targets);
+  };
+}
+
+// pretrain/extend: text windows (fixed grid, or whole documents for long context), with synthetic
+// retrieval examples mixed in at data.synthetic_ratio.
+train::SampleFn text_sampler(const std::string& stage, const config::Config& cfg,
+                             std::shared_ptr<data::ShardReader> shard, std::string& description) {
+  const auto& d = cfg.data;
+  const int64_t T = cfg.train.seq_len;
+  const std::string kind = d.sampler != "auto" ? d.sampler : stage == "extend" ? "documents" : "windows";
+  std::shared_ptr<data::DocumentStream> docs;
+  if (kind == "documents") {
+    docs = std::make_shared<data::DocumentStream>(data::read_doc_offsets(*shard), T, cfg.train.seed);
+    description = cat("whole documents of ", d.train, " concatenated (BOS-separated) into windows of ",
+                      T + 1, " tokens");
+  } else {
+    description = cat("windows of ", T + 1, " tokens on a fixed grid over ", d.train);
+  }
+  std::shared_ptr<data::SyntheticMixer> mixer;
+  if (d.synthetic_ratio > 0) {
+    data::MixerSpec spec{d.synthetic_ratio, data::parse_task_list(d.synthetic_tasks), d.seed,
+                         d.synthetic_min_len, d.synthetic_loss == "all"};
+    mixer = std::make_shared<data::SyntheticMixer>(spec, data::read_shard_tokenizer(*shard), T);
+    description += cat("; synthetic tasks (", d.synthetic_tasks, ") end ", 100 * d.synthetic_ratio,
+                       "% of the windows, loss on ", d.synthetic_loss == "all" ? "every token" : "the answer");
+  }
+  const data::StreamSpec stream{T, cfg.train.seed};
+  auto window = std::make_shared<std::vector<int32_t>>(static_cast<size_t>(T + 1));
+  return [shard, stream, window, docs, mixer](int64_t index, int32_t* ids, int32_t* targets) {
+    if (docs)
+      docs->read(*shard, index, window->data());
+    else
+      data::read_sample(*shard, stream, index, window->data());
     std::copy(window->begin() + 1, window->end(), targets);
+    if (mixer) mixer->apply(index, window->data(), targets);
+    std::copy(window->begin(), window->end() - 1, ids);
   };
 }
 
@@ -79,7 +152,7 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   if (spec.takes_init && !find_flag(argc, argv, "--init").empty()) {
     init_path = io::resolve_checkpoint(find_flag(argc, argv, "--init"));
     init_info = io::read_checkpoint_info(*init_path);
-    bases.push_back({"checkpoint " + init_path->string(), init_info.config_ini});
+    bases.push_back({"checkpoint " + init_path->string(), without_section(init_info.config_ini, "parallel")});
   }
   const auto parsed = config::parse_config(argc, argv, opts, schema, bases);
   int rank = 0;
@@ -101,16 +174,18 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   if (!resume.empty() && resume != "auto") fail("--resume takes 'auto', not '", resume, "'");
 
   parallel::Grid grid = parallel::make_grid(static_cast<int>(cfg.parallel.tp), static_cast<int>(cfg.parallel.dp));
+  auto shard = std::make_shared<data::ShardReader>(data::open_shard(cfg.data.train));
+  // model.vocab_size = 0: the vocabulary of the data's tokenizer (the stored config says which).
+  if (cfg.model.vocab_size == 0) cfg.model.vocab_size = shard->vocab_size;
   std::unique_ptr<io::RunDir> run;
   if (grid.is_root()) {
     prepare_run_dir(run_dir, resume == "auto", flags.force);
     run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force));
-    io::write_config(*run, ini);
+    io::write_config(*run, config::to_ini(schema));
     io::log_line(*run, cat(spec.name, " on ", grid.world->size(), " rank(s), run directory ", run_dir));
   }
   grid.world->barrier();
 
-  auto shard = std::make_shared<data::ShardReader>(data::open_shard(cfg.data.train));
   if (shard->vocab_size != cfg.model.vocab_size)
     fail("model.vocab_size = ", cfg.model.vocab_size, " but the data ", cfg.data.train,
          " was made with tokenizer '", shard->tokenizer_id, "' of vocabulary ", shard->vocab_size,
@@ -124,7 +199,10 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   job.cfg = cfg;
   job.config_ini = config::to_ini(schema, false);
   job.run_dir = run_dir;
-  job.sample = window_sampler(cfg, shard);
+  std::string data_description;
+  job.sample = spec.name == "sft" ? sft_sampler(cfg, shard, data_description)
+                                  : text_sampler(spec.name, cfg, shard, data_description);
+  if (grid.is_root()) io::log_line(*run, "data: " + data_description);
   job.tokenizer_id = shard->tokenizer_id;
   job.merges = data::read_shard_tokenizer(*shard).merges;
   job.init = init_path;

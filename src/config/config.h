@@ -71,6 +71,13 @@ struct DataConfig {
   std::string train;  // path to a train.h5 shard
   std::string val;
   unsigned long seed;
+  std::string sampler;          // auto | windows | documents (long-context: whole documents)
+  double synthetic_ratio;       // share of windows (sft: of generated examples) with a synthetic task
+  std::string synthetic_tasks;  // comma-separated: kv, needle, vt, docqa
+  long synthetic_min_len;       // smallest synthetic/generated example, tokens
+  std::string synthetic_loss;   // answer | all (pretrain/extend windows)
+  std::string sft_file;         // JSONL of {"prompt", "response"}; "" = generated examples only
+  double sft_file_share;        // share of sft examples drawn from sft_file
 };
 
 struct Config {

@@ -1,5 +1,6 @@
 #include "config/keys.h"
 
+#include "data/synthetic.h"
 #include "util/error.h"
 
 namespace headroom::config {
@@ -11,7 +12,9 @@ void add_model_keys(Schema& s, ModelConfig& m) {
   section(s, "model", "Model [model]");
   const auto pos = at_least<long>(1);
   add_key(s, "model", "vocab_size", m.vocab_size, 259L,
-          "vocabulary size; must match the tokenizer of the data (byte-level: 259)", pos);
+          "vocabulary size; must match the tokenizer of the data (byte-level: 259); 0 = take it "
+          "from the tokenizer of data.train (training stages; the resolved value is stored)",
+          at_least<long>(0));
   add_key(s, "model", "d_model", m.d_model, 256L, "residual stream width", pos);
   add_key(s, "model", "n_layers", m.n_layers, 4L, "number of transformer blocks", pos);
   add_key(s, "model", "d_ff", m.d_ff, 704L, "SwiGLU hidden width (gate and up projections)", pos);
@@ -148,7 +151,37 @@ void add_data_keys(Schema& s, DataConfig& d) {
           "training token shard written by prepare");
   add_key(s, "data", "val", d.val, std::string("data/shards/val.h5"),
           "held-out token shard written by prepare");
-  add_key(s, "data", "seed", d.seed, 1UL, "seed of the synthetic task mixer");
+  add_key(s, "data", "seed", d.seed, 1UL,
+          "seed of the synthetic task mixer and of the sft example packing");
+  add_key(s, "data", "sampler", d.sampler, std::string("auto"),
+          "how training windows are cut: windows (fixed grid over the shard, documents may be cut "
+          "anywhere), documents (whole documents concatenated up to seq_len + 1, BOS-separated, "
+          "only the last one cut: long-context data), auto (extend: documents, pretrain: "
+          "windows); sft always packs prompt/response examples",
+          one_of({"auto", "windows", "documents"}));
+  add_key(s, "data", "synthetic_ratio", d.synthetic_ratio, 0.0,
+          "pretrain/extend: share of windows that end with a synthetic retrieval example; "
+          "sft: share of generated examples that are synthetic tasks (the rest are retrieval "
+          "questions over corpus documents)",
+          in_range(0.0, 1.0));
+  add_key(s, "data", "synthetic_tasks", d.synthetic_tasks, std::string("kv,needle,vt"),
+          "synthetic tasks, comma-separated: kv (key-value recall), needle (needle in text or "
+          "noise), vt (variable tracking), docqa (which word follows a phrase of the text)",
+          Check<std::string>(data::check_task_list));
+  add_key(s, "data", "synthetic_min_len", d.synthetic_min_len, 96L,
+          "smallest synthetic (and generated sft) example in tokens; sizes are uniform in "
+          "[synthetic_min_len, seq_len + 1]",
+          at_least<long>(16));
+  add_key(s, "data", "synthetic_loss", d.synthetic_loss, std::string("answer"),
+          "loss on a synthetic example in pretrain/extend windows: answer (answer tokens and EOS "
+          "only) or all (every token)",
+          one_of({"answer", "all"}));
+  add_key(s, "data", "sft_file", d.sft_file, std::string(""),
+          "sft: JSONL file of {\"prompt\": ..., \"response\": ...} pairs; empty = only "
+          "generated examples");
+  add_key(s, "data", "sft_file_share", d.sft_file_share, 0.5,
+          "sft: share of examples drawn from sft_file (the rest are generated); 1 = file only",
+          in_range(0.0, 1.0));
 }
 
 // "model.n_heads = 6 (config file x.ini)"

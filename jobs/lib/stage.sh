@@ -1,0 +1,138 @@
+# What every jobs/*.slurm script shares: finding the checkout, launching ranks (srun --mpi=pmix, or
+# mpirun as the fallback), forwarding the preemption signal, requeueing after exit 75, and saying
+# clearly in the job log when a stage failed and which dependent jobs that cancels.
+# Sourced by the job scripts; every setting comes from the environment (see jobs/README.md):
+#   HEADROOM_ROOT  the checkout (submit_pipeline.sh exports it; else SLURM_SUBMIT_DIR)
+#   HEADROOM_BIN   the executables (default $HEADROOM_ROOT/build/bin)
+#   HEADROOM_LAUNCHER  auto (srun --mpi=pmix inside a Slurm job when srun has PMIx, else mpirun),
+#                  srun, mpirun, or none (run the program directly, one process)
+#   NP             ranks (default: SLURM_NTASKS, or 1 outside Slurm)
+
+hr_log() { echo "headroom-job: $*"; }
+
+hr_init() {  # hr_init STAGE
+  HR_STAGE=$1
+  HEADROOM_ROOT=${HEADROOM_ROOT:-${SLURM_SUBMIT_DIR:-$PWD}}
+  [[ -f $HEADROOM_ROOT/jobs/lib/stage.sh ]] || {
+    hr_log "error: $HEADROOM_ROOT is not a Headroom checkout (no jobs/lib/stage.sh); set HEADROOM_ROOT"; exit 2; }
+  cd "$HEADROOM_ROOT"
+  HEADROOM_BIN=${HEADROOM_BIN:-$HEADROOM_ROOT/build/bin}
+  NP=${NP:-${SLURM_NTASKS:-1}}
+  export OMP_NUM_THREADS=${OMP_NUM_THREADS:-${SLURM_CPUS_PER_TASK:-1}}
+  export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+  if [[ ${SLURM_JOB_NUM_NODES:-1} -eq 1 ]]; then  # one node: shared memory only (safe in sandboxes)
+    export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader} OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
+  fi
+  [[ $(id -u) -eq 0 ]] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  HR_T0=$(date +%s)
+  hr_log "start stage=$HR_STAGE job=${SLURM_JOB_ID:-none} restarts=${SLURM_RESTART_COUNT:-0}" \
+         "host=$(hostname) ranks=$NP epoch=$HR_T0 ($(date -u +%FT%TZ))"
+}
+
+hr_need_binary() {  # hr_need_binary NAME [what delivers it]
+  local exe=$HEADROOM_BIN/$1
+  if [[ ! -x $exe ]]; then
+    hr_log "error: stage $HR_STAGE needs $exe, which does not exist.${2:+ $2}" \
+           "Build it (cmake --build build) or leave the stage out (jobs/submit_pipeline.sh --stages ...)."
+    hr_fail 3
+  fi
+}
+
+# Which pending jobs wait on this one (for the failure message).
+hr_dependents() {
+  [[ -n ${SLURM_JOB_ID:-} ]] || return 0
+  squeue -h -o "%i %j %E" 2>/dev/null | awk -v id="$SLURM_JOB_ID" \
+    '{ if ($3 ~ ("(^|[,?])after[a-z]*:" id "([(_:,?]|$)")) printf "%s%s(%s)", sep, $1, $2; sep=" " }'
+}
+
+hr_fail() {  # hr_fail STATUS: the clear message, then exit STATUS
+  local rc=$1 deps
+  deps=$(hr_dependents)
+  hr_log "FAILED stage=$HR_STAGE job=${SLURM_JOB_ID:-none} status=$rc epoch=$(date +%s)" \
+         "after $(( $(date +%s) - HR_T0 ))s${RUN_DIR:+; see $RUN_DIR/log.txt}."
+  if [[ -n $deps ]]; then
+    hr_log "this stops the chain: Slurm cancels the jobs that wait on this one" \
+           "(--kill-on-invalid-dep=yes) and their dependents: $deps"
+  fi
+  hr_log "after fixing the cause, rerun jobs/submit_pipeline.sh with the same arguments: finished stages" \
+         "are skipped and this one continues from its last checkpoint (--resume auto)"
+  exit "$rc"
+}
+
+# hr_run PROGRAM ARGS...: launch on NP ranks, forward SIGUSR1/SIGTERM to the ranks, and handle the
+# exit status: 0 ends the job, 75 (checkpointed after a stop signal) requeues it, anything else is a
+# failure.
+hr_run() {
+  local launcher=${HEADROOM_LAUNCHER:-auto} cmd=() child rc
+  if [[ $launcher == auto ]]; then
+    launcher=mpirun
+    if [[ -n ${SLURM_JOB_ID:-} ]] && command -v srun >/dev/null && srun --mpi=list 2>&1 | grep -qw pmix; then
+      launcher=srun
+    fi
+  fi
+  case $launcher in
+    srun) cmd=(srun --mpi=pmix --kill-on-bad-exit=1 -n "$NP") ;;
+    mpirun)
+      cmd=(mpirun)
+      [[ $(id -u) -eq 0 ]] && cmd+=(--allow-run-as-root)
+      if [[ -z ${SLURM_JOB_ID:-} ]]; then cmd+=(-np "$NP" --oversubscribe); fi ;;
+    none) cmd=() ;;
+    *) hr_log "error: HEADROOM_LAUNCHER=$launcher (auto, srun, mpirun or none)"; hr_fail 2 ;;
+  esac
+  hr_log "launch: ${cmd[*]} $*"
+  "${cmd[@]}" "$@" &
+  child=$!
+  HR_SIGNAL=""
+  trap 'HR_SIGNAL=USR1; hr_log "SIGUSR1 received (preemption warning): forwarding to the ranks"; kill -USR1 $child 2>/dev/null' USR1
+  trap 'HR_SIGNAL=TERM; hr_log "SIGTERM received: forwarding to the ranks"; kill -TERM $child 2>/dev/null' TERM
+  while :; do
+    wait "$child"; rc=$?
+    kill -0 "$child" 2>/dev/null || break
+  done
+  wait "$child"; rc=$?  # the real status even if the last wait was interrupted by a signal
+  trap - USR1 TERM
+  if [[ $rc -eq 75 ]]; then
+    hr_log "stage=$HR_STAGE checkpointed and stopped (exit 75${HR_SIGNAL:+ after SIG$HR_SIGNAL}) at epoch=$(date +%s)"
+    if [[ -n ${SLURM_JOB_ID:-} ]]; then
+      hr_log "requeueing job $SLURM_JOB_ID; it resumes from its checkpoint (--resume auto)"
+      if scontrol requeue "$SLURM_JOB_ID"; then
+        sleep 60 & wait $!  # Slurm ends this instance of the job now
+        exit 0
+      fi
+      hr_log "scontrol requeue $SLURM_JOB_ID failed (cancelled job, or not requeueable): run it again"
+      hr_fail 75
+    fi
+    hr_log "not under Slurm: run the same command again to resume"
+    exit 75
+  elif [[ $rc -ne 0 ]]; then
+    hr_fail "$rc"
+  fi
+  hr_log "done stage=$HR_STAGE job=${SLURM_JOB_ID:-none} epoch=$(date +%s) after $(( $(date +%s) - HR_T0 ))s"
+}
+
+# The training stages: pretrain (MODEL + RECIPE, SEED) or extend / sft (INIT + RECIPE).
+#   RUN_DIR, RECIPE, DATA_DIR (train.h5/val.h5; default data/shards), EXTRA_ARGS (more flags), "$@".
+hr_train() {  # hr_train STAGE [ARGS...]
+  local stage=$1; shift
+  hr_init "$stage"
+  : "${RUN_DIR:?RUN_DIR must name the run directory}"
+  : "${RECIPE:?RECIPE must name a recipe (inputs/recipes/*.ini)}"
+  local args=(--config "$RECIPE" --run-dir "$RUN_DIR" --resume auto)
+  if [[ $stage == pretrain ]]; then
+    : "${MODEL:?MODEL must name a model configuration (inputs/models/*.ini)}"
+    args=(--config "$MODEL" "${args[@]}" --model.seed "${SEED:-1}")
+  else
+    : "${INIT:?INIT must name the checkpoint or run directory to start from}"
+    args=(--init "$INIT" "${args[@]}")
+  fi
+  local data=${DATA_DIR:-data/shards}
+  args+=(--data.train "$data/train.h5" --data.val "$data/val.h5")
+  hr_need_binary "$stage"
+  if [[ -f $RUN_DIR/DONE ]]; then
+    hr_log "stage=$stage already finished ($RUN_DIR/DONE: $(cat "$RUN_DIR/DONE")); nothing to do"
+    hr_log "done stage=$stage job=${SLURM_JOB_ID:-none} epoch=$(date +%s) after 0s"
+    return 0
+  fi
+  # shellcheck disable=SC2086  # EXTRA_ARGS is a flag list
+  hr_run "$HEADROOM_BIN/$stage" "${args[@]}" ${EXTRA_ARGS:-} "$@"
+}

@@ -1,0 +1,411 @@
+#include "data/synthetic.h"
+
+#include "data/prompt_template.h"
+#include "util/error.h"
+#include "util/random.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <set>
+
+namespace headroom::data {
+namespace {
+
+constexpr std::array<const char*, 4> kTasks{"kv", "needle", "vt", "docqa"};
+
+// A small counter-based generator: the n-th draw of a key.
+struct Rng {
+  uint64_t state;
+  uint64_t next() { return mix64(state += 0x9E3779B97F4A7C15ull); }
+  int64_t below(int64_t n) { return n <= 1 ? 0 : static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
+  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+};
+
+constexpr std::array<const char*, 40> kAdjectives{
+    "quiet", "bright", "hollow", "ancient", "silver", "frozen", "gentle", "crimson", "rapid",
+    "humble", "golden", "narrow", "wooden", "bitter", "distant", "hidden", "velvet", "restless",
+    "shallow", "sturdy", "amber", "brisk", "clever", "dusty", "eager", "faint", "grand", "hasty",
+    "idle", "jolly", "keen", "lively", "mellow", "noble", "olive", "proud", "rustic", "solemn",
+    "tidy", "vivid"};
+constexpr std::array<const char*, 40> kNouns{
+    "river", "lantern", "harbor", "meadow", "falcon", "compass", "orchard", "anchor", "candle",
+    "glacier", "thimble", "castle", "pepper", "violin", "ladder", "island", "marble", "forest",
+    "kettle", "beacon", "canyon", "pillow", "saddle", "tunnel", "garden", "helmet", "jacket",
+    "ribbon", "mirror", "bucket", "cottage", "feather", "quarry", "spindle", "trumpet", "wagon",
+    "cabinet", "dolphin", "engine", "fountain"};
+constexpr const char* kNoise =
+    " The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.";
+
+std::string hex_string(Rng& r, int n) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s(static_cast<size_t>(n), '0');
+  for (auto& c : s) c = kHex[r.below(16)];
+  return s;
+}
+
+std::string digits(Rng& r, int n) {
+  std::string s(static_cast<size_t>(n), '0');
+  s[0] = static_cast<char>('1' + r.below(9));
+  for (size_t i = 1; i < s.size(); ++i) s[i] = static_cast<char>('0' + r.below(10));
+  return s;
+}
+
+std::string upper_name(Rng& r) {
+  std::string s(5, 'A');
+  for (auto& c : s) c = static_cast<char>('A' + r.below(26));
+  return s;
+}
+
+// Inserts each text (in order) before a whitespace at or after fraction u of the haystack; the
+// fractions must be sorted. Insertions at the same place keep their order.
+std::string insert_at_words(const std::string& hay, const std::vector<std::pair<double, std::string>>& items) {
+  std::string out;
+  size_t done = 0;
+  auto word_end = [&hay](size_t p) {
+    while (p < hay.size() && hay[p] != ' ' && hay[p] != '\n') ++p;
+    return p;
+  };
+  for (const auto& [u, text] : items) {
+    const size_t from = std::max(done, static_cast<size_t>(u * static_cast<double>(hay.size())));
+    // After the end of a sentence when one is near, else after the current word.
+    size_t p = word_end(from);
+    for (size_t q = p; q < hay.size() && q < from + 240; q = word_end(q + 1))
+      if (q > 0 && (hay[q - 1] == '.' || hay[q - 1] == '!' || hay[q - 1] == '?' || hay[q - 1] == '"')) {
+        p = q;
+        break;
+      }
+    out.append(hay, done, p - done);
+    out += text;
+    done = p;
+  }
+  out.append(hay, done, std::string::npos);
+  return out;
+}
+
+// Draws everything an example needs except its size, so that retries with another size keep the
+// same keys and values.
+struct Draw {
+  uint64_t key;
+  Rng rng() const { return Rng{key}; }
+};
+
+TaskExample build_kv(const Draw& d, int64_t n_pairs) {
+  Rng r = d.rng();
+  n_pairs = std::max<int64_t>(n_pairs, 1);
+  std::set<std::string> seen;
+  std::vector<std::pair<std::string, std::string>> pairs;
+  while (static_cast<int64_t>(pairs.size()) < n_pairs) {
+    std::string k = hex_string(r, 8);
+    if (!seen.insert(k).second) continue;
+    pairs.emplace_back(k, hex_string(r, 8));
+  }
+  const int64_t q = Rng{mix64(d.key ^ 0x4b56ull)}.below(n_pairs);
+  TaskExample ex{"kv", "Key-value pairs:\n", pairs[static_cast<size_t>(q)].second};
+  for (const auto& [k, v] : pairs) ex.prompt += k + ": " + v + "\n";
+  ex.prompt += "What is the value of " + pairs[static_cast<size_t>(q)].first + "?";
+  return ex;
+}
+
+struct NeedleDraw {
+  bool noise;
+  std::vector<std::string> keys, values;
+  std::vector<double> where;  // sorted fractions
+  size_t query;
+};
+
+NeedleDraw draw_needles(const Draw& d, int max_needles) {
+  Rng r = d.rng();
+  NeedleDraw n;
+  n.noise = r.below(2) == 0;
+  const int count = 1 + static_cast<int>(r.below(max_needles));
+  std::set<std::string> seen;
+  while (static_cast<int>(n.keys.size()) < count) {
+    std::string k = cat(kAdjectives[r.below(kAdjectives.size())], "-", kNouns[r.below(kNouns.size())]);
+    if (!seen.insert(k).second) continue;
+    n.keys.push_back(k);
+    n.values.push_back(digits(r, 7));
+    n.where.push_back(r.unit());
+  }
+  std::sort(n.where.begin(), n.where.end());
+  n.query = static_cast<size_t>(r.below(count));
+  return n;
+}
+
+TaskExample build_needle(const NeedleDraw& n, const std::string& hay) {
+  std::vector<std::pair<double, std::string>> items;
+  for (size_t i = 0; i < n.keys.size(); ++i)
+    items.emplace_back(n.where[i], cat(" The special magic number for ", n.keys[i], " is ", n.values[i], "."));
+  TaskExample ex{"needle", insert_at_words(hay, items), n.values[n.query]};
+  ex.prompt += cat("\nWhat is the special magic number for ", n.keys[n.query], "?");
+  return ex;
+}
+
+struct ChainDraw {
+  std::vector<std::string> names, distractor;
+  std::string value, distractor_value;
+  std::vector<double> where, where_distractor;
+};
+
+ChainDraw draw_chain(const Draw& d, int max_len, bool allow_distractor) {
+  Rng r = d.rng();
+  ChainDraw c;
+  const int len = 2 + static_cast<int>(r.below(std::max(1, max_len - 1)));
+  const bool distract = allow_distractor && r.below(2) == 0;
+  std::set<std::string> seen;
+  auto fresh = [&] {
+    for (;;) {
+      std::string s = upper_name(r);
+      if (seen.insert(s).second) return s;
+    }
+  };
+  for (int i = 0; i < len; ++i) c.names.push_back(fresh()), c.where.push_back(r.unit());
+  c.value = digits(r, 5);
+  if (distract) {
+    for (int i = 0; i < 2; ++i) c.distractor.push_back(fresh()), c.where_distractor.push_back(r.unit());
+    do c.distractor_value = digits(r, 5);
+    while (c.distractor_value == c.value);
+  }
+  std::sort(c.where.begin(), c.where.end());
+  std::sort(c.where_distractor.begin(), c.where_distractor.end());
+  return c;
+}
+
+TaskExample build_vt(const ChainDraw& c, const std::string& hay) {
+  std::vector<std::pair<double, std::string>> items;
+  auto chain = [&](const std::vector<std::string>& names, const std::vector<double>& where,
+                   const std::string& value) {
+    for (size_t i = 0; i < names.size(); ++i)
+      items.emplace_back(where[i], cat(" VAR ", names[i], " = ", i == 0 ? value : names[i - 1], "."));
+  };
+  chain(c.names, c.where, c.value);
+  chain(c.distractor, c.where_distractor, c.distractor_value);
+  std::stable_sort(items.begin(), items.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string answer;
+  for (const auto& n : c.names) answer += (answer.empty() ? "" : " ") + n;
+  TaskExample ex{"vt", insert_at_words(hay, items), answer};
+  ex.prompt += cat("\nWhich variables are assigned the value ", c.value, "?");
+  return ex;
+}
+
+// Whitespace-separated words with a unique 4-word phrase before a random one; false when the text
+// has none (too short or too repetitive).
+bool build_docqa(const Draw& d, const std::string& text, TaskExample& ex) {
+  std::vector<std::string> words;
+  for (size_t i = 0; i < text.size();) {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    size_t j = i;
+    while (j < text.size() && !std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+    if (j > i) words.push_back(text.substr(i, j - i));
+    i = j;
+  }
+  if (words.size() < 6) return false;
+  Rng r = d.rng();
+  // The last word may be cut by the haystack's end: never use it as the answer.
+  const int64_t last = static_cast<int64_t>(words.size()) - 6;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const int64_t i = r.below(last + 1);
+    int occurrences = 0;
+    for (int64_t k = 0; k + 4 <= static_cast<int64_t>(words.size()) && occurrences < 2; ++k)
+      occurrences += std::equal(words.begin() + k, words.begin() + k + 4, words.begin() + i);
+    if (occurrences != 1) continue;
+    const std::string phrase = cat(words[i], " ", words[i + 1], " ", words[i + 2], " ", words[i + 3]);
+    ex = TaskExample{"docqa", text, words[static_cast<size_t>(i + 4)]};
+    ex.prompt += cat("\nIn the text above, which word comes right after \"", phrase, "\"?");
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string check_task_list(const std::string& csv) {
+  if (csv.empty()) return cat("must name at least one task (", kSyntheticTaskNames, ")");
+  size_t start = 0;
+  while (start <= csv.size()) {
+    const size_t comma = std::min(csv.find(',', start), csv.size());
+    const std::string name = csv.substr(start, comma - start);
+    if (std::find(kTasks.begin(), kTasks.end(), name) == kTasks.end())
+      return cat("has unknown task '", name, "'; tasks are ", kSyntheticTaskNames,
+                 " (comma-separated, no spaces)");
+    start = comma + 1;
+  }
+  return "";
+}
+
+std::vector<std::string> parse_task_list(const std::string& csv) {
+  if (const std::string why = check_task_list(csv); !why.empty())
+    fail("synthetic task list '", csv, "' ", why);
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= csv.size()) {
+    const size_t comma = std::min(csv.find(',', start), csv.size());
+    out.push_back(csv.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+EncodedExample encode_example(Encoder& enc, const TaskExample& ex, ExampleFormat fmt) {
+  EncodedExample e{ex, {kBos}, 0};
+  if (fmt == ExampleFormat::kRaw) {
+    enc.encode(ex.prompt + kRawAnswerPrefix, e.tokens);
+    e.answer_begin = static_cast<int64_t>(e.tokens.size());
+    enc.encode(" " + ex.answer, e.tokens);
+  } else {
+    enc.encode(format_prompt(PromptTemplate::kInstruction, ex.prompt), e.tokens);
+    e.answer_begin = static_cast<int64_t>(e.tokens.size());
+    enc.encode(ex.answer, e.tokens);
+  }
+  e.tokens.push_back(kEos);
+  return e;
+}
+
+void specials_to_newlines(std::vector<int32_t>& tokens, size_t from) {
+  for (size_t i = from; i < tokens.size(); ++i)
+    if (tokens[i] == kBos || tokens[i] == kEos || tokens[i] == kPad) tokens[i] = '\n';
+}
+
+uint64_t sample_key(uint64_t seed, int64_t index, int64_t slot, uint64_t purpose) {
+  return mix64(mix64(mix64(seed ^ mix64(purpose)) ^ static_cast<uint64_t>(index)) ^
+               static_cast<uint64_t>(slot));
+}
+
+TaskGenerator::TaskGenerator(const Tokenizer& tok) : tok_(tok), enc_(tok) {}
+
+EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_t budget,
+                                   const HaystackFn& haystack, ExampleFormat fmt) {
+  const Draw d{key};
+  auto size_of = [&](const TaskExample& ex) {
+    return static_cast<int64_t>(encode_example(enc_, ex, fmt).tokens.size());
+  };
+  if (task == "kv") {
+    // Tokens per pair from one and two pairs, then shrink until it fits.
+    const int64_t one = size_of(build_kv(d, 1)), two = size_of(build_kv(d, 2));
+    const int64_t per = std::max<int64_t>(1, two - one);
+    int64_t n = std::max<int64_t>(1, 1 + (budget - one) / per);
+    for (;;) {
+      EncodedExample e = encode_example(enc_, build_kv(d, n), fmt);
+      const int64_t len = static_cast<int64_t>(e.tokens.size());
+      if (len <= budget || n == 1) return e;
+      n = std::max<int64_t>(1, n - std::max<int64_t>(1, (len - budget + per - 1) / per));
+    }
+  }
+  if (task != "needle" && task != "vt" && task != "docqa")
+    fail("unknown synthetic task '", task, "' (tasks are ", kSyntheticTaskNames, ")");
+
+  // Haystack tasks: measure the fixed part, then fill the rest with haystack text.
+  std::vector<int32_t> hay_tokens, noise_tokens;
+  const NeedleDraw needles_full = draw_needles(d, 3), needles_one = draw_needles(d, 1);
+  const ChainDraw chain_full = draw_chain(d, 4, true), chain_min = draw_chain(d, 2, false);
+  auto build = [&](int64_t n, bool full, TaskExample& ex) -> bool {
+    hay_tokens.clear();
+    const bool noise = task == "needle" && needles_full.noise;
+    if (noise) {
+      if (noise_tokens.empty()) enc_.encode(kNoise, noise_tokens);
+      for (int64_t i = 0; i < n; ++i) hay_tokens.push_back(noise_tokens[static_cast<size_t>(i) % noise_tokens.size()]);
+    } else if (n > 0) {
+      haystack(mix64(key ^ 0x4a59ull), n, hay_tokens);
+    }
+    const std::string hay = decode(tok_, hay_tokens);
+    if (task == "needle") {
+      ex = build_needle(full ? needles_full : needles_one, hay);
+      return true;
+    }
+    if (task == "vt") {
+      ex = build_vt(full ? chain_full : chain_min, hay);
+      return true;
+    }
+    return build_docqa(d, hay, ex);
+  };
+  TaskExample ex;
+  // The fixed part (no haystack; docqa needs text, so it is measured with its question alone).
+  bool full = true;
+  int64_t fixed = 0;
+  if (task == "docqa") {
+    fixed = size_of(TaskExample{"docqa", "\nIn the text above, which word comes right after \"a b c d\"?", "x"});
+  } else {
+    build(0, true, ex);
+    fixed = size_of(ex);
+    if (fixed > budget) {
+      full = false;
+      build(0, false, ex);
+      fixed = size_of(ex);
+    }
+  }
+  int64_t n = std::max<int64_t>(0, budget - fixed);
+  for (int attempt = 0; attempt < 12; ++attempt) {
+    if (!build(n, full, ex)) break;  // docqa without a usable phrase
+    EncodedExample e = encode_example(enc_, ex, fmt);
+    const int64_t len = static_cast<int64_t>(e.tokens.size());
+    if (len <= budget || n == 0) return e;
+    n = std::max<int64_t>(0, n - (len - budget) - attempt);
+  }
+  if (task == "docqa") {  // not enough usable text: a key-value example of the same budget
+    EncodedExample e = make("kv", key, budget, haystack, fmt);
+    return e;
+  }
+  return encode_example(enc_, ex, fmt);  // the smallest: callers check the size
+}
+
+int64_t TaskGenerator::min_tokens(const std::string& task, ExampleFormat fmt) {
+  int64_t most = 0;
+  const HaystackFn none = [](uint64_t, int64_t, std::vector<int32_t>&) {};
+  const std::string t = task == "docqa" ? "kv" : task;  // docqa falls back to kv when text is short
+  for (uint64_t k = 0; k < 32; ++k)
+    most = std::max<int64_t>(most, static_cast<int64_t>(make(t, mix64(k + 17), 1, none, fmt).tokens.size()));
+  if (task == "docqa") most += 24;  // room for a few words of text besides the question
+  return most;
+}
+
+SyntheticMixer::SyntheticMixer(MixerSpec spec, const Tokenizer& tok, int64_t seq_len)
+    : spec_(std::move(spec)), seq_len_(seq_len), gen_(tok) {
+  if (spec_.ratio <= 0) return;
+  if (spec_.tasks.empty()) fail("data.synthetic_tasks names no task");
+  if (spec_.min_len > seq_len + 1)
+    fail("data.synthetic_min_len = ", spec_.min_len, " exceeds the window of train.seq_len + 1 = ",
+         seq_len + 1, " tokens");
+  for (const auto& t : spec_.tasks) {
+    const int64_t m = gen_.min_tokens(t, ExampleFormat::kRaw);
+    if (m > seq_len + 1)
+      fail("synthetic task '", t, "' needs at least ", m, " tokens with this tokenizer but a window "
+           "is train.seq_len + 1 = ", seq_len + 1, "; raise train.seq_len or drop '", t,
+           "' from data.synthetic_tasks");
+  }
+}
+
+bool SyntheticMixer::selects(int64_t index) const {
+  if (spec_.ratio <= 0) return false;
+  const uint64_t h = sample_key(spec_.seed, index, 0, 0x5e1ec7ull);
+  return static_cast<double>(h >> 11) * 0x1.0p-53 < spec_.ratio;
+}
+
+MixInfo SyntheticMixer::apply(int64_t index, int32_t* window, int32_t* targets) {
+  MixInfo info;
+  if (!selects(index)) return info;
+  const int64_t W = seq_len_ + 1;
+  Rng r{sample_key(spec_.seed, index, 1, 0x1e46ull)};
+  const int64_t lo = std::min(spec_.min_len, W);
+  const int64_t L = lo + r.below(W - lo + 1);
+  const std::string& task = spec_.tasks[static_cast<size_t>(r.below(static_cast<int64_t>(spec_.tasks.size())))];
+  text_.assign(window + (W - L), window + W);
+  specials_to_newlines(text_);
+  const HaystackFn hay = [this](uint64_t, int64_t n, std::vector<int32_t>& out) {
+    out.insert(out.end(), text_.begin(), text_.begin() + std::min<int64_t>(n, static_cast<int64_t>(text_.size())));
+  };
+  const EncodedExample e = gen_.make(task, sample_key(spec_.seed, index, 2, 0x7a5cull), L, hay, ExampleFormat::kRaw);
+  const int64_t n = static_cast<int64_t>(e.tokens.size());
+  if (n > W) return info;  // cannot happen past the constructor's check; keep the text window
+  const int64_t b = W - n;
+  std::copy(e.tokens.begin(), e.tokens.end(), window + b);
+  for (int64_t t = std::max<int64_t>(0, b - 1); t < seq_len_; ++t) {
+    const bool loss = spec_.loss_on_prompt || t + 1 >= b + e.answer_begin;
+    targets[t] = loss ? window[t + 1] : -1;
+  }
+  info = MixInfo{true, e.text.task, e.text.answer, b, b + e.answer_begin, W};
+  return info;
+}
+
+}  // namespace headroom::data

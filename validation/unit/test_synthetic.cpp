@@ -1,0 +1,224 @@
+// The synthetic retrieval mixer: deterministic from (seed, sample index), the configured share of
+// windows carries an example, each example sits at the window's end with its answer recoverable
+// from the window's own context, and the loss is on the answer and EOS only.
+#include "data/synthetic.h"
+#include "stage_data_fixtures.h"
+#include "util/error.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <regex>
+#include <set>
+
+using namespace headroom;
+using namespace headroom::data;
+
+namespace {
+
+// Text windows of T + 1 tokens cut from the English sample, with targets = window shifted by one.
+struct Windows {
+  std::vector<int32_t> stream;
+  int64_t T;
+  void fill(int64_t index, std::vector<int32_t>& window, std::vector<int32_t>& targets) const {
+    const int64_t n = static_cast<int64_t>(stream.size()) - T - 1;
+    const int64_t start = (index * 7919) % n;
+    window.assign(stream.begin() + start, stream.begin() + start + T + 1);
+    targets.assign(window.begin() + 1, window.end());
+  }
+};
+
+Windows english_windows(const Tokenizer& tok, int64_t T) {
+  Windows w{{}, T};
+  Encoder enc(tok);
+  enc.encode(fixtures::english_text(), w.stream);
+  return w;
+}
+
+MixerSpec spec(double ratio, uint64_t seed = 7, std::vector<std::string> tasks = {"kv", "needle", "vt", "docqa"}) {
+  return MixerSpec{ratio, std::move(tasks), seed, 64, false};
+}
+
+// Checks that the answer follows from the prompt by the task's own rule.
+void expect_answer_in_context(const std::string& task, const std::string& prompt, const std::string& answer) {
+  std::smatch m;
+  if (task == "kv") {
+    ASSERT_TRUE(std::regex_search(prompt, m, std::regex("What is the value of ([0-9a-f]{8})\\?\nAnswer:$"))) << prompt;
+    EXPECT_NE(prompt.find(cat("\n", m[1].str(), ": ", answer, "\n")), std::string::npos) << prompt;
+  } else if (task == "needle") {
+    ASSERT_TRUE(std::regex_search(prompt, m, std::regex("What is the special magic number for ([a-z]+-[a-z]+)\\?\nAnswer:$"))) << prompt;
+    EXPECT_NE(prompt.find(cat("The special magic number for ", m[1].str(), " is ", answer, ".")), std::string::npos);
+    EXPECT_TRUE(std::regex_match(answer, std::regex("[1-9][0-9]{6}")));
+  } else if (task == "vt") {
+    ASSERT_TRUE(std::regex_search(prompt, m, std::regex("Which variables are assigned the value ([0-9]{5})\\?\nAnswer:$"))) << prompt;
+    // Follow the assignments in order of appearance.
+    std::set<std::string> holds{m[1].str()};
+    std::string expected;
+    const std::regex stmt("VAR ([A-Z]{5}) = ([A-Z]{5}|[0-9]{5})\\.");
+    for (auto it = std::sregex_iterator(prompt.begin(), prompt.end(), stmt); it != std::sregex_iterator(); ++it)
+      if (holds.count((*it)[2].str())) {
+        holds.insert((*it)[1].str());
+        expected = expected.empty() ? (*it)[1].str() : cat(expected, " ", (*it)[1].str());
+      }
+    EXPECT_EQ(answer, expected) << prompt;
+    EXPECT_GE(std::count(answer.begin(), answer.end(), ' '), 1);  // at least two names
+  } else if (task == "docqa") {
+    ASSERT_TRUE(std::regex_search(prompt, m, std::regex("which word comes right after \"([^\"]*(?:\"[^\"]*)*)\"\\?\nAnswer:$"))) << prompt;
+    const std::string text = prompt.substr(0, prompt.rfind("\nIn the text above"));
+    // Normalise whitespace, then the phrase occurs once and is followed by the answer.
+    std::string flat;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const bool space = std::isspace(static_cast<unsigned char>(text[i]));
+      if (space && (!flat.empty() && flat.back() == ' ')) continue;
+      flat += space ? ' ' : text[i];
+    }
+    const std::string needle = " " + m[1].str() + " " + answer + " ";
+    const std::string padded = " " + flat + " ";
+    EXPECT_NE(padded.find(needle), std::string::npos) << "phrase '" << m[1].str() << "' answer '" << answer << "'";
+  } else {
+    ADD_FAILURE() << "unknown task " << task;
+  }
+}
+
+}  // namespace
+
+TEST(SyntheticMixer, DeterministicFromSeedAndIndex) {
+  const Tokenizer tok;
+  const int64_t T = 256;
+  const Windows text = english_windows(tok, T);
+  SyntheticMixer a(spec(0.5), tok, T), b(spec(0.5), tok, T), other(spec(0.5, 8), tok, T);
+  int differ = 0;
+  std::vector<int32_t> w1, t1, w2, t2, w3, t3;
+  for (int64_t i : {0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 1000003}) {
+    text.fill(i, w1, t1);
+    text.fill(i, w2, t2);
+    text.fill(i, w3, t3);
+    a.apply(i, w1.data(), t1.data());
+    b.apply(i, w2.data(), t2.data());
+    other.apply(i, w3.data(), t3.data());
+    EXPECT_EQ(w1, w2) << i;
+    EXPECT_EQ(t1, t2) << i;
+    differ += w1 != w3;
+  }
+  // Applying again in another order gives the same window (no hidden state).
+  text.fill(21, w1, t1);
+  a.apply(21, w1.data(), t1.data());
+  text.fill(21, w2, t2);
+  b.apply(21, w2.data(), t2.data());
+  EXPECT_EQ(w1, w2);
+  EXPECT_GT(differ, 3) << "another data.seed should give another stream";
+}
+
+TEST(SyntheticMixer, RatioIsRespected) {
+  const Tokenizer tok;
+  for (double ratio : {0.0, 0.1, 0.25, 0.5, 1.0}) {
+    SyntheticMixer m(spec(ratio), tok, 512);
+    int chosen = 0;
+    const int n = 8000;
+    for (int64_t i = 0; i < n; ++i) chosen += m.selects(i);
+    const double share = static_cast<double>(chosen) / n;
+    const double sigma = std::sqrt(ratio * (1 - ratio) / n);
+    EXPECT_NEAR(share, ratio, 4 * sigma + 1e-12) << "ratio " << ratio;
+  }
+}
+
+TEST(SyntheticMixer, AnswersAreRecoverableAndOnlyTheAnswerHasLoss) {
+  for (const bool bpe : {false, true}) {
+    const Tokenizer tok = bpe ? fixtures::small_bpe() : Tokenizer{};
+    const int64_t T = 384;
+    const Windows text = english_windows(tok, T);
+    SyntheticMixer mixer(spec(1.0), tok, T);
+    std::map<std::string, int> seen;
+    std::vector<int32_t> window, targets, original, original_targets;
+    for (int64_t i = 0; i < 160; ++i) {
+      text.fill(i, window, targets);
+      original = window;
+      original_targets = targets;
+      const MixInfo info = mixer.apply(i, window.data(), targets.data());
+      ASSERT_TRUE(info.synthetic);
+      ++seen[info.task];
+      SCOPED_TRACE(info.task + " sample " + std::to_string(i));
+      ASSERT_EQ(info.end, T + 1);
+      ASSERT_GE(info.begin, 0);
+      ASSERT_LT(info.begin, info.answer_begin);
+      EXPECT_EQ(window[static_cast<size_t>(info.begin)], kBos);
+      EXPECT_EQ(window[static_cast<size_t>(T)], kEos);
+      // The text before the example is untouched, with its loss.
+      for (int64_t k = 0; k < info.begin; ++k) ASSERT_EQ(window[k], original[k]);
+      for (int64_t t = 0; t + 1 < info.begin; ++t) ASSERT_EQ(targets[t], original_targets[t]);
+      // Answer tokens decode to " <answer>"; the prompt ends with the question.
+      const std::span<const int32_t> all(window);
+      EXPECT_EQ(decode(tok, all.subspan(info.answer_begin, T - info.answer_begin)), " " + info.answer);
+      const std::string prompt = decode(tok, all.subspan(info.begin, info.answer_begin - info.begin));
+      expect_answer_in_context(info.task, prompt, info.answer);
+      // Loss exactly on the answer and EOS.
+      for (int64_t t = std::max<int64_t>(0, info.begin - 1); t < T; ++t) {
+        if (t + 1 >= info.answer_begin)
+          ASSERT_EQ(targets[t], window[t + 1]) << "t=" << t;
+        else
+          ASSERT_EQ(targets[t], -1) << "t=" << t;
+      }
+    }
+    for (const char* task : {"kv", "needle", "vt", "docqa"}) EXPECT_GT(seen[task], 10) << task;
+  }
+}
+
+TEST(SyntheticMixer, LossAllKeepsEveryTarget) {
+  const Tokenizer tok;
+  const int64_t T = 256;
+  const Windows text = english_windows(tok, T);
+  MixerSpec s = spec(1.0);
+  s.loss_on_prompt = true;
+  SyntheticMixer mixer(s, tok, T);
+  std::vector<int32_t> window, targets;
+  text.fill(3, window, targets);
+  mixer.apply(3, window.data(), targets.data());
+  for (int64_t t = 0; t < T; ++t) ASSERT_EQ(targets[t], window[t + 1]);
+}
+
+TEST(TaskGenerator, ExamplesFitTheBudgetAndUseIt) {
+  for (const bool bpe : {false, true}) {
+    const Tokenizer tok = bpe ? fixtures::small_bpe() : Tokenizer{};
+    TaskGenerator gen(tok);
+    std::vector<int32_t> hay;
+    Encoder(tok).encode(fixtures::english_text(), hay);
+    const HaystackFn fn = [&](uint64_t key, int64_t n, std::vector<int32_t>& out) {
+      const int64_t start = static_cast<int64_t>(key % 1000);
+      out.insert(out.end(), hay.begin() + start, hay.begin() + start + std::min<int64_t>(n, 20000));
+    };
+    for (const ExampleFormat fmt : {ExampleFormat::kRaw, ExampleFormat::kInstruction})
+      for (const char* task : {"kv", "needle", "vt", "docqa"}) {
+        const int64_t least = gen.min_tokens(task, fmt);
+        for (int64_t budget : {least, least + 17, int64_t{300}, int64_t{1000}, int64_t{4000}}) {
+          if (budget < least) continue;
+          const EncodedExample e = gen.make(task, 99 + static_cast<uint64_t>(budget), budget, fn, fmt);
+          const int64_t n = static_cast<int64_t>(e.tokens.size());
+          EXPECT_LE(n, budget) << task << " budget " << budget;
+          if (budget >= 1000) {
+            EXPECT_GE(n, budget * 8 / 10) << task << " should fill its budget";
+          }
+          EXPECT_EQ(e.tokens.front(), kBos);
+          EXPECT_EQ(e.tokens.back(), kEos);
+        }
+      }
+  }
+}
+
+TEST(TaskGenerator, TaskListsAreChecked) {
+  EXPECT_EQ(check_task_list("kv,needle,vt,docqa"), "");
+  EXPECT_NE(check_task_list("kv,nedle").find("unknown task 'nedle'"), std::string::npos);
+  EXPECT_NE(check_task_list("kv, vt"), "");
+  EXPECT_NE(check_task_list(""), "");
+  EXPECT_EQ(parse_task_list("vt,kv"), (std::vector<std::string>{"vt", "kv"}));
+}
+
+TEST(SyntheticMixer, RefusesWindowsTooSmallForATask) {
+  const Tokenizer tok;
+  try {
+    SyntheticMixer m(spec(0.5, 1, {"needle"}), tok, 64);
+    FAIL() << "a 65-token window cannot hold a byte-level needle example";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("train.seq_len"), std::string::npos) << e.what();
+  }
+}
