@@ -1,0 +1,231 @@
+#include "analysis/diagnostics.h"
+
+#include "analysis/linalg.h"
+#include "eval/scoring.h"
+#include "model/layer.h"
+#include "util/clock.h"
+#include "util/error.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace headroom::analysis {
+namespace {
+
+// Attention rows of one layer for the query rows of the current chunk that are in `rows`.
+void layer_rows(const model::Model<float>& m, long layer, const float* q_chunk, int64_t pos0, int64_t n_rows,
+                const float* k_all, const std::vector<int64_t>& rows, RowSink& sink,
+                std::vector<float>& scores, std::vector<double>& probs) {
+  const auto& c = m.local;
+  const int64_t Hq = c.n_heads, Hkv = c.n_kv_heads, dqk = c.head_dim_qk, G = Hq / Hkv;
+  const int64_t K = Hkv * dqk;
+  const bool sliding = model::is_sliding(c, layer);
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dqk)));
+  auto it = std::lower_bound(rows.begin(), rows.end(), pos0);
+  for (; it != rows.end() && *it < pos0 + n_rows; ++it) {
+    const int64_t t = *it;
+    const int64_t first = sliding ? std::max<int64_t>(0, t - c.window + 1) : 0;
+    const int64_t nk = t - first + 1;
+    if (static_cast<int64_t>(scores.size()) < G * nk) scores.resize(static_cast<size_t>(G * nk));
+    if (static_cast<int64_t>(probs.size()) < nk) probs.resize(static_cast<size_t>(nk));
+    const float* q = q_chunk + (t - pos0) * Hq * dqk;
+    for (int64_t g = 0; g < Hkv; ++g) {
+      // scores[G, nk] = scale · Q_g[G, dqk] · K_g[first..t, dqk]ᵀ (K rows strided by K).
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(G), static_cast<blasint>(nk),
+                  static_cast<blasint>(dqk), scale, q + g * G * dqk, static_cast<blasint>(dqk),
+                  k_all + first * K + g * dqk, static_cast<blasint>(K), 0.0f, scores.data(),
+                  static_cast<blasint>(nk));
+      for (int64_t j = 0; j < G; ++j) {
+        std::span<double> p(probs.data(), static_cast<size_t>(nk));
+        softmax(std::span<const float>(scores.data() + j * nk, static_cast<size_t>(nk)), p);
+        sink.row(layer, t, g * G + j, RowView{p, first});
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<float> stream_prefill(model::Model<float>& m, model::KvCache<float>& cache, const int32_t* tokens,
+                                  int64_t n, const std::vector<int64_t>& rows,
+                                  const std::vector<int64_t>& residual_rows, RowSink& sink) {
+  // model::prefill's loop, with the attention rows and residuals read between layers.
+  const auto& c = m.local;
+  const auto& ops = *m.ops;
+  if (&ops != &kernels::cpu_ops()) fail("attention diagnostics run on the CPU backend only");
+  if (m.tp.size > 1) fail("attention diagnostics need the whole model on one process (tp = 1)");
+  const int64_t d = c.d_model, V = c.vocab_size;
+  const int64_t K = c.n_kv_heads * c.head_dim_qk, VD = c.n_kv_heads * c.head_dim_v;
+  if (n <= 0) fail("stream_prefill: no tokens");
+  if (cache.len + n > cache.capacity)
+    fail("context of ", cache.len + n, " tokens exceeds the KV cache capacity ", cache.capacity);
+  for (int64_t t = 0; t < n; ++t)
+    if (tokens[t] < 0 || tokens[t] >= V) fail("token id ", tokens[t], " is outside the vocabulary [0, ", V, ")");
+  model::ensure_rope(m, cache.len + n);
+  model::Activations<float>& a = cache.chunk;
+  model::LayerActs<float>& l = a.layers[0];
+  const bool post = c.norm_order == "post";
+  std::vector<float> last(static_cast<size_t>(V)), scores;
+  std::vector<double> probs;
+  for (int64_t start = 0; start < n; start += cache.chunk_len) {
+    const int64_t n_rows = std::min(cache.chunk_len, n - start), pos = cache.len;
+    ops.copy_from_host(a.ids.get(), tokens + start, static_cast<size_t>(n_rows) * sizeof(int32_t));
+    ops.embedding_fwd(m.embed, a.ids.get(), a.resid[0], n_rows, d);
+    float *cur = a.resid[0], *next = a.resid[1];
+    for (long i = 0; i < c.n_layers; ++i) {
+      l.x_in = cur;
+      if (post) l.a_in = cur;
+      float* k_all = cache.k[static_cast<size_t>(i)].get();
+      l.k = k_all + pos * K;
+      l.v = cache.v[static_cast<size_t>(i)].get() + pos * VD;
+      model::layer_forward(m, i, l, next, 1, n_rows, pos, k_all, cache.v[static_cast<size_t>(i)].get(), a.stat);
+      layer_rows(m, i, l.q, pos, n_rows, k_all, rows, sink, scores, probs);
+      for (auto it = std::lower_bound(residual_rows.begin(), residual_rows.end(), pos);
+           it != residual_rows.end() && *it < pos + n_rows; ++it)
+        sink.residual(i, *it, next + (*it - pos) * d, d);
+      std::swap(cur, next);
+    }
+    if (start + n_rows == n) {
+      model::rms_forward(ops, cur + (n_rows - 1) * d, m.final_norm, a.xf, a.f_rstd, a.stat, 1, d, c.norm_eps);
+      ops.matmul(a.xf, m.lm_head, a.logits, 1, V, d, false, true, false);
+      ops.copy_to_host(last.data(), a.logits, static_cast<size_t>(V) * sizeof(float));
+    }
+    cache.len += n_rows;
+  }
+  return last;
+}
+
+std::vector<int64_t> sample_positions(int64_t n, int64_t count) {
+  std::vector<int64_t> out;
+  if (count <= 0 || count >= n) {
+    for (int64_t i = 0; i < n; ++i) out.push_back(i);
+    return out;
+  }
+  for (int64_t j = 0; j < count; ++j) {
+    const int64_t t = (j + 1) * n / count - 1;
+    if (out.empty() || out.back() != t) out.push_back(t);
+  }
+  return out;
+}
+
+namespace {
+
+struct ProbeSink : RowSink {
+  Diagnostics& diag;
+  const DiagOptions& opt;
+  int64_t H, needle_begin, needle_end, prompt_last;
+  int64_t decode_pos = -1;            // position whose rows feed the retrieval score
+  std::vector<int64_t> top1;          // per (layer, head) at decode_pos
+  std::vector<std::vector<double>>& residuals;  // per layer, rows × d
+  bool prompt_phase = true;
+
+  ProbeSink(Diagnostics& d, const DiagOptions& o, int64_t heads, std::vector<std::vector<double>>& res)
+      : diag(d), opt(o), H(heads), needle_begin(0), needle_end(0), prompt_last(0),
+        top1(static_cast<size_t>(d.n_layers * heads), -1), residuals(res) {}
+
+  void row(long layer, int64_t pos, int64_t head, RowView r) override {
+    const size_t idx = static_cast<size_t>(layer * H + head);
+    if (prompt_phase) {
+      diag.heads[idx].add_row(r, opt.sink_tokens);
+      if (pos == prompt_last) diag.heads[idx].add_needle(r, needle_begin, needle_end);
+    }
+    if (pos == decode_pos) top1[idx] = row_top1(r);
+  }
+  void residual(long layer, int64_t, const float* x, int64_t d) override {
+    auto& v = residuals[static_cast<size_t>(layer)];
+    v.insert(v.end(), x, x + d);
+  }
+};
+
+}  // namespace
+
+Diagnostics run_diagnostics(model::Model<float>& m, const data::Tokenizer& tok, const std::vector<Probe>& probes,
+                            const DiagOptions& opt, const std::function<void(const std::string&)>& log) {
+  const auto& c = m.local;
+  Diagnostics diag;
+  diag.n_layers = c.n_layers;
+  diag.n_heads = c.n_heads;
+  const size_t n_heads_total = static_cast<size_t>(c.n_layers * c.n_heads);
+  diag.heads.assign(n_heads_total, HeadAccum{});
+  diag.retrieval = RetrievalAccum(n_heads_total);
+  std::vector<std::vector<double>> residuals(static_cast<size_t>(c.n_layers));
+  const int64_t rank_per_probe =
+      probes.empty() ? 0 : (opt.rank_tokens + static_cast<int64_t>(probes.size()) - 1) / static_cast<int64_t>(probes.size());
+  model::KvCache<float> cache;
+  const auto t_all = std::chrono::steady_clock::now();
+  for (size_t pi = 0; pi < probes.size(); ++pi) {
+    const Probe& p = probes[pi];
+    const auto t0 = std::chrono::steady_clock::now();
+    const int64_t n = static_cast<int64_t>(p.ids.size());
+    const int64_t capacity = n + std::max<int64_t>(1, p.max_new);
+    if (cache.capacity < capacity) cache = model::make_kv_cache(m, capacity, opt.chunk);
+    cache.len = 0;
+    ProbeSink sink(diag, opt, c.n_heads, residuals);
+    sink.needle_begin = opt.needle_sentence ? p.sentence_begin : p.value_begin;
+    sink.needle_end = opt.needle_sentence ? p.sentence_end : p.value_end;
+    sink.prompt_last = n - 1;
+    sink.decode_pos = n - 1;
+    const std::vector<int64_t> rows = sample_positions(n, opt.query_rows);
+    std::vector<int64_t> res_rows;
+    for (int64_t t : sample_positions(static_cast<int64_t>(rows.size()), rank_per_probe))
+      res_rows.push_back(rows[static_cast<size_t>(t)]);
+    std::vector<float> logits = stream_prefill(m, cache, p.ids.data(), n, rows, res_rows, sink);
+    diag.rank_rows += static_cast<int64_t>(res_rows.size());
+    // Greedy generation; the rows of the query that produced each token give the top-1 positions.
+    sink.prompt_phase = false;
+    RetrievalTest test{sink.needle_begin, sink.needle_end, p.ids.data(), n};
+    std::vector<double> score(n_heads_total, 0.0);
+    std::vector<int32_t> gen;
+    for (int64_t g = 0; g < p.max_new; ++g) {
+      const auto next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      gen.push_back(next);
+      for (size_t h = 0; h < n_heads_total; ++h) score[h] += test.step(sink.top1[h], next);
+      if (next == data::kEos || g + 1 == p.max_new) break;
+      sink.decode_pos = cache.len;
+      logits = stream_prefill(m, cache, &next, 1, {cache.len}, {}, sink);
+    }
+    ProbeOutcome o;
+    o.length = p.length, o.index = p.index, o.depth = p.depth, o.prompt_tokens = n;
+    o.needle_begin = sink.needle_begin, o.needle_end = sink.needle_end;
+    o.prediction = data::decode(tok, gen);
+    o.correct = eval::score_prediction(eval::Metric::kMatchAll, o.prediction, {p.value}) >= 1.0;
+    if (o.correct || opt.retrieval_all_tests) diag.retrieval.add_test(score);
+    o.seconds = seconds_since(t0);
+    diag.probes.push_back(o);
+    if (log)
+      log(cat("diagnostics: probe ", pi + 1, "/", probes.size(), " (length ", p.length, ", depth ", p.depth,
+              ", ", n, " prompt tokens) ", o.correct ? "answered" : "missed", " in ",
+              format_duration(o.seconds), "; ", format_duration(seconds_since(t_all)), " so far"));
+  }
+  diag.retrieval_scores = diag.retrieval.scores();
+  diag.retrieval_heads = count_above(diag.retrieval_scores, opt.retrieval_threshold);
+  if (diag.retrieval.tests == 0)
+    diag.notes.push_back(cat("retrieval-head scores: none of the ", probes.size(),
+                             " probes was answered correctly, and Wu et al.'s score averages over correct answers "
+                             "only (set analyze.retrieval_all_tests = true to average over every probe)"));
+  diag.sink_rate = sink_rate(diag.heads, opt.sink_eps);
+  // Effective rank of each block's output over the pooled residual rows.
+  for (long i = 0; i < c.n_layers; ++i) {
+    auto& x = residuals[static_cast<size_t>(i)];
+    const int64_t rows = static_cast<int64_t>(x.size()) / c.d_model;
+    if (rows == 0) {
+      diag.effective_rank.push_back(std::nan(""));
+      continue;
+    }
+    if (opt.rank_center) {
+      for (int64_t k = 0; k < c.d_model; ++k) {
+        double mean = 0;
+        for (int64_t r = 0; r < rows; ++r) mean += x[static_cast<size_t>(r * c.d_model + k)];
+        mean /= static_cast<double>(rows);
+        for (int64_t r = 0; r < rows; ++r) x[static_cast<size_t>(r * c.d_model + k)] -= mean;
+      }
+    }
+    diag.effective_rank.push_back(effective_rank(singular_values(x, rows, c.d_model)));
+  }
+  return diag;
+}
+
+}  // namespace headroom::analysis

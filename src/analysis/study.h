@@ -1,0 +1,109 @@
+// A study as analyze reads it: for each evaluate run directory, results.json (and samples.jsonl
+// when present), the checkpoint it names, that checkpoint's lineage (every training stage with its
+// run directory and resolved configuration), and each stage's metrics.jsonl. Runs are grouped into
+// configurations (lineage configurations equal once the seed keys and the ignored keys are
+// removed) and into a comparable pool (same tokenizer, evaluation lengths and RULER tasks).
+// Anything missing is recorded as a problem of the run, never fatal.
+#pragma once
+
+#include "analysis/analyze_config.h"
+#include "analysis/diagnostics.h"
+#include "analysis/features.h"
+#include "eval/results.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace headroom::analysis {
+
+struct MetricPoint {
+  int64_t step = 0;
+  double loss = 0, grad_norm = 0;
+};
+
+// Spike window scores of one rule at the stage's last logged step (metrics.jsonl "spike").
+struct SpikeFinal {
+  std::string rule;
+  double loss = 0, grad_norm = 0, combined = 0;
+};
+
+struct StageRun {
+  std::string stage;
+  std::string run_dir_recorded;  // as the lineage records it
+  std::string run_dir;           // resolved; empty when not found
+  std::vector<MetricPoint> metrics;  // by step, the last line of a step kept (resumes repeat steps)
+  std::vector<SpikeFinal> spikes;
+  std::optional<double> final_loss;  // mean of the last final_loss_steps logged losses
+};
+
+using SampleId = std::tuple<std::string, int64_t, int64_t>;  // task, length, index
+
+struct RunData {
+  std::string dir;   // as given
+  std::string name;  // short unique name
+  bool has_results = false;
+  eval::Results results;
+  bool has_samples = false;
+  std::map<SampleId, double> samples;  // scored samples, score in [0, 1]
+  std::string checkpoint;
+  RunConfig config;
+  std::string config_source;  // "checkpoint lineage" | "evaluate config.ini" | ""
+  std::vector<StageRun> stages;
+  std::string config_key;  // the configuration without seed and ignored keys
+  std::string seed_text;   // the seed keys' values
+  long config_index = -1;  // into Study::configs (pool runs only)
+  bool in_pool = false;
+  std::optional<Diagnostics> diag;
+  std::vector<std::string> problems;  // what is missing for this run and what that costs
+};
+
+struct ConfigGroup {
+  std::string id;     // C1, C2, ...
+  std::string label;  // the varying profile keys' values
+  std::vector<size_t> runs;
+  std::map<std::string, std::string> keys;  // flattened "stage:section.key" -> value (seeds and ignored keys removed)
+  // For reading: "section.key" -> its value, or its values along the lineage joined by "→" when the
+  // stages differ (e.g. train.seq_len = 4096→65536); "stages" -> the lineage's stage names.
+  std::map<std::string, std::string> profile;
+};
+
+struct Study {
+  std::vector<RunData> runs;
+  std::vector<ConfigGroup> configs;       // pool runs only
+  std::vector<std::string> varying_keys;  // profile keys that differ between configurations
+  std::string pool;                       // what the comparable pool shares
+  std::vector<std::string> notes;         // study-level problems
+};
+
+// Reads every run; `log` gets progress lines.
+Study load_study(const AnalyzeConfig& cfg, const std::function<void(const std::string&)>& log);
+
+// parse results.json text (the schema of eval/results.cpp); throws naming `origin` when malformed.
+eval::Results parse_results(const std::string& json_text, const std::string& origin);
+// samples.jsonl lines: scored samples only.
+std::map<SampleId, double> parse_samples(const std::string& text, const std::string& origin);
+// metrics.jsonl: points by step (a repeated step keeps its last line) and the last line's spikes.
+void parse_metrics(const std::string& text, StageRun& s, long final_steps);
+
+// A run's score by name; empty when it has none.
+std::optional<double> score_of(const RunData& r, const ScoreName& s);
+// exp(mean loss) at `length` (0 = the shortest) of loss_by_position.
+std::optional<double> perplexity_of(const RunData& r, int64_t length);
+const StageRun* stage_of(const RunData& r, const std::string& stage);  // the last stage of that name
+
+// Groups runs into configurations and chooses the comparable pool.
+void group_configs(Study& s, const AnalyzeConfig& cfg);
+
+// The profile of one configuration (see ConfigGroup::profile) from a run's flattened keys.
+std::map<std::string, std::string> config_profile(const std::map<std::string, std::string>& flat,
+                                                  const std::vector<std::string>& stage_names);
+// "qk_norm=layer n_kv_heads=2": the profile values of the keys in `keys` (short names when unique).
+std::string profile_label(const std::map<std::string, std::string>& profile, const std::vector<std::string>& keys);
+// Profile keys whose values differ between a and b.
+std::vector<std::string> profile_differences(const ConfigGroup& a, const ConfigGroup& b);
+
+}  // namespace headroom::analysis

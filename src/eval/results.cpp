@@ -1,0 +1,160 @@
+#include "eval/results.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+namespace headroom::eval {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+ordered_json optional_number(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string number(double v, int precision = 6) {
+  std::ostringstream s;
+  s << std::setprecision(precision) << v;
+  return s.str();
+}
+
+}  // namespace
+
+std::string results_json(const Results& r) {
+  ordered_json j;
+  j["format"] = "headroom-eval-results";
+  j["format_version"] = 1;
+  j["checkpoint"] = r.checkpoint;
+  j["stage"] = r.stage;
+  j["step"] = r.step;
+  j["config_id"] = r.config_id;
+  j["tokenizer_id"] = r.tokenizer_id;
+  j["prompt_template"] = r.prompt_template;
+  j["prompt_template_text"] = r.prompt_template_text;
+  j["code_version"] = r.code_version;
+  j["created_utc"] = r.created_utc;
+  j["ranks"] = r.ranks;
+  j["seconds"] = r.seconds;
+  j["settings"] = {{"seed", r.seed},
+                   {"samples", r.samples},
+                   {"lengths", r.lengths},
+                   {"tasks", r.tasks},
+                   {"addressable_length", r.addressable_length},
+                   {"allow_beyond_training", r.allow_beyond_training}};
+  ordered_json tasks = ordered_json::array();
+  for (const auto& t : r.task_scores) {
+    ordered_json e;
+    e["task"] = t.task;
+    e["length"] = t.length;
+    e["score"] = optional_number(t.score);
+    e["n"] = t.n;
+    e["skipped"] = t.skipped;
+    if (!t.skip_reason.empty()) e["skip_reason"] = t.skip_reason;
+    e["metric"] = t.metric;
+    e["mean_tokens"] = t.mean_tokens;
+    e["mean_units"] = t.mean_units;
+    tasks.push_back(e);
+  }
+  j["tasks"] = tasks;
+  ordered_json by_len = ordered_json::array();
+  for (const auto& a : r.ruler_by_length)
+    by_len.push_back({{"length", a.length}, {"score", optional_number(a.score)}, {"n_tasks", a.n_tasks}});
+  j["ruler"] = {{"by_length", by_len}, {"average", optional_number(r.ruler_average)}};
+  ordered_json loss = ordered_json::array();
+  for (const auto& c : r.loss) {
+    ordered_json b = ordered_json::array();
+    for (const auto& k : c.buckets)
+      b.push_back({{"start", k.start}, {"end", k.end}, {"mean_loss", k.mean_loss}, {"tokens", k.tokens}});
+    loss.push_back({{"length", c.length}, {"windows", c.windows}, {"mean_loss", c.mean_loss}, {"buckets", b}});
+  }
+  j["loss_by_position"] = loss;
+  if (r.mc)
+    j["multiple_choice"] = {{"file", r.mc->file}, {"n", r.mc->n}, {"acc", r.mc->acc}, {"acc_norm", r.mc->acc_norm}};
+  else
+    j["multiple_choice"] = nullptr;
+  return j.dump(2) + "\n";
+}
+
+std::string results_csv(const Results& r) {
+  std::string out = "task,length,score,n,checkpoint,config_id\n";
+  std::string tail(1, ',');
+  tail.append(csv_field(r.checkpoint)).append(1, ',').append(csv_field(r.config_id)).append(1, '\n');
+  auto row = [&](const std::string& task, int64_t length, const std::optional<double>& score, int64_t n) {
+    out += csv_field(task) + "," + std::to_string(length) + "," + (score ? number(*score, 8) : "") + "," +
+           std::to_string(n) + tail;
+  };
+  for (const auto& t : r.task_scores) row(t.task, t.length, t.score, t.n);
+  for (const auto& a : r.ruler_by_length) row("ruler_average", a.length, a.score, a.n_tasks);
+  if (!r.ruler_by_length.empty()) row("ruler_average", 0, r.ruler_average, static_cast<int64_t>(r.ruler_by_length.size()));
+  for (const auto& c : r.loss) row("loss_by_position", c.length, c.mean_loss, c.windows);
+  if (r.mc) {
+    row("mc_acc", 0, r.mc->acc, r.mc->n);
+    row("mc_acc_norm", 0, r.mc->acc_norm, r.mc->n);
+  }
+  return out;
+}
+
+std::string results_table(const Results& r) {
+  std::ostringstream s;
+  std::vector<int64_t> lengths = r.lengths;
+  std::vector<std::string> order;
+  std::map<std::pair<std::string, int64_t>, const TaskScore*> cell;
+  for (const auto& t : r.task_scores) {
+    if (std::find(order.begin(), order.end(), t.task) == order.end()) order.push_back(t.task);
+    cell[{t.task, t.length}] = &t;
+  }
+  auto fmt = [](const std::optional<double>& v) {
+    char b[32];
+    if (!v) return std::string("      -");
+    std::snprintf(b, sizeof b, "%7.1f", *v);
+    return std::string(b);
+  };
+  s << "checkpoint " << r.checkpoint << " (" << r.stage << ", step " << r.step << ", " << r.config_id
+    << "), prompt template: " << r.prompt_template << "\n";
+  if (!order.empty()) {
+    s << std::left << std::setw(18) << "task";
+    for (int64_t L : lengths) s << std::right << std::setw(8) << L;
+    s << "\n";
+    for (const auto& task : order) {
+      s << std::left << std::setw(18) << task;
+      for (int64_t L : lengths) {
+        const auto it = cell.find({task, L});
+        s << " " << (it == cell.end() ? std::string("      -") : fmt(it->second->score));
+      }
+      s << "\n";
+    }
+  }
+  if (!r.ruler_by_length.empty()) {
+    s << std::left << std::setw(18) << "ruler_average";
+    for (int64_t L : lengths) {
+      std::optional<double> v;
+      for (const auto& a : r.ruler_by_length)
+        if (a.length == L) v = a.score;
+      s << " " << fmt(v);
+    }
+    s << "   overall " << (r.ruler_average ? number(*r.ruler_average, 4) : std::string("-")) << "\n";
+  }
+  for (const auto& c : r.loss) {
+    s << "loss_by_position " << c.length << ": mean " << number(c.mean_loss, 4) << " nats over " << c.windows
+      << " windows; by position";
+    for (const auto& b : c.buckets) s << " [" << b.start << "," << b.end << ") " << number(b.mean_loss, 4);
+    s << "\n";
+  }
+  if (r.mc)
+    s << "multiple choice (" << r.mc->n << " items): acc " << number(r.mc->acc, 4) << ", acc_norm "
+      << number(r.mc->acc_norm, 4) << "\n";
+  return s.str();
+}
+
+}  // namespace headroom::eval

@@ -1,0 +1,39 @@
+// The evaluation itself, on every rank: the work (generated samples, held-out windows,
+// multiple-choice items) is one list split round-robin across ranks; per-sample results are
+// combined exactly (combine.h), then aggregated in list order, so the numbers are the same on any
+// rank count.
+#pragma once
+
+#include "data/prompt_template.h"
+#include "data/tokenizer.h"
+#include "eval/eval_config.h"
+#include "eval/results.h"
+#include "model/model.h"
+#include "parallel/comm.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace headroom::eval {
+
+struct EvalJob {
+  EvalConfig eval;
+  std::vector<std::string> tasks;  // expanded (tasks.h)
+  std::vector<int64_t> lengths;
+  std::string val_path;            // data.val, for loss_by_position
+  data::Tokenizer tokenizer;
+  data::PromptTemplate tmpl = data::PromptTemplate::kBase;
+  Results header;                  // provenance, copied into the result
+};
+
+struct EvalOutput {
+  Results results;                        // complete on every rank
+  std::vector<std::string> sample_lines;  // samples.jsonl lines in list order (every rank)
+};
+
+// Collective over `world`. `log` receives progress lines (call it on the root only).
+EvalOutput run_evaluation(const EvalJob& job, model::Model<float>& model, parallel::Comm& world,
+                          const std::function<void(const std::string&)>& log);
+
+}  // namespace headroom::eval

@@ -1,0 +1,179 @@
+#include "eval/stage.h"
+
+#include "app/cli.h"
+#include "config/keys.h"
+#include "eval/checkpoint_facts.h"
+#include "eval/eval_config.h"
+#include "eval/run.h"
+#include "eval/tasks.h"
+#include "io/atomic_file.h"
+#include "io/checkpoint.h"
+#include "io/run_dir.h"
+#include "model/model.h"
+#include "parallel/grid.h"
+#include "util/clock.h"
+#include "util/error.h"
+#include "util/version.h"
+
+#include <mpi.h>
+
+#include <cstring>
+#include <sstream>
+#include <iostream>
+#include <memory>
+
+namespace headroom::eval {
+namespace fs = std::filesystem;
+namespace po = config::po;
+namespace {
+
+constexpr unsigned kSections = config::kModel | config::kTrain | config::kData | config::kParallel;
+
+constexpr const char* kUsage =
+    "usage: evaluate --init CHECKPOINT_OR_RUN_DIR --run-dir DIR [--config FILE]... "
+    "[--eval.tasks a,b,...] [--eval.lengths 1024,2048] [--eval.samples N] [--eval.seed S] "
+    "[--section.key VALUE]...\n\n"
+    "Scores a checkpoint on RULER's 13 tasks (generated from eval.seed at each length, counted in "
+    "the checkpoint's tokenizer, scored by RULER's rules), HELMET-style JSON KV recall, held-out "
+    "loss by token position (data.val) and multiple choice (eval.mc_file). The prompt template "
+    "follows the checkpoint's stage: instruction after sft, else base. Samples are split across "
+    "MPI ranks (mpirun -np N); the result does not depend on N. Writes results.json, results.csv, "
+    "samples.jsonl, config.ini, log.txt and DONE into --run-dir (see src/eval/README.md).";
+
+// --init is needed before the full parse: its checkpoint's configuration is the base layer.
+std::string find_flag(int argc, char** argv, const char* flag) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], flag) == 0) return argv[i + 1];
+  return "";
+}
+
+// The resolved [model] and [train] sections, for the config id.
+std::string model_and_train_ini(const std::string& full_ini) {
+  std::string out, line;
+  bool keep = false;
+  std::istringstream in(full_ini);
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] == '[') keep = line == "[model]" || line == "[train]";
+    if (keep && !line.empty() && line[0] != '#') out += line + "\n";
+  }
+  return out;
+}
+
+// Refuses lengths the model cannot address unless explicitly allowed.
+void check_lengths(const std::vector<int64_t>& lengths, int64_t addressable, bool allow, const std::string& ckpt) {
+  std::string over;
+  for (int64_t L : lengths)
+    if (L > addressable) over += (over.empty() ? "" : ", ") + std::to_string(L);
+  if (!over.empty() && !allow)
+    fail("eval.lengths ", over, " exceed what checkpoint ", ckpt, " can address (", addressable,
+         " tokens: its longest training length, or yarn_original_len · yarn_factor with YaRN); pass "
+         "--eval.allow_beyond_training true to evaluate beyond it anyway");
+}
+
+}  // namespace
+
+int run_evaluate_stage(int argc, char** argv) {
+  app::CommonFlags flags;
+  std::string run_dir, init;
+  po::options_description opts = app::common_options(flags);
+  opts.add_options()
+      ("run-dir", po::value(&run_dir)->default_value("runs/evaluate"),
+       "run directory: results.json, results.csv, samples.jsonl, config.ini, log.txt, DONE")
+      ("init", po::value(&init),
+       "checkpoint to evaluate: a .h5 file, or a run directory meaning its latest checkpoint; its "
+       "configuration is the base the options here override");
+  config::Config cfg;
+  EvalConfig ecfg;
+  config::Schema schema = config::make_schema(cfg, kSections);
+  add_eval_keys(schema, ecfg);
+
+  std::vector<config::IniText> bases;
+  std::optional<fs::path> ckpt;
+  io::CheckpointInfo info;
+  if (!find_flag(argc, argv, "--init").empty()) {
+    ckpt = io::resolve_checkpoint(find_flag(argc, argv, "--init"));
+    info = io::read_checkpoint_info(*ckpt);
+    bases.push_back({"checkpoint " + ckpt->string(), info.config_ini});
+  }
+  const auto parsed = config::parse_config(argc, argv, opts, schema, bases);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (flags.help) {
+    if (rank == 0) std::cout << config::help_text(kUsage, opts, schema);
+    return 0;
+  }
+  config::validate(cfg, kSections, schema, parsed);
+  const std::string ini = config::to_ini(schema);
+  if (flags.print_config) {
+    if (rank == 0) std::cout << ini;
+    return 0;
+  }
+  if (!ckpt) fail("evaluate needs --init CHECKPOINT_OR_RUN_DIR");
+
+  // Everything that can be wrong with the input is refused here, before any work.
+  EvalJob job;
+  job.eval = ecfg;
+  job.tasks = expand_task_list(ecfg.tasks);
+  job.tokenizer = checkpoint_tokenizer(info, cfg.model.vocab_size);
+  job.tmpl = checkpoint_template(info);
+  job.val_path = cfg.data.val;
+  const int64_t addressable = addressable_length(info, cfg.model);
+  job.lengths = ecfg.lengths.empty() ? std::vector<int64_t>{addressable} : parse_lengths(ecfg.lengths);
+  if (job.lengths.empty()) fail("eval.lengths holds no length");
+  check_lengths(job.lengths, addressable, ecfg.allow_beyond_training, ckpt->string());
+
+  parallel::Grid grid = parallel::make_grid(1, 0);  // evaluation is data-parallel only
+  std::unique_ptr<io::RunDir> run;
+  if (grid.is_root()) {
+    run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force));
+    io::write_config(*run, ini);
+  }
+  auto log = [&](const std::string& line) {
+    if (run) io::log_line(*run, line);
+  };
+  const std::string ids = model_and_train_ini(config::to_ini(schema, false));
+  Results& h = job.header;
+  h.checkpoint = ckpt->string();
+  h.stage = info.stage;
+  h.step = info.step;
+  h.config_id = config_id(ids);
+  h.tokenizer_id = info.tokenizer_id;
+  h.prompt_template = data::template_name(job.tmpl);
+  h.prompt_template_text = PromptBuilder(job.tokenizer, job.tmpl).text("{prompt}", "{answer_prefix}");
+  h.code_version = kCodeVersion;
+  h.created_utc = utc_timestamp();
+  h.ranks = grid.world->size();
+  h.addressable_length = addressable;
+  h.allow_beyond_training = ecfg.allow_beyond_training;
+  std::string lengths, tasks;
+  for (int64_t L : job.lengths) lengths += (lengths.empty() ? "" : ",") + std::to_string(L);
+  for (const auto& t : job.tasks) tasks += (tasks.empty() ? "" : ",") + t;
+  log(cat("evaluate ", h.checkpoint, " (stage ", h.stage, ", step ", h.step, ", ", h.config_id, ") on ",
+          h.ranks, " rank(s); prompt template ", h.prompt_template, "; lengths ", lengths, " (addressable ",
+          addressable, "); tasks ", tasks, "; ", ecfg.samples, " samples each"));
+
+  // train.device, as the training stages use it (the checkpoint's, or --train.device cpu|cuda).
+  const auto& ops = cfg.train.device == "cuda" ? kernels::cuda_ops() : kernels::cpu_ops();
+  model::Model<float> model = model::make_model(cfg.model, ops);
+  io::load_checkpoint_tensors(*ckpt, model, nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  EvalOutput out = run_evaluation(job, model, *grid.world, run ? std::function<void(const std::string&)>(log) : nullptr);
+  out.results.seconds = seconds_since(t0);
+  if (run) {
+    if (ecfg.write_samples) {
+      std::string lines;
+      for (const auto& l : out.sample_lines) lines += l + "\n";
+      io::write_file_atomic(run->root / "samples.jsonl", lines);
+    }
+    io::write_file_atomic(run->root / "results.csv", results_csv(out.results));
+    io::write_file_atomic(run->root / "results.json", results_json(out.results));
+    std::cout << results_table(out.results) << std::flush;
+    io::mark_finished(*run, cat("evaluate ", h.checkpoint, " ruler_average=",
+                                out.results.ruler_average ? std::to_string(*out.results.ruler_average) : "-"));
+    log(cat("done in ", format_duration(out.results.seconds), ": ", (run->root / "results.json").string()));
+  }
+  grid.world->barrier();
+  return 0;
+}
+
+}  // namespace headroom::eval

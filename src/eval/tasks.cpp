@@ -1,0 +1,107 @@
+#include "eval/tasks.h"
+
+#include "eval/common_words.h"
+#include "eval/frequent_words.h"
+#include "eval/json_kv.h"
+#include "eval/niah.h"
+#include "eval/qa.h"
+#include "eval/variable_tracking.h"
+#include "util/error.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace headroom::eval {
+namespace {
+
+TaskSpec niah(const std::string& name, NiahSpec spec) {
+  return {name, Metric::kMatchAll, 128, true, spec.haystack == Haystack::kEssay,
+          [name, spec](TaskContext& c, const SampleKey& k) { return niah_builder(name, spec, c.res, k); }};
+}
+
+std::vector<TaskSpec> make_tasks() {
+  using H = Haystack;
+  using N = NeedleType;
+  std::vector<TaskSpec> t;
+  t.push_back(niah("niah_single_1", {H::kNoise, N::kWords, N::kNumbers, 1, 1, 1}));
+  t.push_back(niah("niah_single_2", {H::kEssay, N::kWords, N::kNumbers, 1, 1, 1}));
+  t.push_back(niah("niah_single_3", {H::kEssay, N::kWords, N::kUuids, 1, 1, 1}));
+  t.push_back(niah("niah_multikey_1", {H::kEssay, N::kWords, N::kNumbers, 4, 1, 1}));
+  t.push_back(niah("niah_multikey_2", {H::kNeedles, N::kWords, N::kNumbers, 1, 1, 1}));
+  t.push_back(niah("niah_multikey_3", {H::kNeedles, N::kUuids, N::kUuids, 1, 1, 1}));
+  t.push_back(niah("niah_multivalue", {H::kEssay, N::kWords, N::kNumbers, 1, 4, 1}));
+  t.push_back(niah("niah_multiquery", {H::kEssay, N::kWords, N::kNumbers, 4, 1, 4}));
+  t.push_back({"vt", Metric::kMatchAll, 30, true, false,
+               [](TaskContext&, const SampleKey& k) { return vt_builder("vt", k); }});
+  t.push_back({"cwe", Metric::kMatchAll, 120, true, false,
+               [](TaskContext& c, const SampleKey& k) { return cwe_builder("cwe", c.cwe_pool, k); }});
+  t.push_back({"fwe", Metric::kMatchAll, 50, true, false,
+               [](TaskContext&, const SampleKey& k) { return fwe_builder("fwe", k); }});
+  t.push_back({"qa_1", Metric::kMatchPart, 32, true, false,
+               [](TaskContext& c, const SampleKey& k) { return qa_builder("qa_1", 1, c.res, k); }});
+  t.push_back({"qa_2", Metric::kMatchPart, 32, true, false,
+               [](TaskContext& c, const SampleKey& k) { return qa_builder("qa_2", 2, c.res, k); }});
+  t.push_back({"json_kv", Metric::kSubstringExact, 100, false, false,
+               [](TaskContext&, const SampleKey& k) { return json_kv_builder("json_kv", k); }});
+  return t;
+}
+
+std::string known_names() {
+  std::string s = "ruler, all";
+  for (const auto& t : all_tasks()) s += ", " + t.name;
+  return s + ", " + kLossTask + ", " + kMcTask;
+}
+
+}  // namespace
+
+const std::vector<TaskSpec>& all_tasks() {
+  static const std::vector<TaskSpec> tasks = make_tasks();
+  return tasks;
+}
+
+const TaskSpec& find_task(const std::string& name) {
+  for (const auto& t : all_tasks())
+    if (t.name == name) return t;
+  fail("unknown task '", name, "'; known: ", known_names());
+}
+
+std::vector<std::string> expand_task_list(const std::string& list) {
+  std::vector<std::string> out, unknown;
+  auto add = [&](const std::string& n) {
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  };
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item.empty()) continue;
+    if (item == "ruler" || item == "all") {
+      for (const auto& t : all_tasks())
+        if (t.ruler || item == "all") add(t.name);
+      if (item == "all") add(kLossTask), add(kMcTask);
+    } else if (item == kLossTask || item == kMcTask ||
+               std::any_of(all_tasks().begin(), all_tasks().end(), [&](const TaskSpec& t) { return t.name == item; })) {
+      add(item);
+    } else {
+      unknown.push_back("'" + item + "'");
+    }
+  }
+  if (!unknown.empty()) {
+    std::string names;
+    for (const auto& u : unknown) names += (names.empty() ? "" : ", ") + u;
+    fail("eval.tasks: unknown task name", unknown.size() > 1 ? "s " : " ", names, "; known: ", known_names());
+  }
+  if (out.empty()) fail("eval.tasks is empty; known: ", known_names());
+  return out;
+}
+
+Sample generate_sample(const TaskSpec& spec, TaskContext& ctx, const SampleKey& key) {
+  return fit_to_length(spec.name, spec.builder(ctx, key), ctx.prompts, key.length, key.max_new);
+}
+
+TaskContext make_task_context(const Resources& res, PromptBuilder& prompts) {
+  return {res, prompts, cwe_pool(res)};
+}
+
+}  // namespace headroom::eval

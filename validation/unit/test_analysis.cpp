@@ -1,0 +1,413 @@
+// analyze's building blocks on inputs with known answers: attention metrics on hand-built
+// probability rows (entropy, sink share, Gu et al.'s sink rate, needle mass, Wu et al.'s retrieval
+// score), the eigen-solver and effective rank, least squares with in-sample and leave-one-out R²
+// (against the hat-matrix identity), the bootstrap's point estimate and degenerate intervals, seed
+// pairs, feature predicates, and the readers of evaluate's and training's outputs.
+#include "analysis/attention_stats.h"
+#include "analysis/features.h"
+#include "analysis/linalg.h"
+#include "analysis/probes.h"
+#include "analysis/stats.h"
+#include "analysis/study.h"
+#include "eval/niah.h"
+#include "eval/resources.h"
+#include "eval/results.h"
+#include "eval/tasks.h"
+#include "util/error.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <regex>
+
+using namespace headroom;
+using namespace headroom::analysis;
+
+namespace {
+
+RowView view(const std::vector<double>& p, int64_t first = 0) { return {std::span<const double>(p), first}; }
+
+}  // namespace
+
+// ------------------------------------------------------------------ attention metrics
+
+TEST(AttentionStats, EntropyOfUniformOneHotAndTwoPoint) {
+  const std::vector<double> uniform(8, 1.0 / 8), onehot{0, 0, 1, 0}, two{0.5, 0.5}, one{1.0};
+  EXPECT_NEAR(row_entropy(view(uniform)), std::log(8.0), 1e-12);
+  EXPECT_NEAR(row_normalized_entropy(view(uniform)), 1.0, 1e-12);
+  EXPECT_EQ(row_entropy(view(onehot)), 0.0);
+  EXPECT_EQ(row_normalized_entropy(view(onehot)), 0.0);
+  EXPECT_NEAR(row_entropy(view(two)), std::log(2.0), 1e-12);
+  // A single visible key: no choice, normalised entropy undefined.
+  EXPECT_TRUE(std::isnan(row_normalized_entropy(view(one))));
+  // p = (0.7, 0.2, 0.1): H = −Σ p ln p.
+  const std::vector<double> p{0.7, 0.2, 0.1};
+  const double h = -(0.7 * std::log(0.7) + 0.2 * std::log(0.2) + 0.1 * std::log(0.1));
+  EXPECT_NEAR(row_entropy(view(p)), h, 1e-12);
+  EXPECT_NEAR(row_normalized_entropy(view(p)), h / std::log(3.0), 1e-12);
+}
+
+TEST(AttentionStats, SinkShareAndNeedleMassRespectAbsolutePositions) {
+  const std::vector<double> p{0.6, 0.1, 0.1, 0.2};
+  EXPECT_NEAR(row_sink_share(view(p), 1), 0.6, 1e-12);
+  EXPECT_NEAR(row_sink_share(view(p), 2), 0.7, 1e-12);
+  EXPECT_NEAR(row_sink_share(view(p), 100), 1.0, 1e-12);
+  EXPECT_NEAR(row_mass(view(p), 2, 4), 0.3, 1e-12);
+  // A sliding-window row starting at position 3: positions 3..6; nothing of the first 2 is visible.
+  EXPECT_EQ(row_sink_share(view(p, 3), 2), 0.0);
+  EXPECT_NEAR(row_sink_share(view(p, 3), 5), 0.7, 1e-12);  // positions 3, 4
+  EXPECT_NEAR(row_mass(view(p, 3), 5, 7), 0.3, 1e-12);
+  EXPECT_EQ(row_top1(view(p, 3)), 3);
+  const std::vector<double> tie{0.1, 0.4, 0.4, 0.1};
+  EXPECT_EQ(row_top1(view(tie, 10)), 11);  // the first of equal maxima
+}
+
+TEST(AttentionStats, HeadAccumulatorMeansAndGuSinkRate) {
+  HeadAccum h;
+  const std::vector<double> r1{1.0}, r2{0.5, 0.5}, r3{0.25, 0.25, 0.25, 0.25};
+  const std::vector<double> slid{0.5, 0.5};  // positions 5, 6: does not see token 0
+  h.add_row(view(r1), 1);
+  h.add_row(view(r2), 1);
+  h.add_row(view(r3), 1);
+  h.add_row(view(slid, 5), 1);
+  EXPECT_NEAR(h.entropy(), (0 + std::log(2.0) + std::log(4.0) + std::log(2.0)) / 4, 1e-12);
+  EXPECT_NEAR(h.norm_entropy(), 1.0, 1e-12);  // the one-key row is left out; the others are uniform
+  EXPECT_NEAR(h.sink_share(), (1 + 0.5 + 0.25 + 0) / 4, 1e-12);
+  // Gu et al.'s α: mean of p_0 over the queries that see position 0 (not the sliding one).
+  EXPECT_NEAR(h.first_token_mass(), (1 + 0.5 + 0.25) / 3, 1e-12);
+  h.add_needle(view(r3), 1, 3);
+  EXPECT_NEAR(h.needle_mass(), 0.5, 1e-12);
+
+  // Sink rate: share of all heads with α > ε = 0.3; a head that never sees token 0 counts as no sink.
+  std::vector<HeadAccum> heads(4);
+  const std::vector<double> a{0.5, 0.5}, b{0.31, 0.69}, c{0.29, 0.71};
+  heads[0].add_row(view(a), 1);
+  heads[1].add_row(view(b), 1);
+  heads[2].add_row(view(c), 1);
+  heads[3].add_row(view(a, 7), 1);
+  EXPECT_NEAR(sink_rate(heads, 0.3), 0.5, 1e-12);
+  EXPECT_NEAR(sink_rate(heads, 0.6), 0.0, 1e-12);
+}
+
+TEST(AttentionStats, RetrievalScoreFollowsWuEtAl) {
+  // Prompt: BOS 5 6 7 8 9; needle span [2, 5) = tokens 6 7 8 (length 3).
+  const std::vector<int32_t> prompt{256, 5, 6, 7, 8, 9};
+  const RetrievalTest t{2, 5, prompt.data(), static_cast<int64_t>(prompt.size())};
+  double s = 0;
+  s += t.step(2, 6);  // copies the token it attends to inside the needle: +1/3
+  s += t.step(3, 9);  // attends inside the needle but generates another token: 0
+  s += t.step(1, 5);  // copies, but outside the needle: 0
+  s += t.step(4, 8);  // +1/3
+  s += t.step(-1, 6);
+  EXPECT_NEAR(s, 2.0 / 3, 1e-12);
+
+  // Per-head means over the counted tests; > 0.1 is a retrieval head.
+  RetrievalAccum acc(3);
+  EXPECT_TRUE(std::isnan(acc.scores()[0]));
+  acc.add_test({2.0 / 3, 0.05, 0.0});
+  acc.add_test({1.0 / 3, 0.25, 0.0});
+  const auto sc = acc.scores();
+  EXPECT_NEAR(sc[0], 0.5, 1e-12);
+  EXPECT_NEAR(sc[1], 0.15, 1e-12);
+  EXPECT_EQ(sc[2], 0.0);
+  EXPECT_EQ(count_above(sc, 0.1), 2);
+  EXPECT_EQ(count_above(sc, 0.2), 1);
+  EXPECT_THROW(acc.add_test({1.0}), Error);
+}
+
+TEST(AttentionStats, SoftmaxMatchesTheDefinition) {
+  const std::vector<float> s{1.0f, 2.0f, -1.0f, 0.5f};
+  std::vector<double> p(4);
+  softmax(s, p);
+  double z = 0;
+  for (float v : s) z += std::exp(static_cast<double>(v));
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(p[i], std::exp(static_cast<double>(s[i])) / z, 1e-12);
+}
+
+// ------------------------------------------------------------------ linear algebra
+
+TEST(Linalg, JacobiRecoversPrescribedEigenvalues) {
+  const auto two = symmetric_eigenvalues({2, 1, 1, 2}, 2);
+  EXPECT_NEAR(two[0], 1, 1e-14);
+  EXPECT_NEAR(two[1], 3, 1e-14);
+  // A = Q diag(λ) Qᵀ with Q a product of Householder reflections.
+  const int64_t n = 7;
+  const std::vector<double> lambda{-2.5, -0.1, 0, 0.3, 1, 4, 9};
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> N;
+  std::vector<double> Q(n * n, 0);
+  for (int64_t i = 0; i < n; ++i) Q[i * n + i] = 1;
+  for (int rep = 0; rep < 3; ++rep) {
+    std::vector<double> v(n);
+    double nv = 0;
+    for (auto& x : v) x = N(rng), nv += x * x;
+    std::vector<double> H(n * n);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) H[i * n + j] = (i == j) - 2 * v[i] * v[j] / nv;
+    std::vector<double> P(n * n, 0);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t j = 0; j < n; ++j) P[i * n + j] += Q[i * n + k] * H[k * n + j];
+    Q = P;
+  }
+  std::vector<double> A(n * n, 0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t k = 0; k < n; ++k) A[i * n + j] += Q[i * n + k] * lambda[k] * Q[j * n + k];
+  const auto ev = symmetric_eigenvalues(A, n);
+  for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(ev[i], lambda[i], 1e-10);
+}
+
+TEST(Linalg, SingularValuesAndEffectiveRank) {
+  // Rows scaled orthonormal vectors: σ = 3, 2, 1 whichever side the Gram matrix is taken on.
+  const double r = 1 / std::sqrt(2.0);
+  const std::vector<double> x{3 * r, 3 * r, 0, 0, 0, 2 * r, -2 * r, 0, 0, 0, 0, 0, 0, 1, 0};  // 3 × 5
+  auto sv = singular_values(x, 3, 5);
+  ASSERT_EQ(sv.size(), 3u);
+  EXPECT_NEAR(sv[0], 3, 1e-12);
+  EXPECT_NEAR(sv[1], 2, 1e-12);
+  EXPECT_NEAR(sv[2], 1, 1e-12);
+  std::vector<double> xt(15);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j) xt[j * 3 + i] = x[i * 5 + j];
+  sv = singular_values(xt, 5, 3);
+  EXPECT_NEAR(sv[0], 3, 1e-12);
+  EXPECT_NEAR(sv[2], 1, 1e-12);
+  // exp(H(σ/Σσ)): equal σ → their count; one σ → 1; (3, 1) → p = (3/4, 1/4).
+  EXPECT_NEAR(effective_rank({2, 2, 2, 2}), 4, 1e-12);
+  EXPECT_NEAR(effective_rank({5, 0, 0}), 1, 1e-12);
+  EXPECT_NEAR(effective_rank({3, 1}), std::exp(-(0.75 * std::log(0.75) + 0.25 * std::log(0.25))), 1e-12);
+  EXPECT_NEAR(effective_rank({3, 1}), 1.7547653, 1e-6);
+  // σ, not σ²: with σ² the same matrix would give p = (0.9, 0.1).
+  EXPECT_GT(effective_rank({3, 1}), std::exp(-(0.9 * std::log(0.9) + 0.1 * std::log(0.1))));
+  EXPECT_EQ(effective_rank({0, 0}), 0);
+}
+
+TEST(Linalg, OlsR2AndLeaveOneOutAgainstTheHatMatrix) {
+  // The textbook example: y = 2.2 + 0.6 x, R² = 0.6.
+  const std::vector<double> x{1, 2, 3, 4, 5}, y{2, 4, 5, 4, 5};
+  const OlsFit f = ols(x, 5, 1, y);
+  ASSERT_TRUE(f.ok) << f.why;
+  EXPECT_NEAR(f.coef[0], 2.2, 1e-12);
+  EXPECT_NEAR(f.coef[1], 0.6, 1e-12);
+  EXPECT_NEAR(f.r2, 0.6, 1e-12);
+  // PRESS = Σ (e_i / (1 − h_ii))², h_ii = 1/n + (x_i − x̄)² / Sxx for one predictor.
+  double press = 0, ss_tot = 0;
+  for (int i = 0; i < 5; ++i) {
+    const double e = y[i] - (2.2 + 0.6 * x[i]);
+    const double h = 1.0 / 5 + (x[i] - 3) * (x[i] - 3) / 10;
+    press += (e / (1 - h)) * (e / (1 - h));
+    ss_tot += (y[i] - 4) * (y[i] - 4);
+  }
+  ASSERT_TRUE(f.loo_ok);
+  EXPECT_NEAR(f.loo_r2, 1 - press / ss_tot, 1e-12);
+  // An exact fit with two predictors.
+  const std::vector<double> x2{0, 1, 1, 0, 2, 1, 3, 5, 4, 2, 1, 1};  // 6 rows × 2 predictors
+  std::vector<double> yy;
+  for (int i = 0; i < 6; ++i) yy.push_back(1 + 2 * x2[2 * i] - 0.5 * x2[2 * i + 1]);
+  const OlsFit g = ols(x2, 6, 2, yy);
+  ASSERT_TRUE(g.ok) << g.why;
+  EXPECT_NEAR(g.r2, 1, 1e-12);
+  EXPECT_NEAR(g.loo_r2, 1, 1e-9);
+  EXPECT_NEAR(g.coef[1], 2, 1e-9);
+  EXPECT_NEAR(g.coef[2], -0.5, 1e-9);
+}
+
+TEST(Linalg, OlsRefusesWhatItCannotFit) {
+  EXPECT_FALSE(ols({1, 2}, 2, 1, {1, 2}).ok);                       // too few points
+  EXPECT_FALSE(ols({1, 2, 3, 4}, 4, 1, {5, 5, 5, 5}).ok);           // nothing to explain
+  EXPECT_FALSE(ols({1, 2, 2, 4, 3, 6, 4, 8}, 4, 2, {1, 3, 2, 5}).ok);  // collinear columns
+  // A feature value present at a single point: in-sample fine, leave-one-out singular.
+  const OlsFit f = ols({0, 0, 0, 1}, 4, 1, {1, 2, 3, 7});
+  EXPECT_TRUE(f.ok);
+  EXPECT_FALSE(f.loo_ok);
+  EXPECT_FALSE(f.loo_why.empty());
+}
+
+// ------------------------------------------------------------------ seed pairs and bootstrap
+
+TEST(Stats, SeedPairsAndPercentile) {
+  const auto pairs = seed_pairs({{0, 1}, {2}, {3, 4, 5}}, {{10, 12}, {7}, {1, 2, 4}});
+  ASSERT_EQ(pairs.size(), 4u);
+  EXPECT_EQ(pairs[0].swing, 2);
+  EXPECT_EQ(pairs[3].swing, 2);  // runs 4 and 5: |2 − 4|
+  EXPECT_DOUBLE_EQ(percentile({1, 2, 3, 4}, 25), 1.75);  // numpy.percentile's linear rule
+  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 100), 4);
+}
+
+TEST(Stats, BootstrapEstimateIsTheRulerAverageDifference) {
+  // Two lengths; length 1 has two tasks. Config A: two seeds, B: one seed.
+  std::vector<BootCell> cells(3);
+  cells[0] = {1, "t1", {{1, 0, 1, 1}, {1, 1, 1, 1}}, {{0, 0, 1, 0}}};
+  cells[1] = {1, "t2", {{0, 0}, {0, 1}}, {{1, 1}}};
+  cells[2] = {2, "t1", {{0, 1, 0}, {0, 1, 0}}, {{0, 0, 0}}};
+  // A: length 1 = mean(7/8, 1/4) = 0.5625, length 2 = 1/3 → 0.447917; B: mean(1/4, 1) = 0.625, 0 → 0.3125.
+  const BootResult r = paired_bootstrap(cells, false, 500, 7, 0.9);
+  ASSERT_TRUE(r.ok);
+  EXPECT_NEAR(r.estimate, 100 * ((0.5625 + 1.0 / 3) / 2 - 0.3125), 1e-9);
+  EXPECT_LE(r.lo, r.estimate);
+  EXPECT_GE(r.hi, r.estimate);
+  // Same seed → same interval.
+  const BootResult again = paired_bootstrap(cells, false, 500, 7, 0.9);
+  EXPECT_EQ(again.lo, r.lo);
+  EXPECT_EQ(again.hi, r.hi);
+}
+
+TEST(Stats, BootstrapIntervalCollapsesWhenNothingVaries) {
+  // Every unit of every seed differs by exactly 0.25: the difference is 25 in every resample,
+  // for sample resampling and for cell resampling alike.
+  std::vector<BootCell> cells;
+  for (int64_t L : {1, 2})
+    for (const char* t : {"a", "b"}) cells.push_back({L, t, {{0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}}, {{0.25, 0.25, 0.25}}});
+  for (bool by_cells : {false, true}) {
+    const BootResult r = paired_bootstrap(cells, by_cells, 200, 1, 0.95);
+    ASSERT_TRUE(r.ok);
+    EXPECT_NEAR(r.estimate, 25, 1e-9);
+    EXPECT_NEAR(r.lo, 25, 1e-9);
+    EXPECT_NEAR(r.hi, 25, 1e-9);
+  }
+  EXPECT_FALSE(paired_bootstrap({}, false, 100, 1, 0.95).ok);
+}
+
+// ------------------------------------------------------------------ configurations and features
+
+TEST(Features, IniLookupAndPredicates) {
+  const auto ini = parse_ini("# c\n[model]\nqk_norm = layer # an inline comment, as Boost reads it\nn_heads = 8\nn_kv_heads = 2\n"
+                             "layer_pattern = SSSF\n[train]\nseq_len = 4096\n[data]\nlist = a\nlist = b\n");
+  EXPECT_EQ(ini.at("model.n_heads"), "8");
+  EXPECT_EQ(ini.at("data.list"), "a\nb");
+  RunConfig cfg;
+  cfg.stages.push_back({"pretrain", ini});
+  auto ext = ini;
+  ext["train.seq_len"] = "65536";
+  ext["model.qk_norm"] = "none";
+  cfg.stages.push_back({"extend", ext});
+  EXPECT_EQ(*lookup(cfg, "train.seq_len"), "65536");  // the evaluated checkpoint's stage
+  EXPECT_EQ(*lookup(cfg, "pretrain.train.seq_len"), "4096");
+  EXPECT_FALSE(lookup(cfg, "sft.train.seq_len"));
+  std::string why;
+  auto f = default_features();
+  ASSERT_EQ(f.size(), 4u);
+  EXPECT_EQ(*eval_feature(f[0], cfg, why), 0);  // qk_norm none in the last stage
+  EXPECT_EQ(*eval_feature(f[1], cfg, why), 1);  // 2 < 8
+  EXPECT_EQ(*eval_feature(f[2], cfg, why), 1);  // SSSF contains S
+  EXPECT_EQ(*eval_feature(f[3], cfg, why), 1);  // pretrain 4096 < 8192
+  EXPECT_EQ(*eval_feature(parse_feature("x=model.n_heads == 8.0"), cfg, why), 1);
+  EXPECT_EQ(*eval_feature(parse_feature("x=model.layer_pattern !contains S"), cfg, why), 0);
+  EXPECT_EQ(*eval_feature(parse_feature("x=pretrain.model.qk_norm == layer"), cfg, why), 1);
+  EXPECT_FALSE(eval_feature(parse_feature("x=model.qk_norm < 3"), cfg, why));
+  EXPECT_NE(why.find("two numbers"), std::string::npos);
+  EXPECT_FALSE(eval_feature(parse_feature("x=model.missing == 1"), cfg, why));
+  EXPECT_THROW(parse_feature("model.qk_norm != none"), Error);
+  EXPECT_THROW(parse_feature("x=model.qk_norm ~ none"), Error);
+  EXPECT_THROW(parse_feature("x=3 < model.n_heads"), Error);
+  EXPECT_EQ(parse_score_name("ruler@4K", "k").length, 4096);
+  EXPECT_THROW(parse_score_name("helmet", "k"), Error);
+}
+
+// ------------------------------------------------------------------ readers
+
+TEST(Readers, ResultsJsonRoundTripsEvaluatesWriter) {
+  eval::Results r;
+  r.checkpoint = "runs/p/checkpoints/step_00000010.h5";
+  r.stage = "pretrain";
+  r.step = 10;
+  r.tokenizer_id = "byte";
+  r.lengths = {512, 1024};
+  r.tasks = {"niah_single_1", "vt"};
+  r.task_scores.push_back({"niah_single_1", "string_match_all", 512, 50.0, 4, 0, "", 400, 3});
+  r.task_scores.push_back({"vt", "string_match_all", 1024, std::nullopt, 0, 4, "too long", 0, 0});
+  r.ruler_by_length = {{512, 50.0, 1}, {1024, std::nullopt, 0}};
+  r.ruler_average = 50.0;
+  r.loss.push_back({512, 3, 2.5, {{0, 256, 2.7, 100}, {256, 512, 2.3, 100}}});
+  r.mc = eval::McSummary{"mc.jsonl", 20, 40, 45};
+  const eval::Results p = parse_results(eval::results_json(r), "test");
+  EXPECT_EQ(p.checkpoint, r.checkpoint);
+  EXPECT_EQ(p.lengths, r.lengths);
+  EXPECT_EQ(p.tasks, r.tasks);
+  ASSERT_EQ(p.task_scores.size(), 2u);
+  EXPECT_EQ(*p.task_scores[0].score, 50.0);
+  EXPECT_FALSE(p.task_scores[1].score);
+  EXPECT_FALSE(p.ruler_by_length[1].score);
+  EXPECT_EQ(*p.ruler_average, 50.0);
+  ASSERT_EQ(p.loss.size(), 1u);
+  EXPECT_EQ(p.loss[0].buckets[1].mean_loss, 2.3);
+  EXPECT_EQ(p.mc->acc_norm, 45);
+  RunData run;
+  run.has_results = true;
+  run.results = p;
+  EXPECT_EQ(*score_of(run, parse_score_name("ruler@512", "k")), 50.0);
+  EXPECT_FALSE(score_of(run, parse_score_name("ruler@1024", "k")));
+  EXPECT_NEAR(*perplexity_of(run, 0), std::exp(2.5), 1e-12);
+  EXPECT_THROW(parse_results("{\"format\": \"other\"}", "x"), Error);
+}
+
+TEST(Readers, SamplesAndMetrics) {
+  const auto s = parse_samples("{\"task\":\"vt\",\"length\":512,\"index\":0,\"score\":1.0}\n"
+                               "{\"task\":\"vt\",\"length\":512,\"index\":1,\"score\":null,\"skipped\":\"x\"}\n\n"
+                               "{\"task\":\"vt\",\"length\":512,\"index\":2,\"score\":0.5}\n",
+                               "s");
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s.at({"vt", 512, 2}), 0.5);
+  // A resumed run repeats step 3: the later line wins; the final loss averages the last 2 steps.
+  StageRun st;
+  parse_metrics("{\"step\":1,\"loss\":5,\"grad_norm\":1}\n{\"step\":2,\"loss\":4,\"grad_norm\":1}\n"
+                "{\"step\":3,\"loss\":9,\"grad_norm\":1}\n{\"step\":3,\"loss\":3,\"grad_norm\":1}\n"
+                "{\"step\":4,\"loss\":2,\"grad_norm\":1,\"spike\":{\"paper\":{\"loss\":0,\"grad_norm\":0.25,\"combined\":0.25}}}\n",
+                st, 2);
+  ASSERT_EQ(st.metrics.size(), 4u);
+  EXPECT_EQ(st.metrics[2].loss, 3);
+  EXPECT_NEAR(*st.final_loss, 2.5, 1e-12);
+  ASSERT_EQ(st.spikes.size(), 1u);
+  EXPECT_EQ(st.spikes[0].rule, "paper");
+  EXPECT_EQ(st.spikes[0].combined, 0.25);
+  StageRun bad;
+  EXPECT_THROW(parse_metrics("not json\n", bad, 2), Error);
+}
+
+// ------------------------------------------------------------------ probes
+
+TEST(Probes, NeedleSpanDepthAndLengthInTheByteTokenizer) {
+  const eval::Resources res = eval::load_resources(std::string(HEADROOM_TEST_SOURCE_DIR) + "/inputs/eval", "");
+  const data::Tokenizer tok;  // byte level
+  eval::PromptBuilder prompts(tok, data::PromptTemplate::kBase);
+  const Probe shallow = make_probe(tok, prompts, res, 1, 1024, 0.0, 0, 16);
+  const Probe deep = make_probe(tok, prompts, res, 1, 1024, 1.0, 0, 16);
+  for (const Probe* p : {&shallow, &deep}) {
+    EXPECT_LE(static_cast<int64_t>(p->ids.size()) + p->max_new, 1024);
+    EXPECT_GT(static_cast<int64_t>(p->ids.size()) + p->max_new, 1024 - 100);  // filled close to the length
+    // The value span decodes to exactly the value (byte tokens); the sentence contains it.
+    const std::vector<int32_t> v(p->ids.begin() + p->value_begin, p->ids.begin() + p->value_end);
+    EXPECT_EQ(data::decode(tok, v), p->value);
+    const std::vector<int32_t> sent(p->ids.begin() + p->sentence_begin, p->ids.begin() + p->sentence_end);
+    EXPECT_TRUE(std::regex_match(data::decode(tok, sent), std::regex("One of the special magic numbers for [a-z]+-[a-z]+ is: [0-9]{7}\\.")));
+    EXPECT_LE(p->sentence_begin, p->value_begin);
+    EXPECT_GE(p->sentence_end, p->value_end);
+  }
+  EXPECT_LT(shallow.sentence_begin, 200);
+  EXPECT_GT(deep.sentence_begin, 700);  // the question and answer prefix follow the haystack
+  // The same sample key → the same probe; another index → another needle.
+  EXPECT_EQ(make_probe(tok, prompts, res, 1, 1024, 0.0, 0, 16).ids, shallow.ids);
+  EXPECT_NE(make_probe(tok, prompts, res, 1, 1024, 0.0, 1, 16).value, shallow.value);
+  EXPECT_THROW(make_probe(tok, prompts, res, 1, 64, 0.5, 0, 16), eval::TooLong);
+}
+
+TEST(Probes, FollowEvaluatesNiahSingle1Format) {
+  const eval::Resources res = eval::load_resources(std::string(HEADROOM_TEST_SOURCE_DIR) + "/inputs/eval", "");
+  const data::Tokenizer tok;
+  eval::PromptBuilder prompts(tok, data::PromptTemplate::kBase);
+  eval::TaskContext ctx = eval::make_task_context(res, prompts);
+  const eval::Sample s = eval::generate_sample(eval::find_task("niah_single_1"), ctx, {1, 1024, 0, 16});
+  const Probe p = make_probe(tok, prompts, res, 1, 1024, 0.5, 0, 16);
+  const std::string ours = data::decode(tok, p.ids);
+  const std::string theirs = prompts.text(s.prompt, s.answer_prefix);
+  // Same first line (the instruction), same noise line, and the same question/answer-prefix shape.
+  EXPECT_EQ(ours.substr(0, ours.find('\n')), theirs.substr(0, theirs.find('\n')));
+  EXPECT_NE(ours.find(std::string("\n") + eval::kNoiseLine + "\n"), std::string::npos);
+  const std::regex tail("\nWhat is the special magic number for [a-z]+-[a-z]+ mentioned in the provided text\\? The special "
+                        "magic number for [a-z]+-[a-z]+ mentioned in the provided text is$");
+  EXPECT_TRUE(std::regex_search(theirs, tail)) << theirs.substr(theirs.size() - 200);
+  EXPECT_TRUE(std::regex_search(ours, tail)) << ours.substr(ours.size() - 200);
+}
