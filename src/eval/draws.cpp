@@ -55,4 +55,8 @@ Draws sample_draws(uint64_t seed, std::string_view task, int64_t length, int64_t
   return Draws{CounterRng{key, static_cast<uint64_t>(index)}, 0};
 }
 
+double sweep_offset(uint64_t seed, std::string_view task, int64_t length) {
+  return sample_draws(seed, task, length, -1).uniform();  // stream 2^64 - 1: no sample's
+}
+
 }  // namespace headroom::eval

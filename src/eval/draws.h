@@ -45,4 +45,8 @@ struct Draws {
 // The stream of one sample: key from (seed, task, length), stream = sample index.
 Draws sample_draws(uint64_t seed, std::string_view task, int64_t length, int64_t index);
 
+// Where the depth sweep of (seed, task, length) starts, in [0, 1): shared by all its samples (the
+// sweep itself is text.h's sweep_depth), so consecutive indices spread over the context.
+double sweep_offset(uint64_t seed, std::string_view task, int64_t length);
+
 }  // namespace headroom::eval

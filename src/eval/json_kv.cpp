@@ -24,7 +24,7 @@ std::string json_object(const std::vector<std::pair<std::string, std::string>>& 
 Builder json_kv_builder(const std::string& task, const SampleKey& key) {
   auto build = [task, key](int64_t n) {
     Draws d = sample_draws(key.seed, task, key.length, key.index);
-    const double depth = sweep_depth(key.index, d.uniform());
+    const double depth = sweep_depth(key.index, sweep_offset(key.seed, task, key.length));
     // Pair 0 is queried, 1 and 2 are the demonstrations; pairs are drawn one after another so
     // pair i is the same whatever n is.
     std::vector<std::pair<std::string, std::string>> kv;

@@ -34,7 +34,7 @@ struct Plan {
   double essay_start = 0;      // where the essay window starts, as a share of the essay
 };
 
-Plan draw_plan(Draws& d, const NiahSpec& spec, const Resources& res, int64_t index) {
+Plan draw_plan(Draws& d, const NiahSpec& spec, const Resources& res, int64_t index, double sweep) {
   Plan p;
   const int n_keys = std::max(spec.n_keys, spec.n_queries);
   std::set<std::string> seen;
@@ -51,7 +51,7 @@ Plan draw_plan(Draws& d, const NiahSpec& spec, const Resources& res, int64_t ind
   }
   d.shuffle(p.needles);
   p.queried = d.distinct(spec.n_queries, n_keys);
-  const double first = sweep_depth(index, d.uniform());
+  const double first = sweep_depth(index, sweep);
   const auto n = static_cast<double>(p.needles.size());
   for (size_t i = 0; i < p.needles.size(); ++i) {
     const double x = first + static_cast<double>(i) / n;
@@ -134,7 +134,7 @@ Builder niah_builder(const std::string& task, const NiahSpec& spec, const Resour
   auto [tmpl, prefix_tmpl] = niah_template(spec.value_type, spec.n_queries * spec.n_values);
   auto build = [task, spec, &res, key, tmpl, prefix_tmpl](int64_t n) {
     Draws d = sample_draws(key.seed, task, key.length, key.index);
-    const Plan p = draw_plan(d, spec, res, key.index);
+    const Plan p = draw_plan(d, spec, res, key.index, sweep_offset(key.seed, task, key.length));
     std::vector<std::string> queries;
     Sample s;
     for (int64_t q : p.queried) {

@@ -63,11 +63,71 @@ std::string model_and_train_ini(const std::string& full_ini) {
 void check_lengths(const std::vector<int64_t>& lengths, int64_t addressable, bool allow, const std::string& ckpt) {
   std::string over;
   for (int64_t L : lengths)
-    if (L > addressable) over += (over.empty() ? "" : ", ") + std::to_string(L);
+    if (L > addressable) over.append(over.empty() ? "" : ", ").append(std::to_string(L));
   if (!over.empty() && !allow)
     fail("eval.lengths ", over, " exceed what checkpoint ", ckpt, " can address (", addressable,
          " tokens: its longest training length, or yarn_original_len · yarn_factor with YaRN); pass "
          "--eval.allow_beyond_training true to evaluate beyond it anyway");
+}
+
+// Everything that can be wrong with the input is refused here, before any work.
+EvalJob make_job(const EvalConfig& ecfg, const config::Config& cfg, const io::CheckpointInfo& info,
+                 const fs::path& ckpt, int64_t& addressable) {
+  EvalJob job;
+  job.eval = ecfg;
+  job.tasks = expand_task_list(ecfg.tasks);
+  job.tokenizer = checkpoint_tokenizer(info, cfg.model.vocab_size);
+  job.tmpl = checkpoint_template(info);
+  job.val_path = cfg.data.val;
+  addressable = addressable_length(info, cfg.model);
+  job.lengths = ecfg.lengths.empty() ? std::vector<int64_t>{addressable} : parse_lengths(ecfg.lengths);
+  if (job.lengths.empty()) fail("eval.lengths holds no length");
+  check_lengths(job.lengths, addressable, ecfg.allow_beyond_training, ckpt.string());
+  return job;
+}
+
+// Provenance copied into results.json.
+Results make_header(const EvalJob& job, const io::CheckpointInfo& info, const fs::path& ckpt,
+                    const std::string& model_train_ini, int ranks, int64_t addressable) {
+  Results h;
+  h.checkpoint = ckpt.string();
+  h.stage = info.stage;
+  h.step = info.step;
+  h.config_id = config_id(model_train_ini);
+  h.tokenizer_id = info.tokenizer_id;
+  h.prompt_template = data::template_name(job.tmpl);
+  h.prompt_template_text = PromptBuilder(job.tokenizer, job.tmpl).text("{prompt}", "{answer_prefix}");
+  h.code_version = kCodeVersion;
+  h.created_utc = utc_timestamp();
+  h.ranks = ranks;
+  h.addressable_length = addressable;
+  h.allow_beyond_training = job.eval.allow_beyond_training;
+  return h;
+}
+
+std::string describe(const EvalJob& job) {
+  const Results& h = job.header;
+  std::string lengths, tasks;
+  for (int64_t L : job.lengths) lengths.append(lengths.empty() ? "" : ",").append(std::to_string(L));
+  for (const auto& t : job.tasks) tasks.append(tasks.empty() ? "" : ",").append(t);
+  return cat("evaluate ", h.checkpoint, " (stage ", h.stage, ", step ", h.step, ", ", h.config_id, ") on ",
+             h.ranks, " rank(s); prompt template ", h.prompt_template, "; lengths ", lengths, " (addressable ",
+             h.addressable_length, "); tasks ", tasks, "; ", job.eval.samples, " samples each");
+}
+
+// Root only: the output files (atomically), the table on stdout, DONE.
+void write_outputs(io::RunDir& run, const EvalOutput& out, bool write_samples) {
+  if (write_samples) {
+    std::string lines;
+    for (const auto& l : out.sample_lines) lines += l + "\n";
+    io::write_file_atomic(run.root / "samples.jsonl", lines);
+  }
+  io::write_file_atomic(run.root / "results.csv", results_csv(out.results));
+  io::write_file_atomic(run.root / "results.json", results_json(out.results));
+  std::cout << results_table(out.results) << std::flush;
+  const auto& avg = out.results.ruler_average;
+  io::mark_finished(run, cat("evaluate ", out.results.checkpoint, " ruler_average=", avg ? std::to_string(*avg) : "-"));
+  io::log_line(run, cat("done in ", format_duration(out.results.seconds), ": ", (run.root / "results.json").string()));
 }
 
 }  // namespace
@@ -109,18 +169,8 @@ int run_evaluate_stage(int argc, char** argv) {
     return 0;
   }
   if (!ckpt) fail("evaluate needs --init CHECKPOINT_OR_RUN_DIR");
-
-  // Everything that can be wrong with the input is refused here, before any work.
-  EvalJob job;
-  job.eval = ecfg;
-  job.tasks = expand_task_list(ecfg.tasks);
-  job.tokenizer = checkpoint_tokenizer(info, cfg.model.vocab_size);
-  job.tmpl = checkpoint_template(info);
-  job.val_path = cfg.data.val;
-  const int64_t addressable = addressable_length(info, cfg.model);
-  job.lengths = ecfg.lengths.empty() ? std::vector<int64_t>{addressable} : parse_lengths(ecfg.lengths);
-  if (job.lengths.empty()) fail("eval.lengths holds no length");
-  check_lengths(job.lengths, addressable, ecfg.allow_beyond_training, ckpt->string());
+  int64_t addressable = 0;
+  EvalJob job = make_job(ecfg, cfg, info, *ckpt, addressable);
 
   parallel::Grid grid = parallel::make_grid(1, 0);  // evaluation is data-parallel only
   std::unique_ptr<io::RunDir> run;
@@ -128,50 +178,20 @@ int run_evaluate_stage(int argc, char** argv) {
     run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force));
     io::write_config(*run, ini);
   }
-  auto log = [&](const std::string& line) {
-    if (run) io::log_line(*run, line);
-  };
-  const std::string ids = model_and_train_ini(config::to_ini(schema, false));
-  Results& h = job.header;
-  h.checkpoint = ckpt->string();
-  h.stage = info.stage;
-  h.step = info.step;
-  h.config_id = config_id(ids);
-  h.tokenizer_id = info.tokenizer_id;
-  h.prompt_template = data::template_name(job.tmpl);
-  h.prompt_template_text = PromptBuilder(job.tokenizer, job.tmpl).text("{prompt}", "{answer_prefix}");
-  h.code_version = kCodeVersion;
-  h.created_utc = utc_timestamp();
-  h.ranks = grid.world->size();
-  h.addressable_length = addressable;
-  h.allow_beyond_training = ecfg.allow_beyond_training;
-  std::string lengths, tasks;
-  for (int64_t L : job.lengths) lengths += (lengths.empty() ? "" : ",") + std::to_string(L);
-  for (const auto& t : job.tasks) tasks += (tasks.empty() ? "" : ",") + t;
-  log(cat("evaluate ", h.checkpoint, " (stage ", h.stage, ", step ", h.step, ", ", h.config_id, ") on ",
-          h.ranks, " rank(s); prompt template ", h.prompt_template, "; lengths ", lengths, " (addressable ",
-          addressable, "); tasks ", tasks, "; ", ecfg.samples, " samples each"));
+  job.header = make_header(job, info, *ckpt, model_and_train_ini(config::to_ini(schema, false)), grid.world->size(),
+                           addressable);
+  if (run) io::log_line(*run, describe(job));
 
   // train.device, as the training stages use it (the checkpoint's, or --train.device cpu|cuda).
   const auto& ops = cfg.train.device == "cuda" ? kernels::cuda_ops() : kernels::cpu_ops();
   model::Model<float> model = model::make_model(cfg.model, ops);
   io::load_checkpoint_tensors(*ckpt, model, nullptr);
   const auto t0 = std::chrono::steady_clock::now();
-  EvalOutput out = run_evaluation(job, model, *grid.world, run ? std::function<void(const std::string&)>(log) : nullptr);
+  std::function<void(const std::string&)> log;
+  if (run) log = [&](const std::string& line) { io::log_line(*run, line); };
+  EvalOutput out = run_evaluation(job, model, *grid.world, log);
   out.results.seconds = seconds_since(t0);
-  if (run) {
-    if (ecfg.write_samples) {
-      std::string lines;
-      for (const auto& l : out.sample_lines) lines += l + "\n";
-      io::write_file_atomic(run->root / "samples.jsonl", lines);
-    }
-    io::write_file_atomic(run->root / "results.csv", results_csv(out.results));
-    io::write_file_atomic(run->root / "results.json", results_json(out.results));
-    std::cout << results_table(out.results) << std::flush;
-    io::mark_finished(*run, cat("evaluate ", h.checkpoint, " ruler_average=",
-                                out.results.ruler_average ? std::to_string(*out.results.ruler_average) : "-"));
-    log(cat("done in ", format_duration(out.results.seconds), ": ", (run->root / "results.json").string()));
-  }
+  if (run) write_outputs(*run, out, ecfg.write_samples);
   grid.world->barrier();
   return 0;
 }
