@@ -9,6 +9,7 @@
 #include "io/checkpoint.h"
 #include "io/run_dir.h"
 #include "parallel/grid.h"
+#include "train/probe.h"
 #include "train/trainer.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -127,6 +128,22 @@ train::SampleFn text_sampler(const std::string& stage, const config::Config& cfg
   };
 }
 
+// The retrieval probe (train/probe.h): val-shard windows each ending in a whole-window example.
+train::SampleFn probe_sampler(const config::Config& cfg) {
+  auto val = std::make_shared<data::ShardReader>(data::open_shard(cfg.data.val));
+  const int64_t T = cfg.train.seq_len;
+  data::MixerSpec spec{1.0, data::parse_task_list(cfg.train.probe_tasks), train::kProbeSeed, T + 1, false};
+  auto mixer = std::make_shared<data::SyntheticMixer>(spec, data::read_shard_tokenizer(*val), T);
+  const data::StreamSpec stream{T, train::kProbeSeed};
+  auto window = std::make_shared<std::vector<int32_t>>(static_cast<size_t>(T + 1));
+  return [val, stream, window, mixer](int64_t index, int32_t* ids, int32_t* targets) {
+    data::read_sample(*val, stream, index, window->data());
+    std::fill(targets, targets + stream.seq_len, -1);
+    mixer->apply(index, window->data(), targets);
+    std::copy(window->begin(), window->end() - 1, ids);
+  };
+}
+
 }  // namespace
 
 int run_training_stage(const StageSpec& spec, int argc, char** argv) {
@@ -203,6 +220,7 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   job.sample = spec.name == "sft" ? sft_sampler(cfg, shard, data_description)
                                   : text_sampler(spec.name, cfg, shard, data_description);
   if (grid.is_root()) io::log_line(*run, "data: " + data_description);
+  if (cfg.train.probe_every > 0) job.probe = probe_sampler(cfg);
   job.tokenizer_id = shard->tokenizer_id;
   job.merges = data::read_shard_tokenizer(*shard).merges;
   job.init = init_path;

@@ -132,6 +132,18 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "cpu (fp32 reference), or cuda (one GPU per rank, bf16 GEMMs and flash attention with "
           "fp32 master weights, NCCL between ranks; checkpoints are the same format)",
           one_of({"cpu", "cuda"}));
+  add_key(s, "train", "probe_every", t.probe_every, 0L,
+          "steps between scores of the retrieval probe (probe.jsonl: answer loss, token accuracy and "
+          "exact answers on probe_samples held-out synthetic examples that fill a whole window, the "
+          "same examples for every configuration and seed; also at step 0 and the last step): "
+          "learning curves of retrieval; 0 = off",
+          at_least<long>(0));
+  add_key(s, "train", "probe_samples", t.probe_samples, 64L, "examples of the retrieval probe",
+          at_least<long>(1));
+  add_key(s, "train", "probe_tasks", t.probe_tasks, std::string("kv"),
+          "synthetic tasks of the retrieval probe, comma-separated (as data.synthetic_tasks; "
+          "each example's task drawn uniformly)",
+          Check<std::string>(data::check_task_list));
 }
 
 void add_parallel_keys(Schema& s, ParallelConfig& p) {

@@ -5,6 +5,7 @@
 #include "parallel/nccl_comm.h"
 #include "model/forward.h"
 #include "train/optimizer.h"
+#include "train/probe.h"
 #include "train/schedule.h"
 #include "train/signals.h"
 #include "train/spike_monitor.h"
@@ -196,15 +197,34 @@ double train_step(Loop& L, model::Activations<float>& acts, std::vector<int32_t>
   return loss;
 }
 
+void append_jsonl(const fs::path& path, const nlohmann::json& j) {
+  std::ofstream f(path, std::ios::app);
+  f << j.dump() << '\n';
+  if (!f) fail(path.string(), ": write failed");
+}
+
 void write_metrics_line(Loop& L, const io::MetricRow& row, const SpikeScores& sc) {
   if (!L.grid.is_root()) return;
   nlohmann::json j{{"step", L.step}, {"loss", row.loss}, {"grad_norm", row.grad_norm},
                    {"lr", row.lr}, {"tokens_per_s", row.tokens_per_s}, {"tokens", L.tokens}};
   for (const auto& r : sc.rules)
     j["spike"][r.name] = {{"loss", r.loss}, {"grad_norm", r.grad_norm}, {"combined", r.combined}};
-  std::ofstream f(L.job.run_dir / "metrics.jsonl", std::ios::app);
-  f << j.dump() << '\n';
-  if (!f) fail((L.job.run_dir / "metrics.jsonl").string(), ": write failed");
+  append_jsonl(L.job.run_dir / "metrics.jsonl", j);
+}
+
+// The retrieval probe at step 0, every probe_every steps and the last step: probe.jsonl and the log.
+void maybe_probe(Loop& L, model::Activations<float>& acts) {
+  const auto& t = L.job.cfg.train;
+  if (t.probe_every <= 0 || !L.job.probe) return;
+  if (L.step % t.probe_every != 0 && L.step != t.steps) return;
+  const ProbeScores p = run_probe(L.model, acts, L.job.probe, t.probe_samples, L.grid);
+  log(L, cat("probe at step ", L.step, ": answer loss ", p.loss, ", token accuracy ", p.token_acc,
+             ", exact ", p.exact, " (", p.examples, " examples of ", t.probe_tasks, ")"));
+  if (!L.grid.is_root()) return;
+  const nlohmann::json j{{"step", L.step}, {"tokens", L.tokens}, {"loss", p.loss}, {"token_acc", p.token_acc},
+                         {"exact", p.exact}, {"examples", p.examples}, {"answer_tokens", p.answer_tokens},
+                         {"tasks", t.probe_tasks}};
+  append_jsonl(L.job.run_dir / "probe.jsonl", j);
 }
 
 }  // namespace
@@ -250,6 +270,13 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
              L.flops_per_token / 1e6, " MFLOP/token; sgemm peak ", L.matmul_rate / 1e9,
              " GFLOP/s/rank"));
 
+  // The probe takes whole logits of a micro-batch to the host (train/probe.h): refuse before any
+  // work rather than run out of memory at its first score.
+  const double probe_gib = static_cast<double>(micro) * static_cast<double>(c.train.seq_len) *
+                           static_cast<double>(c.model.vocab_size) * sizeof(float) / (1024.0 * 1024 * 1024);
+  if (c.train.probe_every > 0 && probe_gib > 4)
+    fail("train.probe_every = ", c.train.probe_every, " needs micro-batch × seq_len × vocab_size floats of host "
+         "logits (", probe_gib, " GiB > 4 GiB); lower train.micro_batch (now ", micro, ")");
   model::Activations<float> acts = model::make_activations(L.model, micro, c.train.seq_len);
   std::vector<int32_t> ids(static_cast<size_t>(share * c.train.seq_len)), targets(ids.size());
   const Schedule sched = schedule_of(c.train);
@@ -259,6 +286,7 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
   auto t_log = t_start;
   int64_t tokens_at_log = L.tokens;
   TrainResult result;
+  if (L.step == 0) maybe_probe(L, acts);
   while (L.step < c.train.steps) {
     const double lr = learning_rate(sched, L.step);
     double norm = 0;
@@ -270,6 +298,9 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
     L.tokens += c.train.global_batch * c.train.seq_len;
     observe(L.monitor, loss, norm);
     result.final_loss = loss;
+    const auto probe_start = std::chrono::steady_clock::now();
+    maybe_probe(L, acts);
+    t_log += std::chrono::steady_clock::now() - probe_start;  // probe time is not training throughput
 
     const bool log_now = L.step % c.train.log_every == 0 || L.step == c.train.steps;
     if (log_now) {

@@ -25,6 +25,7 @@ struct TrainJob {
   std::string config_ini;  // the resolved configuration, stored in every checkpoint
   std::filesystem::path run_dir;
   SampleFn sample;
+  SampleFn probe;  // examples of the retrieval probe (train/probe.h); used when train.probe_every > 0
   std::string tokenizer_id;
   std::vector<std::pair<int32_t, int32_t>> merges;
   // Where the weights come from when not resuming: a checkpoint of an earlier stage (extend, sft),
