@@ -1,6 +1,7 @@
 #include "analysis/analyze_config.h"
 
 #include "analysis/features.h"
+#include "analysis/findings.h"
 #include "eval/eval_config.h"
 #include "util/error.h"
 
@@ -62,7 +63,7 @@ void add_analyze_keys(config::Schema& s, AnalyzeConfig& a) {
   add_key(s, "analyze", "seed_keys", a.seed_keys, std::string("model.seed,train.seed,data.seed"),
           "keys that only choose a seed: runs whose lineage configs agree on every other key are seed replicates");
   add_key(s, "analyze", "ignore_keys", a.ignore_keys,
-          std::string("parallel.*,train.log_every,train.checkpoint_every,train.keep_last,train.steps_per_run"),
+          std::string("parallel.*,train.log_every,train.checkpoint_every,train.keep_last,train.steps_per_run,train.probe_*"),
           "keys that change neither the model nor its training (process layout, logging, checkpoint cadence); "
           "ignored when configurations are compared. 'section.*' ignores a section");
   config::add_list_key(s, "analyze", "feature", a.features,
@@ -74,6 +75,14 @@ void add_analyze_keys(config::Schema& s, AnalyzeConfig& a) {
                        "short_pretrain=pretrain.train.seq_len < 8192");
   add_key(s, "analyze", "bootstrap_samples", a.bootstrap_samples, 2000L,
           "resamples of the paired bootstrap of config differences", config::at_least<long>(100));
+  config::add_list_key(s, "analyze", "finding", a.findings,
+                       "a finding to test, as 'NAME: A over B' (repeatable): A and B are conjunctions 'KEY OP VALUE & "
+                       "KEY OP VALUE ...' with KEY and OP as in analyze.feature, each selecting configurations; the "
+                       "Findings table gives effect = mean score of A's configurations − B's (means over seeds), the "
+                       "mean seed swing, and the verdict: reproduces when effect > 2 × mean swing, reversed when "
+                       "effect < −2 × mean swing, else not resolved");
+  add_key(s, "analyze", "finding_scores", a.finding_scores, std::string(""),
+          "scores the findings are tested on, comma-separated (names as analyze.long_score); empty = long_score");
   add_key(s, "analyze", "bootstrap_seed", a.bootstrap_seed, 1UL, "seed of the bootstrap resampling");
   add_key(s, "analyze", "confidence", a.confidence, 0.95, "confidence level of bootstrap intervals",
           config::in_range(0.5, 0.999));
@@ -136,6 +145,8 @@ void check_analyze_config(const AnalyzeConfig& a) {
   check([&] { parse_score_name(a.long_score, "analyze.long_score"); });
   check([&] { parse_score_name(a.short_score, "analyze.short_score"); });
   for (const auto& f : a.features) check([&] { parse_feature(f); });
+  for (const auto& f : a.findings) check([&] { parse_finding(f); });
+  for (const auto& n : split_list(a.finding_scores)) check([&] { parse_score_name(n, "analyze.finding_scores"); });
   if (!problems.empty()) fail("invalid analyze configuration:", problems);
 }
 

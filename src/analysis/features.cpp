@@ -147,13 +147,16 @@ ScoreName parse_score_name(const std::string& s, const std::string& key) {
   if (s == "ruler") n.kind = ScoreName::kRuler;
   else if (s == "mc_acc") n.kind = ScoreName::kMcAcc;
   else if (s == "mc_acc_norm") n.kind = ScoreName::kMcAccNorm;
+  else if (s == "probe_acc") n.kind = ScoreName::kProbeAcc;
+  else if (s == "probe_exact") n.kind = ScoreName::kProbeExact;
+  else if (s == "probe_auc") n.kind = ScoreName::kProbeAuc;
   else if (s.rfind("ruler@", 0) == 0) {
     n.kind = ScoreName::kRulerAt;
     const auto lens = eval::parse_lengths(s.substr(6));
     if (lens.size() != 1) fail(key, ": '", s, "' names no single length");
     n.length = lens[0];
   } else {
-    fail(key, ": '", s, "' is not a score (ruler, ruler@LENGTH, mc_acc, mc_acc_norm)");
+    fail(key, ": '", s, "' is not a score (ruler, ruler@LENGTH, mc_acc, mc_acc_norm, probe_acc, probe_exact, probe_auc)");
   }
   return n;
 }

@@ -52,10 +52,14 @@ std::optional<int> eval_feature(const Feature& f, const RunConfig& cfg, std::str
 
 // analyze.long_score / short_score.
 struct ScoreName {
-  enum Kind { kRuler, kRulerAt, kMcAcc, kMcAccNorm } kind = kRuler;
+  // probe_*: the retrieval probe of the last lineage stage that has one (train/probe.h):
+  // probe_acc / probe_exact at its last point, probe_auc = mean token accuracy over its learning
+  // curve (trapezoids over steps, divided by the steps covered).
+  enum Kind { kRuler, kRulerAt, kMcAcc, kMcAccNorm, kProbeAcc, kProbeExact, kProbeAuc } kind = kRuler;
   int64_t length = 0;  // kRulerAt
   std::string text;
 };
 ScoreName parse_score_name(const std::string& s, const std::string& key);
+inline bool is_probe_score(const ScoreName& s) { return s.kind >= ScoreName::kProbeAcc; }
 
 }  // namespace headroom::analysis

@@ -152,8 +152,33 @@ def scatter(s):
     save(fig, s["file"])
 
 
+def probe_curves():
+    d = data["probe_curves"]
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    colors = {}
+    for c in d:
+        colors.setdefault(c["config"], f"C{len(colors) % 10}")
+    by_config = {}
+    for c in d:
+        col = colors[c["config"]]
+        ax.plot(c["tokens"], c["token_acc"], color=col, lw=0.7, alpha=0.45)
+        by_config.setdefault(c["config"], []).append(c)
+    for cfg, runs in by_config.items():
+        n = min(len(r["token_acc"]) for r in runs)
+        mean = [sum(r["token_acc"][i] for r in runs) / len(runs) for i in range(n)]
+        ax.plot(runs[0]["tokens"][:n], mean, color=colors[cfg], lw=2.2, label=f"{runs[0]['label']} ({len(runs)} seeds)")
+    ax.set_xlabel("training tokens")
+    ax.set_ylabel("probe answer-token accuracy")
+    ax.set_title("Retrieval probe learning curves")
+    ax.grid(alpha=0.3)
+    legend_below(ax)
+    save(fig, "probe_curves.png")
+
+
 if "ruler_by_length" in data:
     guarded("ruler_by_length.png", ruler)
+if "probe_curves" in data:
+    guarded("probe_curves.png", probe_curves)
 if "loss_curves" in data:
     guarded("loss_curves.png", loss_curves)
 if "spikes" in data:

@@ -295,11 +295,7 @@ void section_training(const Study& s, Report& rep) {
 
 // ---------------------------------------------------------------------------------------------
 
-struct NoiseSummary {
-  bool ok = false;
-  double mean = 0, max = 0, range = 0;
-  size_t pairs = 0;
-};
+}  // namespace
 
 NoiseSummary seed_noise(const Study& s, const ScoreName& score, Table* pairs_table) {
   NoiseSummary n;
@@ -335,6 +331,8 @@ NoiseSummary seed_noise(const Study& s, const ScoreName& score, Table* pairs_tab
   return n;
 }
 
+namespace {
+
 // Bootstrap cells of configurations a and b for `score` (RULER tasks; all lengths or one).
 std::vector<BootCell> boot_cells(const Study& s, const ConfigGroup& a, const ConfigGroup& b, const ScoreName& score,
                                  bool& per_sample, std::string& method) {
@@ -344,7 +342,7 @@ std::vector<BootCell> boot_cells(const Study& s, const ConfigGroup& a, const Con
   for (size_t i : b.runs)
     if (score_of(s.runs[i], score)) runs_b.push_back(i);
   std::vector<BootCell> cells;
-  if (runs_a.empty() || runs_b.empty()) return cells;
+  if (runs_a.empty() || runs_b.empty() || is_probe_score(score)) return cells;  // probe: no per-task cells
   per_sample = true;
   for (size_t i : runs_a) per_sample &= s.runs[i].has_samples;
   for (size_t i : runs_b) per_sample &= s.runs[i].has_samples;
@@ -827,6 +825,8 @@ Report build_report(const Study& s, const AnalyzeConfig& cfg, const DiagOptions&
   section_short(s, rep);
   section_training(s, rep);
   section_noise_and_differences(s, cfg, rep);
+  section_probe(s, rep);
+  section_findings(s, cfg, rep);
   section_regressions(s, cfg, rep);
   section_diagnostics(s, cfg, diag_opt, rep);
   return rep;

@@ -169,6 +169,14 @@ void load_run(RunData& r, const AnalyzeConfig& cfg) {
           r.problems.push_back(cat(mj.string(), ": ", e.what(), ": no ", s.stage, " losses or spike scores"));
         }
       }
+      const fs::path pj = fs::path(s.run_dir) / "probe.jsonl";  // only when train.probe_every > 0
+      if (fs::is_regular_file(pj, ec)) {
+        try {
+          s.probe = parse_probe(read_text(pj));
+        } catch (const std::exception& e) {
+          r.problems.push_back(cat(pj.string(), ": ", e.what(), ": no ", s.stage, " probe scores"));
+        }
+      }
     }
     r.stages.push_back(std::move(s));
   }
@@ -289,7 +297,58 @@ void parse_metrics(const std::string& text, StageRun& s, long final_steps) {
   if (k > 0) s.final_loss = sum / static_cast<double>(k);
 }
 
+std::vector<ProbePoint> parse_probe(const std::string& text) {
+  std::map<int64_t, ProbePoint> points;
+  std::istringstream in(text);
+  std::string line;
+  int64_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json j;
+    try {
+      j = json::parse(line);
+    } catch (const std::exception& e) {
+      fail("line ", n, " is not JSON (", e.what(), ")");
+    }
+    if (!j.contains("step") || !j.contains("token_acc")) fail("line ", n, " has no step or token_acc");
+    ProbePoint p;
+    p.step = j["step"].get<int64_t>();
+    p.tokens = j.value("tokens", int64_t{0});
+    p.loss = j.value("loss", std::nan(""));
+    p.token_acc = j["token_acc"].get<double>();
+    p.exact = j.value("exact", std::nan(""));
+    points[p.step] = p;
+  }
+  std::vector<ProbePoint> out;
+  for (auto& [step, p] : points) out.push_back(p);
+  return out;
+}
+
+const StageRun* probe_stage(const RunData& r) {
+  const StageRun* out = nullptr;
+  for (const auto& s : r.stages)
+    if (!s.probe.empty()) out = &s;
+  return out;
+}
+
+std::optional<double> probe_auc(const std::vector<ProbePoint>& p) {
+  if (p.empty()) return std::nullopt;
+  if (p.size() == 1) return p[0].token_acc;
+  double area = 0;
+  for (size_t i = 1; i < p.size(); ++i)
+    area += 0.5 * (p[i].token_acc + p[i - 1].token_acc) * static_cast<double>(p[i].step - p[i - 1].step);
+  const auto span = static_cast<double>(p.back().step - p.front().step);
+  return span > 0 ? std::optional<double>(area / span) : std::optional<double>(p.back().token_acc);
+}
+
 std::optional<double> score_of(const RunData& r, const ScoreName& s) {
+  if (is_probe_score(s)) {
+    const StageRun* st = probe_stage(r);
+    if (!st) return std::nullopt;
+    if (s.kind == ScoreName::kProbeAuc) return probe_auc(st->probe);
+    return s.kind == ScoreName::kProbeAcc ? st->probe.back().token_acc : st->probe.back().exact;
+  }
   if (!r.has_results) return std::nullopt;
   switch (s.kind) {
     case ScoreName::kRuler: return r.results.ruler_average;
@@ -299,6 +358,7 @@ std::optional<double> score_of(const RunData& r, const ScoreName& s) {
       return std::nullopt;
     case ScoreName::kMcAcc: return r.results.mc ? std::optional<double>(r.results.mc->acc) : std::nullopt;
     case ScoreName::kMcAccNorm: return r.results.mc ? std::optional<double>(r.results.mc->acc_norm) : std::nullopt;
+    default: break;
   }
   return std::nullopt;
 }

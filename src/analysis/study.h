@@ -31,6 +31,12 @@ struct SpikeFinal {
   double loss = 0, grad_norm = 0, combined = 0;
 };
 
+// One line of a stage's probe.jsonl (train/probe.h).
+struct ProbePoint {
+  int64_t step = 0, tokens = 0;
+  double loss = 0, token_acc = 0, exact = 0;
+};
+
 struct StageRun {
   std::string stage;
   std::string run_dir_recorded;  // as the lineage records it
@@ -38,6 +44,7 @@ struct StageRun {
   std::vector<MetricPoint> metrics;  // by step, the last line of a step kept (resumes repeat steps)
   std::vector<SpikeFinal> spikes;
   std::optional<double> final_loss;  // mean of the last final_loss_steps logged losses
+  std::vector<ProbePoint> probe;     // by step (a repeated step keeps its last line); empty without a probe
 };
 
 using SampleId = std::tuple<std::string, int64_t, int64_t>;  // task, length, index
@@ -88,6 +95,13 @@ eval::Results parse_results(const std::string& json_text, const std::string& ori
 std::map<SampleId, double> parse_samples(const std::string& text, const std::string& origin);
 // metrics.jsonl: points by step (a repeated step keeps its last line) and the last line's spikes.
 void parse_metrics(const std::string& text, StageRun& s, long final_steps);
+
+// probe.jsonl: points by step, a repeated step (resume) keeping its last line.
+std::vector<ProbePoint> parse_probe(const std::string& text);
+// The last lineage stage with probe points, or null.
+const StageRun* probe_stage(const RunData& r);
+// Mean token accuracy over a probe curve: trapezoids over steps / steps covered (one point: itself).
+std::optional<double> probe_auc(const std::vector<ProbePoint>& p);
 
 // A run's score by name; empty when it has none.
 std::optional<double> score_of(const RunData& r, const ScoreName& s);

@@ -5,6 +5,7 @@
 // pairs, feature predicates, and the readers of evaluate's and training's outputs.
 #include "analysis/attention_stats.h"
 #include "analysis/features.h"
+#include "analysis/findings.h"
 #include "analysis/linalg.h"
 #include "analysis/probes.h"
 #include "analysis/stats.h"
@@ -365,6 +366,57 @@ TEST(Readers, SamplesAndMetrics) {
   EXPECT_EQ(st.spikes[0].combined, 0.25);
   StageRun bad;
   EXPECT_THROW(parse_metrics("not json\n", bad, 2), Error);
+}
+
+TEST(Readers, ProbeCurveScores) {
+  // Step 20 repeated by a resume: the later line wins. Curve 0 -> 0.2 -> 0.6 over steps 0, 10, 20:
+  // trapezoids (0.1·10 + 0.4·10) / 20 = 0.25.
+  const auto p = parse_probe("{\"step\":0,\"token_acc\":0,\"exact\":0,\"loss\":5}\n"
+                             "{\"step\":10,\"token_acc\":0.2,\"exact\":0,\"loss\":4}\n"
+                             "{\"step\":20,\"token_acc\":0.9,\"exact\":0.5,\"loss\":1}\n\n"
+                             "{\"step\":20,\"token_acc\":0.6,\"exact\":0.25,\"loss\":2}\n");
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[2].token_acc, 0.6);
+  EXPECT_NEAR(*probe_auc(p), 0.25, 1e-12);
+  EXPECT_EQ(*probe_auc({p[1]}), 0.2);
+  EXPECT_FALSE(probe_auc({}));
+  EXPECT_THROW(parse_probe("{\"step\":1}\n"), Error);
+  RunData run;  // no results.json needed: the probe comes from the lineage's stages
+  StageRun pre, ext;
+  pre.stage = "pretrain";
+  pre.probe = p;
+  ext.stage = "extend";
+  run.stages = {pre, ext};
+  EXPECT_EQ(probe_stage(run)->stage, "pretrain");  // the last stage that has a probe
+  EXPECT_EQ(*score_of(run, parse_score_name("probe_acc", "k")), 0.6);
+  EXPECT_EQ(*score_of(run, parse_score_name("probe_exact", "k")), 0.25);
+  EXPECT_NEAR(*score_of(run, parse_score_name("probe_auc", "k")), 0.25, 1e-12);
+  EXPECT_FALSE(score_of(run, parse_score_name("ruler", "k")));
+  run.stages[1].probe = {p[0]};
+  EXPECT_EQ(*score_of(run, parse_score_name("probe_acc", "k")), 0.0);  // now the extension's
+}
+
+TEST(Findings, ParseAndSelect) {
+  const Finding f = parse_finding("wider: model.head_dim_qk == 32 & model.n_kv_heads >= 4 over model.n_heads == 16");
+  EXPECT_EQ(f.name, "wider");
+  ASSERT_EQ(f.a.size(), 2u);
+  ASSERT_EQ(f.b.size(), 1u);
+  EXPECT_EQ(f.a[1].op, ">=");
+  EXPECT_EQ(f.b_text, "model.n_heads == 16");
+  RunConfig cfg;
+  cfg.stages.push_back({"pretrain", parse_ini("[model]\nhead_dim_qk = 32\nn_kv_heads = 4\nn_heads = 4\n")});
+  std::string why;
+  EXPECT_TRUE(*side_holds(f.a, cfg, why));
+  EXPECT_FALSE(*side_holds(f.b, cfg, why));
+  cfg.stages[0].keys["model.n_kv_heads"] = "1";
+  EXPECT_FALSE(*side_holds(f.a, cfg, why));  // every predicate must hold
+  EXPECT_FALSE(side_holds(parse_finding("x: model.missing == 1 over model.n_heads == 4").a, cfg, why));
+  EXPECT_NE(why.find("model.missing"), std::string::npos);
+  EXPECT_THROW(parse_finding("no colon model.n_heads == 4 over model.n_heads == 8"), Error);
+  EXPECT_THROW(parse_finding("x: model.n_heads == 4"), Error);                                   // no 'over'
+  EXPECT_THROW(parse_finding("x: model.n_heads == 4 over a over b"), Error);                     // two
+  EXPECT_THROW(parse_finding("x: model.n_heads = 4 over model.n_heads == 8"), Error);            // bad op
+  EXPECT_THROW(parse_finding("two words: model.n_heads == 4 over model.n_heads == 8"), Error);   // name
 }
 
 // ------------------------------------------------------------------ probes

@@ -1,0 +1,27 @@
+// Findings: the claims a study tests, each a comparison of two sets of configurations, judged
+// against seed noise (analyze.finding = "NAME: A over B").
+#pragma once
+
+#include "analysis/features.h"
+
+#include <string>
+#include <vector>
+
+namespace headroom::analysis {
+
+// "wider_heads: model.head_dim_qk == 32 & model.n_heads == 2 over model.head_dim_qk == 8": A's
+// configurations are expected to score higher than B's. A side is predicates joined by '&'.
+struct Finding {
+  std::string name, text;
+  std::vector<Predicate> a, b;
+  std::string a_text, b_text;
+};
+
+// Throws naming the entry when it is malformed.
+Finding parse_finding(const std::string& entry);
+
+// Whether every predicate holds for the configuration; empty with `why` when one cannot be
+// evaluated (a missing key, a non-numeric value under an ordering).
+std::optional<bool> side_holds(const std::vector<Predicate>& side, const RunConfig& cfg, std::string& why);
+
+}  // namespace headroom::analysis
