@@ -120,7 +120,8 @@ hr_train() {  # hr_train STAGE [ARGS...]
   local args=(--config "$RECIPE" --run-dir "$RUN_DIR" --resume auto)
   if [[ $stage == pretrain ]]; then
     : "${MODEL:?MODEL must name a model configuration (inputs/models/*.ini)}"
-    args=(--config "$MODEL" "${args[@]}" --model.seed "${SEED:-1}")
+    # A seed replicate differs in everything seeded: initial weights, data order, synthetic tasks.
+    args=(--config "$MODEL" "${args[@]}" --model.seed "${SEED:-1}" --train.seed "${SEED:-1}" --data.seed "${SEED:-1}")
   else
     : "${INIT:?INIT must name the checkpoint or run directory to start from}"
     args=(--init "$INIT" "${args[@]}")

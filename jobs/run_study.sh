@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Runs a study grid end to end: token shards, then for every model x seed a chain
+# pretrain [-> extend -> sft] -> evaluate, then one analyze over all chains, and prints the
+# per-stage wall times and the Findings table.
+#
+#   jobs/run_study.sh inputs/studies/toy_cpu.study              # here: chains run 2 at a time, 1 core each
+#   jobs/run_study.sh inputs/studies/toy_cpu.study --slurm      # on a cluster: jobs/submit_pipeline.sh
+#   jobs/run_study.sh STUDY --parallel N --runs-root DIR --seeds 1,2 --models a,b
+#
+# A .study file is bash that sets: name, models (comma-separated names of model_dir/<name>.ini),
+# model_dir, seeds, stages (subset of pretrain,extend,sft,evaluate,analyze), recipe_<stage> files,
+# and corpus + tokenizer (byte|bpe, vocab_size for bpe) for the shards, or data (a prepared shard
+# directory). Runs land in RUNS_ROOT/<name>/<model>-s<seed>/<stage>, the report in
+# RUNS_ROOT/<name>/analysis. Re-running continues: finished stages (DONE) are skipped.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+usage() { sed -n '2,/^set -euo/p' "$root/jobs/run_study.sh" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
+die() { echo "run_study: error: $*" >&2; exit 2; }
+[[ $# -ge 1 && $1 != -h && $1 != --help ]] || usage
+study_file=$1; shift
+[[ -f $study_file ]] || die "no study file $study_file"
+name="" models="" model_dir=inputs/models seeds=1 stages=pretrain,evaluate,analyze corpus="" tokenizer=byte
+vocab_size=4096 data=""
+declare recipe_pretrain="" recipe_extend="" recipe_sft="" recipe_evaluate="" recipe_analyze=""
+# shellcheck disable=SC1090
+source "$study_file"
+parallel=2 runs_root=runs slurm=0
+while (($#)); do
+  case $1 in
+    --parallel) parallel=$2; shift 2 ;;
+    --runs-root) runs_root=$2; shift 2 ;;
+    --seeds) seeds=$2; shift 2 ;;
+    --models) models=$2; shift 2 ;;
+    --slurm) slurm=1; shift ;;
+    *) die "unknown option '$1' (see --help)" ;;
+  esac
+done
+[[ -n $name && -n $models ]] || die "$study_file must set name and models"
+dir=$runs_root/$name
+mkdir -p "$dir"
+export HEADROOM_ROOT=$root HEADROOM_BIN=${HEADROOM_BIN:-$root/build/bin}
+t0=$(date +%s)
+stamp() { echo "run_study: [$(( $(date +%s) - t0 ))s] $*"; }
+
+if [[ -z $data ]]; then
+  data=$dir/shards
+  if [[ ! -f $data/DONE ]]; then
+    [[ -n $corpus ]] || die "$study_file sets neither data nor corpus"
+    args=(--input "$corpus" --output "$data" --tokenizer "$tokenizer")
+    [[ $tokenizer == bpe ]] && args+=(--vocab-size "$vocab_size")
+    "$HEADROOM_BIN/prepare" "${args[@]}" >/dev/null
+  fi
+fi
+IFS=, read -ra model_list <<<"$models"
+model_files=()
+for m in "${model_list[@]}"; do
+  f=$model_dir/$m.ini
+  [[ -f $f ]] || die "model $m: no $f"
+  model_files+=("$f")
+done
+stamp "study $name: ${#model_list[@]} configurations x seeds $seeds, stages $stages, shards $data"
+
+if ((slurm)); then
+  args=(--study "$name" --runs-root "$runs_root" --models "$(IFS=,; echo "${model_files[*]}")" --seeds "$seeds"
+        --stages "$stages" --data "$data")
+  for s in pretrain extend sft evaluate analyze; do
+    v=recipe_$s
+    [[ -n ${!v} ]] && args+=(--recipe "$s=${!v}")
+  done
+  exec jobs/submit_pipeline.sh "${args[@]}"
+fi
+
+# Here: each chain is the job scripts run as plain programs (one rank, one thread), `parallel` at once.
+has() { [[ ",$stages," == *",$1,"* ]]; }
+chain() {  # chain MODEL_FILE SEED
+  local mfile=$1 seed=$2 cdir prev t
+  cdir=$dir/$(basename "$mfile" .ini)-s$seed
+  mkdir -p "$cdir"
+  prev=""
+  for s in pretrain extend sft; do
+    has "$s" || continue
+    t=$(date +%s)
+    mkdir -p "$cdir/$s"
+    local v=recipe_$s
+    if [[ $s == pretrain ]]; then
+      RUN_DIR=$cdir/$s MODEL=$mfile RECIPE=${!v} SEED=$seed DATA_DIR=$data NP=1 HEADROOM_LAUNCHER=none \
+        bash jobs/pretrain.slurm >"$cdir/$s/job.out" 2>&1 || { echo "FAILED $cdir/$s (see $cdir/$s/job.out)"; return 1; }
+    else
+      RUN_DIR=$cdir/$s INIT=$prev RECIPE=${!v} DATA_DIR=$data NP=1 HEADROOM_LAUNCHER=none \
+        bash "jobs/$s.slurm" >"$cdir/$s/job.out" 2>&1 || { echo "FAILED $cdir/$s (see $cdir/$s/job.out)"; return 1; }
+    fi
+    echo "finished $cdir/$s in $(( $(date +%s) - t ))s"
+    prev=$cdir/$s
+  done
+  if has evaluate; then
+    t=$(date +%s)
+    mkdir -p "$cdir/evaluate"
+    RUN_DIR=$cdir/evaluate INIT=$prev EVAL_CONFIG=$recipe_evaluate NP=1 HEADROOM_LAUNCHER=none \
+      bash jobs/evaluate.slurm >"$cdir/evaluate/job.out" 2>&1 ||
+      { echo "FAILED $cdir/evaluate (see $cdir/evaluate/job.out)"; return 1; }
+    echo "finished $cdir/evaluate in $(( $(date +%s) - t ))s"
+  fi
+}
+export -f chain has
+export dir data stages recipe_pretrain recipe_extend recipe_sft recipe_evaluate
+export OMP_NUM_THREADS=1
+IFS=, read -ra seed_list <<<"$seeds"
+n=$(( ${#model_files[@]} * ${#seed_list[@]} ))
+# Seeds outermost: the first finished chains already hold seed 1 of every configuration.
+status=0
+for seed in "${seed_list[@]}"; do for f in "${model_files[@]}"; do echo "$f $seed"; done; done |
+  xargs -P "$parallel" -L 1 bash -c 'chain "$0" "$1"' | {
+    k=0
+    while read -r line; do
+      echo "  $line"
+      if [[ $line == finished*evaluate* || ( $line == finished*pretrain* && ",$stages," != *,evaluate,* ) ]]; then
+        k=$((k + 1)); el=$(( $(date +%s) - t0 ))
+        stamp "chain $k/$n done, ETA $(( el * (n - k) / k ))s"
+      fi
+    done
+  } || status=1
+stamp "all chains ran"
+if has analyze; then
+  evals=()
+  for seed in "${seed_list[@]}"; do for f in "${model_files[@]}"; do
+    evals+=("$dir/$(basename "$f" .ini)-s$seed/evaluate")
+  done; done
+  rm -rf "$dir/analysis"  # analyze writes a fresh report each time
+  RUNS="${evals[*]}" OUT=$dir/analysis ANALYZE_CONFIG=$recipe_analyze bash jobs/analyze.slurm >"$dir/analyze.out" 2>&1 ||
+    { echo "run_study: analyze failed; see $dir/analyze.out" >&2; exit 1; }
+  stamp "analysis in $dir/analysis/report.md"
+  if [[ -f $dir/analysis/tables/findings.csv ]]; then
+    echo "Findings ($dir/analysis/tables/findings.csv):"
+    /usr/bin/python3 - "$dir/analysis/tables/findings.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+def f(x):
+    try: return f"{float(x):.4f}"
+    except ValueError: return x
+print(f"  {'finding':<22} {'score':<10} {'A':<6} {'B':<6} {'mean A':>8} {'mean B':>8} {'effect':>8} {'swing':>8}  verdict")
+for r in rows:
+    print(f"  {r['finding']:<22} {r['score']:<10} {r['configs_a']:<6} {r['configs_b']:<6} {f(r['mean_a']):>8} {f(r['mean_b']):>8} "
+          f"{f(r['effect']):>8} {f(r['mean_seed_swing']):>8}  {r['verdict']}")
+PY
+  fi
+fi
+stamp "done (wall time $(( $(date +%s) - t0 ))s)"
+exit $status
