@@ -117,7 +117,8 @@ fi
 
 # ---- (b) 20 training steps, CPU vs GPU -------------------------------------------------------------
 has_device_option=0
-if [[ -x $BIN/pretrain ]] && "$BIN/pretrain" --help 2>/dev/null | grep -q -- '--train.device'; then
+# Captured first: with pipefail, grep -q closing the pipe early would make pretrain's SIGPIPE the status.
+if [[ -x $BIN/pretrain ]] && [[ $("$BIN/pretrain" --help 2>/dev/null) == *--train.device* ]]; then
   has_device_option=1
 fi
 if [[ -x $BIN/pretrain ]]; then
