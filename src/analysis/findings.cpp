@@ -70,7 +70,7 @@ Side select(const Study& s, const std::vector<Predicate>& preds, const ScoreName
 
 std::string ids(const Study& s, const Side& side) {
   std::string out;
-  for (size_t c : side.configs) out += (out.empty() ? "" : " ") + s.configs[c].id;
+  for (size_t c : side.configs) out.append(out.empty() ? "" : " ").append(s.configs[c].id);
   return out;
 }
 

@@ -67,7 +67,7 @@ Mean config_mean(const Study& s, const ConfigGroup& g, const std::function<Opt(c
 
 std::string short_keys_differing(const ConfigGroup& a, const ConfigGroup& b) {
   std::string out;
-  for (const auto& k : profile_differences(a, b)) out += (out.empty() ? "" : " ") + k;
+  for (const auto& k : profile_differences(a, b)) out.append(out.empty() ? "" : " ").append(k);
   return out;
 }
 
@@ -86,7 +86,7 @@ void section_runs(const Study& s, Report& rep) {
                            "ruler_average", "in_pool", "samples"}, {}, ""};
   for (const auto& r : s.runs) {
     std::string lens;
-    for (auto L : r.results.lengths) lens += (lens.empty() ? "" : " ") + std::to_string(L);
+    for (auto L : r.results.lengths) lens.append(lens.empty() ? "" : " ").append(std::to_string(L));
     t.rows.push_back({r.name, r.dir, config_name(s, r.config_index), r.seed_text, r.results.stage,
                       r.has_results ? std::to_string(r.results.step) : "", r.checkpoint, r.results.tokenizer_id, lens,
                       fmt(r.results.ruler_average), r.in_pool ? "yes" : "no", r.has_samples ? "yes" : "no"});
@@ -103,7 +103,7 @@ void section_runs(const Study& s, Report& rep) {
 void section_configs(const Study& s, Report& rep) {
   rep.heading("Configurations");
   std::string keys;
-  for (const auto& k : s.varying_keys) keys += (keys.empty() ? "" : ", ") + k;
+  for (const auto& k : s.varying_keys) keys.append(keys.empty() ? "" : ", ").append(k);
   rep.text(s.configs.empty()
                ? "No configuration could be formed."
                : cat(s.configs.size(), " configuration(s): runs whose lineage configurations (every stage's resolved "
@@ -114,8 +114,8 @@ void section_configs(const Study& s, Report& rep) {
   for (const auto& g : s.configs) {
     std::string runs, seeds;
     for (size_t i : g.runs) {
-      runs += (runs.empty() ? "" : " ") + s.runs[i].name;
-      seeds += (seeds.empty() ? "" : " | ") + s.runs[i].seed_text;
+      runs.append(runs.empty() ? "" : " ").append(s.runs[i].name);
+      seeds.append(seeds.empty() ? "" : " | ").append(s.runs[i].seed_text);
     }
     t.rows.push_back({g.id, g.label, runs, seeds});
   }
@@ -638,7 +638,7 @@ void section_regressions(const Study& s, const AnalyzeConfig& cfg, Report& rep) 
       std::set<int> vals;
       for (size_t g : use) vals.insert(fv[g][k]);
       if (vals.size() > 1) cols.push_back(k);
-      else dropped += (dropped.empty() ? "" : ", ") + features[k].name;
+      else dropped.append(dropped.empty() ? "" : ", ").append(features[k].name);
     }
     std::vector<double> x, yy;
     for (size_t g : use) {
@@ -646,7 +646,7 @@ void section_regressions(const Study& s, const AnalyzeConfig& cfg, Report& rep) 
       yy.push_back(*y[g]);
     }
     std::string names;
-    for (size_t k : cols) names += (names.empty() ? "" : " ") + features[k].name;
+    for (size_t k : cols) names.append(names.empty() ? "" : " ").append(features[k].name);
     const OlsFit f = ols(x, static_cast<int64_t>(use.size()), static_cast<int64_t>(cols.size()), yy);
     std::string coefs;
     if (f.ok) {
@@ -654,7 +654,7 @@ void section_regressions(const Study& s, const AnalyzeConfig& cfg, Report& rep) 
       for (size_t k = 0; k < cols.size(); ++k) coefs += " " + features[cols[k]].name + "=" + fmt(f.coef[k + 1], 6);
     }
     std::string note = f.ok ? f.loo_why : f.why;
-    if (!dropped.empty()) note += (note.empty() ? "" : "; ") + ("constant over the pool, left out: " + dropped);
+    if (!dropped.empty()) note.append(note.empty() ? "" : "; ").append("constant over the pool, left out: ").append(dropped);
     reg.rows.push_back({"features separately", names.empty() ? "(none vary)" : names, std::to_string(use.size()),
                         f.ok ? fmt(f.r2) : "", f.loo_ok ? fmt(f.loo_r2) : "", coefs, note});
     if (!f.ok) rep.cannot_compute("the regression on the features separately", f.why);
@@ -756,7 +756,7 @@ void section_diagnostics(const Study& s, const AnalyzeConfig& cfg, const DiagOpt
                     {"title", cat("Retrieval scores: ", r.name, r.config_index >= 0 ? " (" + config_name(s, r.config_index) + ")" : "")},
                     {"scores", grid}, {"threshold", opt.retrieval_threshold}, {"tests", d.retrieval.tests}});
     for (const auto& n : d.notes)
-      if (n.rfind("retrieval-head scores:", 0) == 0) no_retrieval += (no_retrieval.empty() ? "" : ", ") + r.name;
+      if (n.rfind("retrieval-head scores:", 0) == 0) no_retrieval.append(no_retrieval.empty() ? "" : ", ").append(r.name);
       else rep.cannot_compute(cat("diagnostics of ", r.name), n);
   }
   if (!no_retrieval.empty())

@@ -49,10 +49,10 @@ std::string fmt(const std::optional<double>& v, int precision) { return v ? fmt(
 
 std::string to_csv(const Table& t) {
   std::string out;
-  for (size_t i = 0; i < t.header.size(); ++i) out += (i ? "," : "") + csv_field(t.header[i]);
+  for (size_t i = 0; i < t.header.size(); ++i) out.append(i ? "," : "").append(csv_field(t.header[i]));
   out += "\n";
   for (const auto& row : t.rows) {
-    for (size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + csv_field(row[i]);
+    for (size_t i = 0; i < row.size(); ++i) out.append(i ? "," : "").append(csv_field(row[i]));
     out += "\n";
   }
   return out;

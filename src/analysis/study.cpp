@@ -260,34 +260,45 @@ std::map<SampleId, double> parse_samples(const std::string& text, const std::str
   return out;
 }
 
-void parse_metrics(const std::string& text, StageRun& s, long final_steps) {
-  std::map<int64_t, MetricPoint> points;
+namespace {
+
+// The non-blank lines of a JSONL text with their line numbers; throws naming a line that is not JSON.
+std::vector<std::pair<int64_t, json>> jsonl_lines(const std::string& text) {
+  std::vector<std::pair<int64_t, json>> out;
   std::istringstream in(text);
-  std::string line, last;
+  std::string line;
   int64_t n = 0;
   while (std::getline(in, line)) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json j;
     try {
-      j = json::parse(line);
+      out.emplace_back(n, json::parse(line));
     } catch (const std::exception& e) {
       fail("line ", n, " is not JSON (", e.what(), ")");
     }
+  }
+  return out;
+}
+
+}  // namespace
+
+void parse_metrics(const std::string& text, StageRun& s, long final_steps) {
+  std::map<int64_t, MetricPoint> points;
+  json last;
+  for (const auto& [n, j] : jsonl_lines(text)) {
     if (!j.contains("step") || !j.contains("loss")) continue;
     MetricPoint p;
     p.step = j["step"].get<int64_t>();
     p.loss = j["loss"].is_number() ? j["loss"].get<double>() : std::nan("");
     p.grad_norm = j.contains("grad_norm") && j["grad_norm"].is_number() ? j["grad_norm"].get<double>() : std::nan("");
     points[p.step] = p;
-    last = line;
+    last = j;
   }
   s.metrics.clear();
   for (auto& [step, p] : points) s.metrics.push_back(p);
   if (s.metrics.empty()) fail("no logged step");
-  const json j = json::parse(last);
-  if (j.contains("spike") && j["spike"].is_object())
-    for (auto& [rule, v] : j["spike"].items())
+  if (last.contains("spike") && last["spike"].is_object())
+    for (auto& [rule, v] : last["spike"].items())
       s.spikes.push_back({rule, v.value("loss", std::nan("")), v.value("grad_norm", std::nan("")),
                           v.value("combined", std::nan(""))});
   double sum = 0;
@@ -299,18 +310,7 @@ void parse_metrics(const std::string& text, StageRun& s, long final_steps) {
 
 std::vector<ProbePoint> parse_probe(const std::string& text) {
   std::map<int64_t, ProbePoint> points;
-  std::istringstream in(text);
-  std::string line;
-  int64_t n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json j;
-    try {
-      j = json::parse(line);
-    } catch (const std::exception& e) {
-      fail("line ", n, " is not JSON (", e.what(), ")");
-    }
+  for (const auto& [n, j] : jsonl_lines(text)) {
     if (!j.contains("step") || !j.contains("token_acc")) fail("line ", n, " has no step or token_acc");
     ProbePoint p;
     p.step = j["step"].get<int64_t>();
@@ -409,14 +409,14 @@ std::string ruler_task_list(const eval::Results& r) {
       ruler = eval::find_task(t).ruler;
     } catch (const std::exception&) {
     }
-    if (ruler) out += (out.empty() ? "" : ",") + t;
+    if (ruler) out.append(out.empty() ? "" : ",").append(t);
   }
   return out;
 }
 
 std::string lengths_text(const std::vector<int64_t>& v) {
   std::string out;
-  for (auto L : v) out += (out.empty() ? "" : ",") + std::to_string(L);
+  for (auto L : v) out.append(out.empty() ? "" : ",").append(std::to_string(L));
   return out;
 }
 
@@ -441,7 +441,7 @@ std::map<std::string, std::string> config_profile(const std::map<std::string, st
     out[key] = text;
   }
   std::string stages;
-  for (const auto& st : stage_names) stages += (stages.empty() ? "" : "→") + st;
+  for (const auto& st : stage_names) stages.append(stages.empty() ? "" : "→").append(st);
   out["stages"] = stages;
   return out;
 }
@@ -454,7 +454,7 @@ std::string profile_label(const std::map<std::string, std::string>& profile, con
   for (const auto& k : keys) {
     auto it = profile.find(k);
     const std::string name = short_count[short_of(k)] > 1 ? k : short_of(k);
-    out += (out.empty() ? "" : " ") + name + "=" + (it == profile.end() ? std::string("(unset)") : it->second);
+    out.append(out.empty() ? "" : " ").append(name).append("=").append(it == profile.end() ? std::string("(unset)") : it->second);
   }
   return out.empty() ? "all runs" : out;
 }
@@ -540,7 +540,7 @@ void group_configs(Study& s, const AnalyzeConfig& cfg) {
     }
     std::string key, seed_text;
     for (const auto& [k, v] : flat) key += k + "=" + v + "\n";
-    for (const auto& sd : seeds) seed_text += (seed_text.empty() ? "" : " ") + sd;
+    for (const auto& sd : seeds) seed_text.append(seed_text.empty() ? "" : " ").append(sd);
     r.config_key = key;
     r.seed_text = seed_text;
     long idx = -1;
