@@ -10,18 +10,6 @@
 
 namespace headroom::analysis {
 
-std::vector<std::string> split_list(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, sep)) {
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 std::vector<double> parse_doubles(const std::string& s, const std::string& key) {
   std::vector<double> out;
   for (const auto& item : split_list(s)) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "config/schema.h"
+#include "util/text.h"
 
 #include <string>
 #include <vector>
@@ -56,7 +57,6 @@ void add_analyze_keys(config::Schema& schema, AnalyzeConfig& cfg);
 // Checks that relate keys (parseable lists, feature expressions); throws one Error listing problems.
 void check_analyze_config(const AnalyzeConfig& cfg);
 
-std::vector<std::string> split_list(const std::string& s, char sep = ',');
 std::vector<double> parse_doubles(const std::string& s, const std::string& key);
 
 }  // namespace headroom::analysis

@@ -1,6 +1,7 @@
 #include "eval/eval_config.h"
 
 #include "util/error.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <sstream>
@@ -47,12 +48,7 @@ void add_eval_keys(config::Schema& s, EvalConfig& e) {
 
 std::vector<int64_t> parse_lengths(const std::string& list) {
   std::vector<int64_t> out;
-  std::stringstream in(list);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (item.empty()) continue;
+  for (const std::string& item : split_list(list)) {
     int64_t scale = 1;
     std::string digits = item;
     if (digits.back() == 'k' || digits.back() == 'K') scale = 1024, digits.pop_back();

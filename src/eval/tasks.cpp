@@ -7,6 +7,7 @@
 #include "eval/qa.h"
 #include "eval/variable_tracking.h"
 #include "util/error.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <sstream>
@@ -70,12 +71,7 @@ std::vector<std::string> expand_task_list(const std::string& list) {
   auto add = [&](const std::string& n) {
     if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
   };
-  std::stringstream in(list);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (item.empty()) continue;
+  for (const std::string& item : split_list(list)) {
     if (item == "ruler" || item == "all") {
       for (const auto& t : all_tasks())
         if (t.ruler || item == "all") add(t.name);
