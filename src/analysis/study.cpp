@@ -240,26 +240,6 @@ eval::Results parse_results(const std::string& text, const std::string& origin) 
   return r;
 }
 
-std::map<SampleId, double> parse_samples(const std::string& text, const std::string& origin) {
-  std::map<SampleId, double> out;
-  std::istringstream in(text);
-  std::string line;
-  int64_t n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    try {
-      const json j = json::parse(line);
-      if (!j.contains("score") || j["score"].is_null()) continue;  // skipped sample
-      out[{j.at("task").get<std::string>(), j.at("length").get<int64_t>(), j.at("index").get<int64_t>()}] =
-          j["score"].get<double>();
-    } catch (const std::exception& e) {
-      fail(origin, " line ", n, ": ", e.what());
-    }
-  }
-  return out;
-}
-
 namespace {
 
 // The non-blank lines of a JSONL text with their line numbers; throws naming a line that is not JSON.
@@ -281,6 +261,26 @@ std::vector<std::pair<int64_t, json>> jsonl_lines(const std::string& text) {
 }
 
 }  // namespace
+
+std::map<SampleId, double> parse_samples(const std::string& text, const std::string& origin) {
+  std::map<SampleId, double> out;
+  std::vector<std::pair<int64_t, json>> lines;
+  try {
+    lines = jsonl_lines(text);
+  } catch (const std::exception& e) {
+    fail(origin, ": ", e.what());
+  }
+  for (const auto& [n, j] : lines) {
+    if (!j.contains("score") || j["score"].is_null()) continue;  // skipped sample
+    try {
+      out[{j.at("task").get<std::string>(), j.at("length").get<int64_t>(), j.at("index").get<int64_t>()}] =
+          j["score"].get<double>();
+    } catch (const std::exception& e) {
+      fail(origin, " line ", n, ": ", e.what());
+    }
+  }
+  return out;
+}
 
 void parse_metrics(const std::string& text, StageRun& s, long final_steps) {
   std::map<int64_t, MetricPoint> points;
