@@ -63,6 +63,7 @@
 
 #include <cblas.h>
 
+#include "cpu/blas_kernels.h"
 #include "config/keys.h"
 #include "model/decode.h"
 #include "model/forward.h"
@@ -684,6 +685,7 @@ int usage() {
 }  // namespace
 
 int main(int argc, char** argv) try {
+  kernels::cpu::use_native_blas_kernels(argv);
   Options o;
   std::string one_shape;
   for (int i = 1; i < argc; ++i) {

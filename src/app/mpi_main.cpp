@@ -1,5 +1,7 @@
 #include "app/mpi_main.h"
 
+#include "cpu/blas_kernels.h"
+
 #include "parallel/grid.h"
 #include "util/error.h"
 
@@ -10,6 +12,7 @@
 namespace headroom::app {
 
 int mpi_main(const char* app, int argc, char** argv, const std::function<int()>& body) {
+  kernels::cpu::use_native_blas_kernels(argv);
   int rc = 0;
   try {
     parallel::init_mpi(&argc, &argv);

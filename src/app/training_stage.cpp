@@ -1,6 +1,7 @@
 #include "app/training_stage.h"
 
 #include "app/cli.h"
+#include "cpu/blas_kernels.h"
 #include "config/keys.h"
 #include "data/loader.h"
 #include "data/long_context.h"
@@ -200,6 +201,7 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
     run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force));
     io::write_config(*run, config::to_ini(schema));
     io::log_line(*run, cat(spec.name, " on ", grid.world->size(), " rank(s), run directory ", run_dir));
+    io::log_line(*run, kernels::cpu::blas_kernels_description());
   }
   grid.world->barrier();
 

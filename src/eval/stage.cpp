@@ -1,6 +1,7 @@
 #include "eval/stage.h"
 
 #include "app/cli.h"
+#include "cpu/blas_kernels.h"
 #include "config/keys.h"
 #include "eval/checkpoint_facts.h"
 #include "eval/eval_config.h"
@@ -181,6 +182,7 @@ int run_evaluate_stage(int argc, char** argv) {
   job.header = make_header(job, info, *ckpt, model_and_train_ini(config::to_ini(schema, false)), grid.world->size(),
                            addressable);
   if (run) io::log_line(*run, describe(job));
+  if (run) io::log_line(*run, kernels::cpu::blas_kernels_description());
 
   // train.device, as the training stages use it (the checkpoint's, or --train.device cpu|cuda).
   const auto& ops = cfg.train.device == "cuda" ? kernels::cuda_ops() : kernels::cpu_ops();
