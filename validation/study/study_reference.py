@@ -15,7 +15,9 @@ configuration's seed band: [min - w, max + w] with w = max - min over the refere
 seed spread itself). A run with the same seed as a reference run is normally identical (same
 build, same machine type); a different BLAS kernel changes fp32 rounding, which 600 steps may
 amplify into a different seed-like outcome, which the band still accepts. Anything outside names
-the run, the figure, its value and the band.
+the run, the figure, its value and the band. For the probe's shares w is at least one step of
+the share (one example, one answer token): three seeds that all scored 0 exact answers do not make
+one exact answer in a fourth run an outlier.
 """
 import csv
 import glob
@@ -51,6 +53,10 @@ def run_figures(chain_dir):
     if os.path.exists(probe):
         p = read_jsonl(probe)
         out.update(probe_auc=probe_auc(p), probe_acc=p[-1]["token_acc"], probe_exact=p[-1]["exact"])
+        # The probe's shares move in steps of one example / one answer token.
+        out["resolution"] = {"probe_exact": 1.0 / p[-1]["examples"],
+                             "probe_acc": 1.0 / p[-1]["answer_tokens"],
+                             "probe_auc": 1.0 / p[-1]["answer_tokens"]}
     metrics = os.path.join(pre, "metrics.jsonl")
     if os.path.exists(metrics):
         losses = [m["loss"] for m in read_jsonl(metrics)][-10:]
@@ -113,7 +119,7 @@ def check(reference, study_dir):
                 bad.append(f"{name}: {fig} missing (the reference has it)")
                 continue
             lo, hi = c[fig]["min"], c[fig]["max"]
-            w = hi - lo
+            w = max(hi - lo, r.get("resolution", {}).get(fig, 0.0))
             v = r[fig]
             checked += 1
             where = f"reference run {same[fig]:.6g}" if same and fig in same else "no reference run of this seed"
