@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the full toy CPU study (inputs/studies/toy_cpu.study, about 40 minutes on 2 cores) and
+# Runs the full toy CPU study (inputs/studies/toy_cpu.study, about 10 minutes on 2 cores) and
 # records its results as reference numbers: validation/reference/toy_cpu_study.json (per run, per
 # configuration with the seed spread, and the Findings table). The change shows in git diff.
 #   validation/study/record_toy_study.sh [RUNS_ROOT]     (default runs; reuses finished runs)
