@@ -18,6 +18,28 @@ printf '%s\n' '{"prompt": "What is the capital of France?", "response": "Paris."
 
 check "pretrain (dp=2)" mpirun -np 2 "$BIN/pretrain" --config "$M/toy_d128.ini" --config "$R/toy_pretrain.ini" \
   "${data[@]}" --train.steps 8 --train.checkpoint_every 0 --run-dir "$WORK/pre" >"$WORK/pre.log" 2>&1
+# BLAS kernels (kernels/cpu/blas_kernels.h): on a CPU with AVX2+FMA never OpenBLAS's pre-AVX2
+# fallback (this machine type gets Prescott without the re-exec); a user's OPENBLAS_CORETYPE is kept.
+blas_check() {
+  "$PY" - "$@" <<'PY'
+import re, sys
+line = next(l for l in open(sys.argv[1]) if "BLAS: " in l)
+core = re.search(r", kernels (\w+)", line).group(1)
+flags = next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split()
+old = {"Prescott", "Katmai", "Coppermine", "Northwood", "Banias", "Atom", "Core2", "Penryn", "Dunnington",
+       "Nehalem", "Sandybridge"}
+if len(sys.argv) > 2:
+    assert core == sys.argv[2] and f"(OPENBLAS_CORETYPE={sys.argv[2]})" in line, line
+else:
+    assert not ("avx2" in flags and "fma" in flags and core in old), line
+print(line.strip())
+PY
+}
+check "  ...with this CPU's BLAS kernels" blas_check "$WORK/pre/log.txt"
+check "pretrain with OPENBLAS_CORETYPE=Haswell" env OPENBLAS_CORETYPE=Haswell mpirun -np 1 "$BIN/pretrain" \
+  --config "$M/toy_d128.ini" --config "$R/toy_pretrain.ini" "${data[@]}" --train.steps 1 \
+  --train.checkpoint_every 0 --run-dir "$WORK/haswell" >"$WORK/haswell.log" 2>&1
+check "  ...keeps the user's kernels" blas_check "$WORK/haswell/log.txt" Haswell
 check "extend, frozen attention (tp=2)" mpirun -np 2 "$BIN/extend" --init "$WORK/pre" \
   --config "$R/toy_extend.ini" --config "$R/extend_frozen.ini" --train.steps 6 --parallel.tp 2 \
   --run-dir "$WORK/ext" >"$WORK/ext.log" 2>&1
