@@ -18,17 +18,27 @@ endif()
 find_package(Boost 1.74 REQUIRED COMPONENTS program_options)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 
-set(BLA_VENDOR OpenBLAS)
-find_package(BLAS REQUIRED)
-find_path(CBLAS_INCLUDE_DIR cblas.h
-  PATHS /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/openblas /usr/include
+# OpenBLAS's OpenMP build, named by path rather than through Debian's alternatives (where the
+# pthread build wins): it runs sgemm on libgomp's threads, the same pool as our own OpenMP loops. The
+# pthread build keeps a second pool whose threads spin after every sgemm, competing with the next
+# OpenMP region for the same cores: a training step on 2 cores was 29% slower with it
+# (bench_train_step --shape 8x64: 1667-1676 vs 2157-2176 tokens/s). The directory is not a default
+# library path, so CMake puts it in the binaries' RUNPATH and libopenblas.so.0 resolves to it.
+set(HEADROOM_OPENBLAS_DIR /usr/lib/x86_64-linux-gnu/openblas-openmp CACHE PATH
+    "directory of the OpenMP build of OpenBLAS (Debian: libopenblas-openmp-dev)")
+find_library(HEADROOM_OPENBLAS_LIBRARY openblas PATHS ${HEADROOM_OPENBLAS_DIR} NO_DEFAULT_PATH)
+find_path(HEADROOM_CBLAS_INCLUDE_DIR cblas.h
+  PATHS /usr/include/x86_64-linux-gnu/openblas-openmp ${HEADROOM_OPENBLAS_DIR}/../include
   NO_DEFAULT_PATH)
-if(NOT CBLAS_INCLUDE_DIR)
-  message(FATAL_ERROR "cblas.h (OpenBLAS) not found; install libopenblas-dev")
+if(NOT HEADROOM_OPENBLAS_LIBRARY OR NOT HEADROOM_CBLAS_INCLUDE_DIR)
+  message(FATAL_ERROR "OpenBLAS's OpenMP build not found in ${HEADROOM_OPENBLAS_DIR} "
+    "(library: ${HEADROOM_OPENBLAS_LIBRARY}, cblas.h: ${HEADROOM_CBLAS_INCLUDE_DIR}); install Debian's "
+    "libopenblas-openmp-dev (jobs/setup.sh does) or set HEADROOM_OPENBLAS_DIR")
 endif()
 add_library(headroom_blas INTERFACE)
-target_link_libraries(headroom_blas INTERFACE ${BLAS_LIBRARIES})
-target_include_directories(headroom_blas SYSTEM INTERFACE ${CBLAS_INCLUDE_DIR})
+target_link_libraries(headroom_blas INTERFACE ${HEADROOM_OPENBLAS_LIBRARY} OpenMP::OpenMP_CXX)
+target_include_directories(headroom_blas SYSTEM INTERFACE ${HEADROOM_CBLAS_INCLUDE_DIR})
+message(STATUS "Headroom: OpenBLAS ${HEADROOM_OPENBLAS_LIBRARY}")
 
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(GTest REQUIRED)
