@@ -2,10 +2,12 @@
 # A GoogleTest executable registered with CTest. NP > 0 launches it under mpirun with that many ranks
 # (label mpi). Tests that exit 77 are reported as skipped (GPU tests without a GPU).
 set(HEADROOM_MPIEXEC ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe)
+add_library(headroom_test_main STATIC ${CMAKE_SOURCE_DIR}/validation/unit/test_main.cpp)
+target_link_libraries(headroom_test_main PUBLIC GTest::gtest headroom_kernels)
 function(headroom_test name)
   cmake_parse_arguments(T "" "NP;TIMEOUT" "SOURCES;LABELS;LIBS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
-  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
+  target_link_libraries(${name} PRIVATE ${T_LIBS} headroom_test_main)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   if(T_NP)
     add_test(NAME ${name} COMMAND ${HEADROOM_MPIEXEC} -np ${T_NP} $<TARGET_FILE:${name}>)
