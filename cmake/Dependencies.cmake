@@ -47,7 +47,7 @@ if(NOT HEADROOM_OPENBLAS_LIBRARY OR NOT HEADROOM_CBLAS_INCLUDE_DIR)
   set(HEADROOM_CBLAS_INCLUDE_DIR ${HEADROOM_CBLAS_FALLBACK_INCLUDE_DIR})
 endif()
 add_library(headroom_blas INTERFACE)
-target_link_libraries(headroom_blas INTERFACE ${HEADROOM_OPENBLAS_LIBRARY} OpenMP::OpenMP_CXX)
+target_link_libraries(headroom_blas INTERFACE ${HEADROOM_OPENBLAS_LIBRARY})
 target_include_directories(headroom_blas SYSTEM INTERFACE ${HEADROOM_CBLAS_INCLUDE_DIR})
 message(STATUS "Headroom: OpenBLAS ${HEADROOM_OPENBLAS_LIBRARY}")
 

@@ -1,7 +1,6 @@
 #include "app/mpi_main.h"
 
 #include "cpu/blas_kernels.h"
-
 #include "parallel/grid.h"
 #include "util/error.h"
 
