@@ -2,6 +2,7 @@
 
 #include "eval/eval_config.h"
 #include "util/error.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <regex>
@@ -9,11 +10,6 @@
 
 namespace headroom::analysis {
 namespace {
-
-std::string trim(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t\r"), b = s.find_last_not_of(" \t\r");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
 
 bool is_key_ref(const std::string& s) {
   static const std::regex re("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*){1,2}");

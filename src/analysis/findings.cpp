@@ -3,6 +3,7 @@
 
 #include "analysis/pool.h"
 #include "util/error.h"
+#include "util/text.h"
 
 #include <cmath>
 #include <regex>
@@ -13,11 +14,6 @@ namespace {
 
 using nlohmann::json;
 using Opt = std::optional<double>;
-
-std::string trim(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
-  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
-}
 
 std::vector<Predicate> parse_side(const std::string& side, const std::string& entry) {
   std::vector<Predicate> out;

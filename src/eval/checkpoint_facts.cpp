@@ -2,6 +2,7 @@
 
 #include "util/error.h"
 #include "util/random.h"
+#include "util/text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -10,14 +11,6 @@
 #include <sstream>
 
 namespace headroom::eval {
-namespace {
-
-std::string trim(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t\r"), b = s.find_last_not_of(" \t\r");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
-
-}  // namespace
 
 data::Tokenizer checkpoint_tokenizer(const io::CheckpointInfo& info, long model_vocab) {
   if (info.tokenizer_id.empty())

@@ -2,11 +2,11 @@
 
 #include "util/error.h"
 #include "util/random.h"
+#include "util/text.h"
 
 #include <fnmatch.h>
 
 #include <cmath>
-#include <sstream>
 
 namespace headroom::model {
 
@@ -79,13 +79,8 @@ int64_t count_non_embedding(const std::vector<ParamSpec>& specs) {
 }
 
 bool matches_any(const std::string& name, const std::string& patterns) {
-  std::istringstream in(patterns);
-  std::string pat;
-  while (std::getline(in, pat, ',')) {
-    const auto b = pat.find_first_not_of(" \t"), e = pat.find_last_not_of(" \t");
-    if (b == std::string::npos) continue;
-    if (fnmatch(pat.substr(b, e - b + 1).c_str(), name.c_str(), 0) == 0) return true;
-  }
+  for (const std::string& pat : split_list(patterns))
+    if (fnmatch(pat.c_str(), name.c_str(), 0) == 0) return true;
   return false;
 }
 
