@@ -70,10 +70,15 @@ std::string ids(const Study& s, const Side& side) {
   return out;
 }
 
+// "lo..hi" of a non-empty list.
+std::string min_max(const std::vector<double>& v) {
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return cat(fmt(*lo, 4), "..", fmt(*hi, 4));
+}
+
 std::string spread(const Side& side) {
   if (side.run_scores.empty()) return "";
-  const auto [lo, hi] = std::minmax_element(side.run_scores.begin(), side.run_scores.end());
-  return cat(fmt(*lo, 4), "..", fmt(*hi, 4), " (", side.run_scores.size(), " runs)");
+  return cat(min_max(side.run_scores), " (", side.run_scores.size(), " runs)");
 }
 
 }  // namespace
@@ -142,12 +147,8 @@ void section_probe(const Study& s, Report& rep) {
       for (double y : v) x += y;
       return x / static_cast<double>(v.size());
     };
-    auto range = [](const std::vector<double>& v) {
-      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-      return cat(fmt(*lo, 4), "..", fmt(*hi, 4));
-    };
-    t.rows.push_back({g.id, g.label, stage, std::to_string(acc.size()), fmt(mean(acc)), range(acc), fmt(mean(exact)),
-                      fmt(mean(auc)), range(auc), fmt(mean(loss))});
+    t.rows.push_back({g.id, g.label, stage, std::to_string(acc.size()), fmt(mean(acc)), min_max(acc), fmt(mean(exact)),
+                      fmt(mean(auc)), min_max(auc), fmt(mean(loss))});
   }
   rep.table(std::move(t));
   rep.plot_data["probe_curves"] = curves;
@@ -159,8 +160,11 @@ void section_findings(const Study& s, const AnalyzeConfig& cfg, Report& rep) {
   if (cfg.findings.empty()) return;
   rep.heading("Findings");
   std::vector<ScoreName> scores;
-  for (const auto& n : split_list(cfg.finding_scores.empty() ? cfg.long_score : cfg.finding_scores))
+  std::vector<NoiseSummary> noises;  // per score: the same for every finding
+  for (const auto& n : split_list(cfg.finding_scores.empty() ? cfg.long_score : cfg.finding_scores)) {
     scores.push_back(parse_score_name(n, "analyze.finding_scores"));
+    noises.push_back(seed_noise(s, scores.back(), nullptr));
+  }
   Table t{"findings", "Findings: effect = mean score of A's configurations − B's (each a mean over its seeds)",
           {"finding", "score", "configs_a", "configs_b", "mean_a", "mean_b", "effect", "mean_seed_swing",
            "effect_over_swing", "verdict", "runs_a", "runs_b"}, {},
@@ -170,10 +174,11 @@ void section_findings(const Study& s, const AnalyzeConfig& cfg, Report& rep) {
   for (const auto& entry : cfg.findings) {
     const Finding f = parse_finding(entry);
     rep.text(cat("**", f.name, "**: ", f.a_text, "  over  ", f.b_text));
-    for (const auto& score : scores) {
+    for (size_t k = 0; k < scores.size(); ++k) {
+      const ScoreName& score = scores[k];
+      const NoiseSummary& noise = noises[k];
       std::string why;
       const Side a = select(s, f.a, score, why), b = select(s, f.b, score, why);
-      const NoiseSummary noise = seed_noise(s, score, nullptr);
       std::vector<std::string> row{f.name, score.text, ids(s, a), ids(s, b), fmt(a.mean), fmt(b.mean)};
       if (a.configs.empty() || b.configs.empty()) {
         rep.cannot_compute(cat("finding ", f.name, " on ", score.text),
