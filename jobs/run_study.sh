@@ -73,36 +73,33 @@ fi
 
 # Here: each chain is the job scripts run as plain programs (one rank, one thread), `parallel` at once.
 has() { [[ ",$stages," == *",$1,"* ]]; }
+job() {  # job STAGE VAR=VALUE...: jobs/STAGE.slurm as a plain program into $cdir/STAGE (cdir: the caller's)
+  local s=$1 t
+  shift
+  t=$(date +%s)
+  mkdir -p "$cdir/$s"
+  env "$@" RUN_DIR="$cdir/$s" NP=1 HEADROOM_LAUNCHER=none bash "jobs/$s.slurm" >"$cdir/$s/job.out" 2>&1 ||
+    { echo "FAILED $cdir/$s (see $cdir/$s/job.out)"; return 1; }
+  echo "finished $cdir/$s in $(( $(date +%s) - t ))s"
+}
 chain() {  # chain MODEL_FILE SEED
-  local mfile=$1 seed=$2 cdir prev t
+  local mfile=$1 seed=$2 cdir prev="" v
   cdir=$dir/$(basename "$mfile" .ini)-s$seed
-  mkdir -p "$cdir"
-  prev=""
   for s in pretrain extend sft; do
     has "$s" || continue
-    t=$(date +%s)
-    mkdir -p "$cdir/$s"
-    local v=recipe_$s
+    v=recipe_$s
     if [[ $s == pretrain ]]; then
-      RUN_DIR=$cdir/$s MODEL=$mfile RECIPE=${!v} SEED=$seed DATA_DIR=$data NP=1 HEADROOM_LAUNCHER=none \
-        bash jobs/pretrain.slurm >"$cdir/$s/job.out" 2>&1 || { echo "FAILED $cdir/$s (see $cdir/$s/job.out)"; return 1; }
+      job "$s" MODEL="$mfile" SEED="$seed" RECIPE="${!v}" DATA_DIR="$data" || return 1
     else
-      RUN_DIR=$cdir/$s INIT=$prev RECIPE=${!v} DATA_DIR=$data NP=1 HEADROOM_LAUNCHER=none \
-        bash "jobs/$s.slurm" >"$cdir/$s/job.out" 2>&1 || { echo "FAILED $cdir/$s (see $cdir/$s/job.out)"; return 1; }
+      job "$s" INIT="$prev" RECIPE="${!v}" DATA_DIR="$data" || return 1
     fi
-    echo "finished $cdir/$s in $(( $(date +%s) - t ))s"
     prev=$cdir/$s
   done
   if has evaluate; then
-    t=$(date +%s)
-    mkdir -p "$cdir/evaluate"
-    RUN_DIR=$cdir/evaluate INIT=$prev EVAL_CONFIG=$recipe_evaluate NP=1 HEADROOM_LAUNCHER=none \
-      bash jobs/evaluate.slurm >"$cdir/evaluate/job.out" 2>&1 ||
-      { echo "FAILED $cdir/evaluate (see $cdir/evaluate/job.out)"; return 1; }
-    echo "finished $cdir/evaluate in $(( $(date +%s) - t ))s"
+    job evaluate INIT="$prev" EVAL_CONFIG="$recipe_evaluate" || return 1
   fi
 }
-export -f chain has
+export -f chain job has
 export dir data stages recipe_pretrain recipe_extend recipe_sft recipe_evaluate
 export OMP_NUM_THREADS=1
 IFS=, read -ra seed_list <<<"$seeds"
