@@ -3,7 +3,8 @@
 set -uo pipefail
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1
+# One OpenMP thread per rank unless the caller chose (validation/run_across_kernels.sh runs 1 and 2).
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 failures=0 passed=0
 check() {  # check NAME COMMAND...
   local name=$1; shift
@@ -23,6 +24,18 @@ tiny_args() {
        --model.window 16 --train.seq_len 32 --train.global_batch 4 --train.steps 20 \
        --train.lr 3e-3 --train.warmup_steps 4 --train.log_every 1 --train.checkpoint_every 0 \
        --data.train "$WORK/shards/train.h5" --data.val "$WORK/shards/val.h5"
+}
+
+source "$(dirname "${BASH_SOURCE[0]}")/../floor_kernels.sh"
+
+# run_floor NP RUN_DIR ARGS... : RUN_DIR.<kernels> for each floor kernel set; prints the
+# --floor arguments of compare_runs.py.
+run_floor() {
+  local np=$1 dir=$2 k; shift 2
+  for k in $(floor_kernels); do
+    OPENBLAS_CORETYPE=$k run "$np" "$dir.$k" "$@" || { echo "floor run $dir.$k failed" >&2; tail -5 "$dir.$k.log" >&2; }
+    echo "--floor $dir.$k"
+  done
 }
 
 run() {  # run NP RUN_DIR ARGS... : pretrain on NP ranks, output in RUN_DIR.log

@@ -1,11 +1,27 @@
-"""Compares two runs: per-step losses from metrics.jsonl and the final weights of their latest
-checkpoints. usage: compare_runs.py RUN_A RUN_B TOLERANCE   (TOLERANCE 0 = bit-identical)"""
+"""Compares two training runs: per-step losses (metrics.jsonl) and the final weights (latest checkpoint).
+
+usage: compare_runs.py RUN REF --exact
+           bit-identical losses and weights
+       compare_runs.py RUN REF --floor FLOOR_RUN [--floor ...] [--name NAME] [--factor X] [--power]
+           RUN's distance to REF within X (default noise_floor.DEFAULT_FACTOR) times the noise
+           floor: the largest distance of a FLOOR_RUN to REF, where each FLOOR_RUN is REF's
+           configuration at REF's layout run with another summation order (another OpenBLAS kernel
+           set). With --power the verdict is reversed: RUN is a real change and must lie beyond it.
+
+Distances: losses, the largest relative difference over the logged steps; weights, the largest
+over tensors of ||x - y|| / ||y||. Exit status 0 pass, 1 fail.
+"""
+import argparse
 import json
+import os
 import pathlib
 import sys
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import noise_floor  # noqa: E402
 
 
 def losses(run):
@@ -17,33 +33,70 @@ def latest(run):
     return d / (d / "latest").read_text().strip()
 
 
-def main():
-    a, b, tol = sys.argv[1], sys.argv[2], float(sys.argv[3])
+def distances(a, b):
+    """(loss distance, weight distance, worst tensor, problems that no tolerance excuses)."""
     la, lb = losses(a), losses(b)
-    bad = []
+    problems = []
     if sorted(la) != sorted(lb):
-        bad.append(f"logged steps differ: {sorted(la)} vs {sorted(lb)}")
-    worst = 0.0
-    for s in sorted(set(la) & set(lb)):
-        rel = abs(la[s] - lb[s]) / max(abs(lb[s]), 1e-30)
-        worst = max(worst, rel)
-        if (tol == 0 and la[s] != lb[s]) or rel > tol:
-            bad.append(f"step {s}: loss {la[s]!r} vs {lb[s]!r} (rel {rel:.2e})")
-    wworst = 0.0
+        problems.append(f"logged steps differ: {sorted(la)} vs {sorted(lb)}")
+    loss_d = max((abs(la[s] - lb[s]) / max(abs(lb[s]), 1e-30) for s in set(la) & set(lb)), default=0.0)
+    weight_d, worst = 0.0, ""
     with h5py.File(latest(a), "r") as fa, h5py.File(latest(b), "r") as fb:
         names = sorted(fa["model"].keys())
         if names != sorted(fb["model"].keys()):
-            bad.append("parameter names differ")
+            problems.append("parameter names differ")
         for n in names:
+            if n not in fb["model"]:
+                continue
             x, y = fa["model"][n][...], fb["model"][n][...]
+            if x.shape != y.shape:
+                problems.append(f"weights {n}: shape {x.shape} vs {y.shape}")
+                continue
             rel = float(np.linalg.norm(x - y) / max(np.linalg.norm(y), 1e-30))
-            wworst = max(wworst, rel)
-            if (tol == 0 and not np.array_equal(x, y)) or rel > tol:
-                bad.append(f"weights {n}: rel {rel:.2e}")
-    print(f"{a} vs {b}: {len(la)} losses, max rel {worst:.2e}; weights max rel {wworst:.2e}")
-    for line in bad[:10]:
+            if rel > weight_d:
+                weight_d, worst = rel, n
+    return loss_d, weight_d, worst, problems
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run")
+    p.add_argument("ref")
+    p.add_argument("--exact", action="store_true")
+    p.add_argument("--floor", action="append", default=[])
+    p.add_argument("--name", default="")
+    p.add_argument("--factor", type=float, default=noise_floor.DEFAULT_FACTOR)
+    p.add_argument("--power", action="store_true")
+    o = p.parse_args()
+    name = o.name or f"{o.run} vs {o.ref}"
+    loss_d, weight_d, worst, problems = distances(o.run, o.ref)
+    print(f"{name}: losses max rel {loss_d:.2e}; weights max rel {weight_d:.2e} ({worst or '-'})")
+    for line in problems:
         print("  " + line)
-    sys.exit(1 if bad else 0)
+    if problems:
+        return 1
+    if o.exact:
+        same = loss_d == 0 and weight_d == 0 and identical(o.run, o.ref)
+        print(f"  {'bit-identical' if same else 'NOT bit-identical'}")
+        return 0 if same else 1
+    if not o.floor:
+        p.error("give --exact or at least one --floor run")
+    floors = [distances(f, o.ref) for f in o.floor]
+    loss_f = max(f[0] for f in floors)
+    weight_f = max(f[1] for f in floors)
+    judge = noise_floor.power if o.power else noise_floor.verdict
+    ok_loss = judge(f"{name} losses", loss_d, loss_f, o.factor)
+    ok_weights = judge(f"{name} weights", weight_d, weight_f, o.factor)
+    if o.power:  # a real change need only show in one of the two
+        return 0 if (ok_loss or ok_weights) else 1
+    return 0 if (ok_loss and ok_weights) else 1
 
 
-main()
+def identical(a, b):
+    """Bit-identical weights, not only a zero norm of the difference (NaN would hide there)."""
+    with h5py.File(latest(a), "r") as fa, h5py.File(latest(b), "r") as fb:
+        return all(np.array_equal(fa["model"][n][...], fb["model"][n][...]) for n in fa["model"].keys())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
