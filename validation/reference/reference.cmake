@@ -22,3 +22,8 @@ foreach(_line ${_reference_cases})
   set_tests_properties(reference_${_name} PROPERTIES LABELS validation TIMEOUT 120
     ENVIRONMENT "OMP_NUM_THREADS=1")
 endforeach()
+
+# The reference model's own tests: closed forms, finite differences, the AdamW formula, and
+# compare.py failing on a deliberately perturbed or incomplete exchange file.
+add_test(NAME reference_selftest COMMAND ${_reference_python} ${CMAKE_CURRENT_LIST_DIR}/test_reference.py)
+set_tests_properties(reference_selftest PROPERTIES LABELS validation TIMEOUT 120 ENVIRONMENT "OMP_NUM_THREADS=1")

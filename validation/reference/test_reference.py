@@ -4,6 +4,15 @@ check of make_exchange.py + compare.py.
 
 usage: /usr/bin/python3 validation/reference/test_reference.py
 Plain asserts; prints one line per test and "N passed, M failed"; exits 1 if any test fails.
+
+Tolerances here are not measured noise floors, and need none: every comparison is float64 against
+float64 (a closed form, a hand computation, the same function through another path), on tensors of a
+few hundred elements, so the bounds (1e-16 to 1e-12) are 1 to ~5000 float64 epsilons (2.2e-16): a
+property of float64 arithmetic on those sizes, not of a CPU's BLAS kernels, none of which turn float64
+rounding into the fp32-level differences the other tests measure floors for. The finite-difference
+check's 1e-7 is the truncation error of a central difference with h = 1e-5 (h^2 times the third
+derivative's scale). The exchange check at the end runs compare.py, whose tolerances are measured
+floors (compare.py's docstring).
 """
 
 import cmath
@@ -465,7 +474,7 @@ def test_exchange_roundtrip_pass_and_deliberate_failures():
             make_exchange.main([path] + args + ["perturb=layers.1.attn.wk:1e-3"])
         rc, out = run_compare(path)
         assert rc == 1 and out.strip().endswith("1 failed"), out
-        assert [l for l in out.splitlines() if "FAIL" in l][0].startswith("grad layers.1.attn.wk")
+        assert [l for l in out.splitlines() if "FAIL" in l and not l.startswith("noise-floor")][0].startswith("grad layers.1.attn.wk"), out
         with contextlib.redirect_stdout(io.StringIO()):
             make_exchange.main([path] + args + ["omit=layers.0.mlp.w_up"])
         rc, out = run_compare(path)
