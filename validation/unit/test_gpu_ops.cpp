@@ -11,9 +11,9 @@ namespace headroom::kernels::gputest {
 
 INSTANTIATE_TEST_SUITE_P(Cuda, GpuOps,
                          ::testing::Values(Table{"bf16", []() -> const Ops& { return cuda_ops_bf16(); },
-                                                 2e-2, true},
+                                                 true, true},
                                            Table{"fp32", []() -> const Ops& { return cuda_ops_fp32(); },
-                                                 1e-5, true}),
+                                                 false, true}),
                          table_name);
 
 }  // namespace headroom::kernels::gputest
