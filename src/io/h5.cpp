@@ -1,5 +1,7 @@
 #include "io/h5.h"
 
+#include "io/h5_superblock.h"
+
 #include "util/error.h"
 
 #include <algorithm>
@@ -96,10 +98,12 @@ H5Handle h5_open_file(const std::string& path) {
 #else
   const htri_t ok = H5Fis_hdf5(path.c_str());
 #endif
-  if (ok <= 0)
-    fail(path, ": not a readable HDF5 file (missing, truncated or corrupted)");
-  return H5Handle(h5_check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "open"),
-                  H5Fclose);
+  if (ok <= 0) fail(h5_unreadable(path));
+  // HDF5 1.10 checks only the signature above; a truncated file fails here, and HDF5's own
+  // message ("open failed") says nothing about why.
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) fail(h5_unreadable(path));
+  return H5Handle(file, H5Fclose);
 }
 
 H5Handle h5_create_memory_file(const std::string& name) {

@@ -87,8 +87,16 @@ TEST(Shard, WrongTokenizerIsRefusedNamingBoth) {
 TEST(Shard, TruncatedOrForeignFilesGiveClearErrors) {
   const auto path = tmp("trunc.h5");
   write_shard(path, sample(259), Tokenizer{}, ShardMeta{"train", ""});
-  fs::resize_file(path, fs::file_size(path) / 2);
-  EXPECT_NE(error_of([&] { open_shard(path); }).find(path.string()), std::string::npos);
+  const auto full = fs::file_size(path);
+  fs::resize_file(path, full / 2);
+  const std::string cut = error_of([&] { open_shard(path); });
+  EXPECT_NE(cut.find(path.string()), std::string::npos) << cut;
+  EXPECT_NE(cut.find(cat("truncated: ", full / 2, " bytes of the ", full, " its superblock records")),
+            std::string::npos) << cut;
+  fs::resize_file(path, 20);  // inside the superblock itself
+  EXPECT_NE(error_of([&] { open_shard(path); }).find("truncated or corrupted: 20 bytes"), std::string::npos);
+  fs::resize_file(path, 0);
+  EXPECT_NE(error_of([&] { open_shard(path); }).find("empty"), std::string::npos);
 
   const auto text = tmp("not_h5.h5");
   std::ofstream(text) << "hello";
