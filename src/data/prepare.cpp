@@ -42,6 +42,23 @@ Tokenizer make_tokenizer(const PrepareOptions& opt, const std::vector<std::strin
                    });
 }
 
+// Both shards need a whole document; refused before a tokenizer is trained or a file written.
+void check_splits(const PrepareOptions& opt, const Documents& docs, const std::vector<bool>& is_val) {
+  const auto n_val = std::count(is_val.begin(), is_val.end(), true);
+  const auto n_train = static_cast<std::ptrdiff_t>(is_val.size()) - n_val;
+  if (n_val > 0 && n_train > 0) return;
+  std::string inputs;
+  for (const auto& i : opt.inputs) inputs += (inputs.empty() ? "" : ", ") + i;
+  if (docs.texts.size() < 2)
+    fail("the inputs (", inputs, ") hold ", docs.texts.size(), " document (", docs.bytes, " bytes), so the ",
+         n_train == 0 ? "train" : "val", " split would hold no tokens: prepare splits whole documents into "
+         "train and val and needs at least 2 documents (a .jsonl file holds one per line, any other file is "
+         "one); no shard or tokenizer was written");
+  fail("--val-fraction = ", opt.val_fraction, " puts ", n_val, " of the ", docs.texts.size(), " documents of (",
+       inputs, ") in the val split, so the ", n_train == 0 ? "train" : "val",
+       " split would hold no tokens; use a fraction above 0 (and below 1); no shard or tokenizer was written");
+}
+
 }  // namespace
 
 std::vector<bool> split_validation(const std::vector<std::string>& texts, double val_fraction,
@@ -104,6 +121,7 @@ PrepareSummary run_prepare(const PrepareOptions& opt, const std::string& config_
   log(cat("read ", docs.texts.size(), " documents, ", docs.bytes, " bytes, from ",
           docs.files.size(), " files"));
   const std::vector<bool> is_val = split_validation(docs.texts, opt.val_fraction, opt.seed);
+  check_splits(opt, docs, is_val);
 
   auto t0 = std::chrono::steady_clock::now();
   const Tokenizer tok = make_tokenizer(opt, docs.texts, is_val, log);

@@ -136,3 +136,18 @@ TEST(Prepare, BpeShardsDecodeBackToTheText) {
   EXPECT_EQ(sum2.tokenizer_id, sum.tokenizer_id);
   EXPECT_EQ(sum2.train_tokens, sum.train_tokens);
 }
+
+TEST(Prepare, AnEmptySplitIsRefusedBeforeAnythingIsWritten) {
+  const auto in = scratch("one_doc_in"), out = scratch("one_doc_out");
+  std::ofstream(in / "one.txt") << "A single short document.";
+  PrepareOptions opt{{(in / "one.txt").string()}, out.string(), "bpe", 300, 0.01, 1};
+  const std::string msg = error_of([&] { run_prepare(opt, "ini", [](const std::string&) {}); });
+  EXPECT_NE(msg.find("needs at least 2 documents"), std::string::npos) << msg;
+  EXPECT_NE(msg.find((in / "one.txt").string()), std::string::npos) << msg;
+  EXPECT_TRUE(fs::is_empty(out)) << "files written for a refused input";
+
+  PrepareOptions none{{source_dir() + "/validation/data/sample_corpus/train"}, out.string(), "byte", 0, 0.0, 1};
+  const std::string msg0 = error_of([&] { run_prepare(none, "ini", [](const std::string&) {}); });
+  EXPECT_NE(msg0.find("--val-fraction = 0"), std::string::npos) << msg0;
+  EXPECT_TRUE(fs::is_empty(out)) << "files written for a refused input";
+}
