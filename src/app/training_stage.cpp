@@ -1,6 +1,7 @@
 #include "app/training_stage.h"
 
 #include "app/cli.h"
+#include "app/memory_check.h"
 #include "cpu/blas_kernels.h"
 #include "config/keys.h"
 #include "data/loader.h"
@@ -195,6 +196,8 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   auto shard = std::make_shared<data::ShardReader>(data::open_shard(cfg.data.train));
   // model.vocab_size = 0: the vocabulary of the data's tokenizer (the stored config says which).
   if (cfg.model.vocab_size == 0) cfg.model.vocab_size = shard->vocab_size;
+  // Before anything large is allocated or the run directory is touched (app/memory_check.h).
+  const std::string memory = check_memory_plan(training_plan(spec.name, cfg, grid.tp, grid.dp), *grid.world);
   std::unique_ptr<io::RunDir> run;
   if (grid.is_root()) {
     prepare_run_dir(run_dir, resume == "auto", flags.force);
@@ -202,6 +205,7 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
     io::write_config(*run, config::to_ini(schema));
     io::log_line(*run, cat(spec.name, " on ", grid.world->size(), " rank(s), run directory ", run_dir));
     io::log_line(*run, kernels::cpu::blas_kernels_description());
+    io::log_line(*run, memory);
   }
   grid.world->barrier();
 

@@ -1,6 +1,7 @@
 #include "eval/stage.h"
 
 #include "app/cli.h"
+#include "app/memory_check.h"
 #include "cpu/blas_kernels.h"
 #include "config/keys.h"
 #include "eval/checkpoint_facts.h"
@@ -18,6 +19,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <iostream>
@@ -174,6 +176,10 @@ int run_evaluate_stage(int argc, char** argv) {
   EvalJob job = make_job(ecfg, cfg, info, *ckpt, addressable);
 
   parallel::Grid grid = parallel::make_grid(1, 0);  // evaluation is data-parallel only
+  // Before the model, the KV cache or the run directory (app/memory_check.h).
+  const app::EvalShape shape{*std::max_element(job.lengths.begin(), job.lengths.end()), ecfg.prefill_chunk};
+  const std::string memory =
+      app::check_memory_plan(app::evaluation_plan(cfg.model, cfg.train.device == "cuda", shape), *grid.world);
   std::unique_ptr<io::RunDir> run;
   if (grid.is_root()) {
     run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force));
@@ -183,6 +189,7 @@ int run_evaluate_stage(int argc, char** argv) {
                            addressable);
   if (run) io::log_line(*run, describe(job));
   if (run) io::log_line(*run, kernels::cpu::blas_kernels_description());
+  if (run) io::log_line(*run, memory);
 
   // train.device, as the training stages use it (the checkpoint's, or --train.device cpu|cuda).
   const auto& ops = cfg.train.device == "cuda" ? kernels::cuda_ops() : kernels::cpu_ops();

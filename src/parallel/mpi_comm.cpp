@@ -81,4 +81,11 @@ void MpiComm::allgather(float* x, const int64_t* counts, const int64_t* displs) 
 
 void MpiComm::barrier() { mpi_check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
+std::unique_ptr<MpiComm> node_comm(const MpiComm& comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  mpi_check(MPI_Comm_split_type(comm.handle(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node),
+            "MPI_Comm_split_type(shared)");
+  return std::make_unique<MpiComm>(node);
+}
+
 }  // namespace headroom::parallel

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 
 namespace headroom::parallel {
@@ -37,5 +38,8 @@ class MpiComm final : public Comm {
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
 };
+
+// The ranks of `comm` that share this one's node memory (MPI_COMM_TYPE_SHARED).
+std::unique_ptr<MpiComm> node_comm(const MpiComm& comm);
 
 }  // namespace headroom::parallel

@@ -1,0 +1,51 @@
+#include "app/memory_check.h"
+
+#include "app/available_memory.h"
+#include "util/error.h"
+
+#include <string>
+
+namespace headroom::app {
+namespace {
+
+int64_t saturating_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? kOverflow : r;
+}
+
+// Every rank gets root's text.
+std::string broadcast_text(parallel::MpiComm& world, std::string text, int root) {
+  int64_t n = static_cast<int64_t>(text.size());
+  world.broadcast(&n, sizeof n, root);
+  text.resize(static_cast<size_t>(n));
+  world.broadcast(text.data(), text.size(), root);
+  return text;
+}
+
+}  // namespace
+
+std::string check_memory_plan(const MemoryPlan& plan, parallel::MpiComm& world) {
+  const auto node = parallel::node_comm(world);
+  const AvailableMemory mine = available_memory();
+  // The node's need: its ranks' largest plan times their number (plans differ by a few elements
+  // at most); its supply: the lowest figure any of them read (-1 = unknown on every rank).
+  int64_t need = host_bytes(plan), lowest = mine.bytes >= 0 ? -mine.bytes : -kOverflow;
+  node->allreduce_max(&need, 1);
+  node->allreduce_max(&lowest, 1);
+  const int64_t node_need = saturating_mul(need, node->size());
+  const int64_t available = lowest == -kOverflow ? -1 : -lowest;
+  const bool fits = !overflows(plan) && (available < 0 || node_need <= available);
+  // The lowest refusing rank speaks for all: world size − rank, maximised.
+  int64_t speaker = fits ? 0 : world.size() - world.rank();
+  world.allreduce_max(&speaker, 1);
+  if (speaker > 0) {
+    const int root = world.size() - static_cast<int>(speaker);
+    const std::string why = world.rank() == root ? plan_refusal(plan, node->size(), available, mine.source) : "";
+    throw Error(broadcast_text(world, why, root));
+  }
+  return cat(plan_line(plan), "; available ",
+             available >= 0 ? cat(format_bytes(available), " (", mine.source, ")") : std::string("unknown"),
+             node->size() > 1 ? cat(", shared by ", node->size(), " ranks") : "");
+}
+
+}  // namespace headroom::app

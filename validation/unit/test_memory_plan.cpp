@@ -1,0 +1,196 @@
+// The memory plan (app/memory_plan.h) against the allocations it predicts: parameters, activations
+// and the KV cache of real models; saturation instead of wrap-around; the refusal's figures and
+// keys; and the readers of /proc/meminfo and /proc/self/cgroup.
+#include "app/available_memory.h"
+#include "app/memory_plan.h"
+#include "config/keys.h"
+#include "model/activations.h"
+#include "model/decode.h"
+#include "model/model.h"
+#include "ops.h"
+#include "util/error.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+using namespace headroom;
+using app::kOverflow;
+
+namespace {
+
+// Defaults of every section with a tiny model, then `overrides` ({"model.d_ff", "64"}).
+config::Config make_config(const std::map<std::string, std::string>& overrides = {}) {
+  config::Config cfg;
+  const unsigned sections = config::kModel | config::kTrain | config::kData | config::kParallel;
+  config::Schema schema = config::make_schema(cfg, sections);
+  std::map<std::string, std::string> keys{
+      {"model.vocab_size", "37"}, {"model.d_model", "16"}, {"model.n_layers", "3"},  {"model.d_ff", "24"},
+      {"model.n_heads", "4"},     {"model.n_kv_heads", "2"}, {"model.head_dim_qk", "6"}, {"model.head_dim_v", "10"},
+      {"model.window", "4"},      {"train.seq_len", "16"},   {"train.global_batch", "4"}};
+  for (const auto& [k, v] : overrides) keys[k] = v;
+  std::vector<std::string> args{"test"};
+  for (const auto& [k, v] : keys) args.insert(args.end(), {"--" + k, v});
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  config::po::options_description none;
+  const auto parsed = config::parse_config(static_cast<int>(argv.size()), argv.data(), none, schema);
+  config::validate(cfg, sections, schema, parsed);
+  return cfg;
+}
+
+int64_t part(const app::MemoryPlan& p, const std::string& name) {
+  for (const auto& x : p.parts)
+    if (x.name == name) return x.bytes;
+  ADD_FAILURE() << "no part " << name;
+  return -1;
+}
+
+const std::vector<std::map<std::string, std::string>> kVariants = {
+    {},
+    {{"model.qk_norm", "layer"}},
+    {{"model.qk_norm", "head"}, {"model.norm_order", "post"}},
+    {{"model.tie_embeddings", "true"}, {"model.n_kv_heads", "1"}},
+    {{"model.n_kv_heads", "4"}, {"model.rope_dims_swa", "0"}, {"model.layer_pattern", "SF"}},
+};
+
+}  // namespace
+
+TEST(MemoryPlan, ParametersAreTheModelsParameterCountTimesFour) {
+  for (const auto& v : kVariants)
+    for (const int tp : {1, 2}) {
+      const config::Config cfg = make_config(v);
+      for (int rank = 0; rank < tp; ++rank) {
+        const auto m = model::make_model(cfg.model, kernels::cpu_ops(), {nullptr, rank, tp});
+        EXPECT_EQ(app::params_per_rank(cfg.model, tp), m.n_params) << "tp " << tp << " rank " << rank;
+      }
+      const auto m = model::make_model(cfg.model, kernels::cpu_ops(), {nullptr, 0, tp});
+      const app::MemoryPlan p = app::training_plan("pretrain", cfg, tp, 1);
+      EXPECT_EQ(part(p, "parameters"), 4 * m.n_params);
+      EXPECT_EQ(part(p, "gradients"), 4 * m.n_params);
+      EXPECT_EQ(part(p, "optimizer moments"), 8 * m.n_params);
+    }
+}
+
+TEST(MemoryPlan, ZeroOneSplitsTheMomentsOverDataParallelRanks) {
+  const config::Config plain = make_config(), zero = make_config({{"parallel.zero1", "true"}});
+  const int64_t P = app::params_per_rank(plain.model, 1);
+  EXPECT_EQ(part(app::training_plan("pretrain", plain, 1, 2), "optimizer moments"), 8 * P);
+  EXPECT_EQ(part(app::training_plan("pretrain", zero, 1, 2), "optimizer moments"), 8 * ((P + 1) / 2));
+  EXPECT_EQ(part(app::training_plan("pretrain", zero, 1, 3), "optimizer moments"), 8 * ((P + 2) / 3));
+}
+
+TEST(MemoryPlan, ActivationsAreTheArenaMakeActivationsAllocates) {
+  for (const auto& v : kVariants)
+    for (const int64_t B : {1, 3}) {
+      const config::Config cfg = make_config(v);
+      const auto m = model::make_model(cfg.model, kernels::cpu_ops());
+      const auto acts = model::make_activations(m, B, cfg.train.seq_len);
+      const app::ActivationFloats f = app::activation_floats(m.local, B, cfg.train.seq_len);
+      EXPECT_EQ(f.arena, acts.arena.size());
+      EXPECT_EQ(f.logits % 16, 0);
+      EXPECT_GE(f.logits, acts.chunk_rows * cfg.model.vocab_size);
+    }
+  // The plan's micro-batch is the trainer's: global_batch / dp without train.micro_batch.
+  const config::Config cfg = make_config({{"train.global_batch", "6"}});
+  const auto m = model::make_model(cfg.model, kernels::cpu_ops());
+  const auto acts = model::make_activations(m, 3, cfg.train.seq_len);
+  const app::MemoryPlan p = app::training_plan("pretrain", cfg, 1, 2);
+  EXPECT_EQ(part(p, "activations") + part(p, "logits"), 4 * acts.arena.size() + 2 * 4 * 3 * cfg.train.seq_len);
+}
+
+TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
+  const config::Config cfg = make_config();
+  const auto m = model::make_model(cfg.model, kernels::cpu_ops());
+  const int64_t length = 100, chunk = 32;
+  const auto cache = model::make_kv_cache(m, length + 1, chunk);
+  int64_t kv = 0;
+  for (size_t i = 0; i < cache.k.size(); ++i) kv += cache.k[i].size() + cache.v[i].size();
+  const app::MemoryPlan p = app::evaluation_plan(cfg.model, false, {length, chunk});
+  EXPECT_EQ(part(p, "KV cache"), 4 * kv);
+  EXPECT_EQ(part(p, "prefill activations"), 4 * (cache.chunk.arena.size() + 2 * chunk) -
+                                                 4 * app::activation_floats(m.local, 1, chunk).logits);
+  EXPECT_EQ(part(p, "parameters"), 4 * m.n_params);
+  EXPECT_FALSE(app::overflows(p));
+}
+
+TEST(MemoryPlan, HugeSequenceIsCountedNotWrapped) {
+  const app::MemoryPlan p = app::training_plan("pretrain", make_config({{"train.seq_len", "99999999999"}}), 1, 1);
+  EXPECT_FALSE(app::overflows(p));
+  EXPECT_GT(app::host_bytes(p), int64_t{1} << 50);  // petabytes of activations
+  EXPECT_GT(part(p, "activations"), part(p, "parameters"));
+  const std::string why = app::plan_refusal(p, 1, int64_t{8} << 30, "MemAvailable in /proc/meminfo");
+  for (const char* s : {"needed", "available 8.0 GiB (8589934592 bytes", "train.seq_len=99999999999",
+                        "train.global_batch=4", "model.d_model=16", "activations"})
+    EXPECT_NE(why.find(s), std::string::npos) << s << " in: " << why;
+  EXPECT_NE(why.find(std::to_string(app::host_bytes(p)) + " bytes"), std::string::npos) << why;
+}
+
+TEST(MemoryPlan, ProductsThatOverflowInt64AreRefused) {
+  const config::Config cfg = make_config({{"train.seq_len", "99999999999"}, {"model.d_ff", "100000000000"}});
+  const app::MemoryPlan p = app::training_plan("pretrain", cfg, 1, 1);
+  EXPECT_TRUE(app::overflows(p));
+  EXPECT_EQ(app::host_bytes(p), kOverflow);
+  EXPECT_EQ(part(p, "activations"), kOverflow);  // 1e11 tokens × 1e11 wide MLP × 4 layers
+  const std::string why = app::plan_refusal(p, 2, int64_t{1} << 40, "cgroup limit");
+  for (const char* s : {"overflows 64-bit integers", "needed more than 8 EiB", "for the 2 ranks on this node",
+                        "model.d_ff=100000000000", "train.seq_len=99999999999", "available 1.0 TiB"})
+    EXPECT_NE(why.find(s), std::string::npos) << s << " in: " << why;
+  // Saturation carries through sums and products: every part is either exact or kOverflow.
+  for (const auto& x : p.parts) EXPECT_GE(x.bytes, 0) << x.name;
+}
+
+TEST(MemoryPlan, EvaluationLengthDrivesTheCache) {
+  const app::MemoryPlan p = app::evaluation_plan(make_config().model, false, {99999999999, 512});
+  EXPECT_GT(part(p, "KV cache"), int64_t{1} << 40);
+  const std::string why = app::plan_refusal(p, 1, int64_t{1} << 30, "MemAvailable in /proc/meminfo");
+  EXPECT_NE(why.find("KV cache"), std::string::npos) << why;
+  EXPECT_NE(why.find("eval.lengths=99999999999"), std::string::npos) << why;
+  // An absurd prefill block is bounded by the context it fills.
+  const app::MemoryPlan q = app::evaluation_plan(make_config().model, false, {1024, 99999999999});
+  EXPECT_EQ(part(q, "prefill activations"), part(app::evaluation_plan(make_config().model, false, {1024, 1025}),
+                                                 "prefill activations"));
+}
+
+TEST(MemoryPlan, CudaLeavesDevicePartsOutOfHostMemory) {
+  const config::Config cpu = make_config({{"train.seq_len", "99999999999"}});
+  config::Config gpu = cpu;
+  gpu.train.device = "cuda";
+  const app::MemoryPlan c = app::training_plan("pretrain", cpu, 1, 1), g = app::training_plan("pretrain", gpu, 1, 1);
+  EXPECT_LT(app::host_bytes(g), app::host_bytes(c));
+  EXPECT_EQ(app::host_bytes(g), part(g, "host buffers"));
+}
+
+TEST(MemoryPlan, AnInvalidTensorParallelSplitIsRefusedByName) {
+  try {
+    app::training_plan("pretrain", make_config(), 3, 1);
+    FAIL() << "tp 3 accepted for 4 heads";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("parallel.tp = 3"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MemoryPlan, PlanLineIsOneLineInHumanUnits) {
+  const std::string line = app::plan_line(app::training_plan("pretrain", make_config(), 1, 1));
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_NE(line.find("memory plan per rank: "), std::string::npos) << line;
+  EXPECT_NE(line.find("KiB"), std::string::npos) << line;
+  EXPECT_EQ(app::format_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(app::format_bytes(int64_t{3} << 30), "3.0 GiB");
+  EXPECT_EQ(app::format_bytes(100), "100 B");
+}
+
+TEST(AvailableMemory, ReadsMemAvailableAndTheCgroupPath) {
+  EXPECT_EQ(app::meminfo_available("MemTotal:       24684084 kB\nMemFree: 1 kB\nMemAvailable:   23515328 kB\n"),
+            int64_t{23515328} * 1024);
+  EXPECT_EQ(app::meminfo_available("MemTotal: 5 kB\n"), -1);
+  const std::string cg = "9:name=systemd:/\n4:memory:/process_api/abc\n1:cpu,cpuacct:/\n0::/user.slice/x\n";
+  EXPECT_EQ(app::cgroup_path(cg, false), "/process_api/abc");
+  EXPECT_EQ(app::cgroup_path(cg, true), "/user.slice/x");
+  EXPECT_EQ(app::cgroup_path("0::/\n", false), "");
+  EXPECT_EQ(app::cgroup_path("4:cpu,memory:/a\n", false), "/a");
+  // This machine has /proc/meminfo: a positive figure and where it came from.
+  const app::AvailableMemory a = app::available_memory();
+  EXPECT_GT(a.bytes, 0);
+  EXPECT_FALSE(a.source.empty());
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The stages refuse before any work, with exit status 2 within seconds (never std::bad_alloc):
+# memory plans that do not fit (pretrain's train.seq_len and model.d_ff, extend, sft, evaluate's
+# eval.lengths; a product past int64; on 2 ranks together) name the keys and give the bytes
+# needed and available, and write no run directory; a good run logs its plan once; a truncated
+# shard or checkpoint is reported as truncated, naming the file and both sizes.
+# usage: test_refusals_cli.sh BIN_DIR SOURCE_DIR
+set -uo pipefail
+BIN=$1 SRC=$2
+WORK=$(mktemp -d /tmp/headroom_refusals.XXXXXX); trap 'rm -rf "$WORK"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1
+failures=0 passed=0
+check() {  # check NAME COMMAND...
+  local name=$1; shift
+  if "$@"; then passed=$((passed + 1)); else echo "FAIL: $name"; failures=$((failures + 1)); fi
+}
+# refused NAME 'REGEX|REGEX|...' COMMAND...: exit status 2 within 20 s, every extended regex in the
+# output, and no bad_alloc.
+refused() {
+  local name=$1 patterns=$2; shift 2
+  local log="$WORK/${name//[^a-zA-Z0-9]/_}.log" start=$SECONDS ok=1 p
+  timeout 120 "$@" >"$log" 2>&1; local rc=$? took=$((SECONDS - start))
+  [[ $rc -eq 2 ]] || { echo "  exit status $rc, wanted 2"; ok=0; }
+  ((took <= 20)) || { echo "  took ${took}s"; ok=0; }
+  IFS='|' read -ra list <<<"$patterns"
+  for p in "${list[@]}"; do grep -qE -- "$p" "$log" || { echo "  no /$p/ in the output"; ok=0; }; done
+  ! grep -q bad_alloc "$log" || { echo "  bad_alloc"; ok=0; }
+  if ((ok)); then passed=$((passed + 1)); else echo "FAIL: $name"; cat "$log"; failures=$((failures + 1)); fi
+}
+quiet() { local log=$1; shift; "$@" >"$log" 2>&1; }  # quiet LOG COMMAND...
+available='available [0-9.]+ [KMGTPE]?i?B \([0-9]+ bytes'
+figures="needed [0-9.]+ [KMGTPE]?i?B \\([0-9]+ bytes\\) per rank|$available"
+past_int64='overflows 64-bit integers|needed more than 8 EiB \(over 9223372036854775807 bytes: overflows int64\) per rank'
+
+"$BIN/prepare" --input "$SRC/validation/data/sample_corpus/train" --output "$WORK/shards" --val-fraction 0.1 \
+  >/dev/null || { echo "prepare failed"; exit 1; }
+tiny=(--model.vocab_size 259 --model.d_model 32 --model.n_layers 2 --model.d_ff 64 --model.n_heads 4
+      --model.n_kv_heads 2 --model.head_dim_qk 8 --model.head_dim_v 8 --train.seq_len 32 --train.global_batch 2
+      --train.steps 2 --data.train "$WORK/shards/train.h5" --data.val "$WORK/shards/val.h5")
+pretrain=(mpirun -np 1 "$BIN/pretrain")
+
+# Memory plans that do not fit: refused before the run directory exists.
+refused "pretrain train.seq_len" "memory plan of pretrain does not fit|$figures|train\.seq_len=99999999999|activations" \
+  "${pretrain[@]}" --run-dir "$WORK/p_seq" "${tiny[@]}" --train.seq_len 99999999999
+check "pretrain train.seq_len wrote no run directory" test ! -e "$WORK/p_seq"
+refused "pretrain model.d_ff" "memory plan of pretrain does not fit|$figures|model\.d_ff=100000000000|parameters" \
+  "${pretrain[@]}" --run-dir "$WORK/p_ff" "${tiny[@]}" --model.d_ff 100000000000
+refused "pretrain past int64" "$past_int64|$available|model\.d_ff=1000000000000" \
+  "${pretrain[@]}" --run-dir "$WORK/p_int64" "${tiny[@]}" --train.seq_len 99999999999 --model.d_ff 1000000000000
+refused "2 ranks refuse together" "rank [01] of 2\): the memory plan of pretrain does not fit|$figures|parallel\.dp=2" \
+  mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/p_2" "${tiny[@]}" --train.seq_len 99999999999
+
+# A good run logs its plan once, and leaves a checkpoint for the stages below.
+check "tiny pretrain runs" quiet "$WORK/pre.log" "${pretrain[@]}" --run-dir "$WORK/pre" "${tiny[@]}"
+check "the plan is logged once" test "$(grep -c 'memory plan per rank: .*iB (parameters' "$WORK/pre/log.txt")" -eq 1
+ckpt="$WORK/pre/checkpoints/$(cat "$WORK/pre/checkpoints/latest")"
+
+refused "extend train.seq_len" "memory plan of extend does not fit|$figures|train\.seq_len=99999999999" \
+  mpirun -np 1 "$BIN/extend" --init "$WORK/pre" --run-dir "$WORK/x" --train.seq_len 99999999999
+refused "sft train.seq_len" "memory plan of sft does not fit|$figures|train\.seq_len=99999999999" \
+  mpirun -np 1 "$BIN/sft" --init "$WORK/pre" --run-dir "$WORK/s" --train.seq_len 99999999999
+refused "evaluate eval.lengths" "memory plan of evaluate does not fit|$figures|KV cache|eval\.lengths=99999999999" \
+  mpirun -np 1 "$BIN/evaluate" --init "$WORK/pre" --run-dir "$WORK/e" --eval.lengths 99999999999 \
+  --eval.allow_beyond_training true
+check "evaluate eval.lengths wrote no run directory" test ! -e "$WORK/e"
+check "a good evaluate runs" quiet "$WORK/e2.log" mpirun -np 1 "$BIN/evaluate" --init "$WORK/pre" \
+  --run-dir "$WORK/e2" --eval.tasks loss_by_position --eval.lengths 32 --eval.loss_windows 2
+check "a good evaluate logs its plan" grep -q 'memory plan per rank: .*KV cache' "$WORK/e2/log.txt"
+
+# Truncated inputs: named, with their size and the size their superblock records.
+head -c 2000 "$WORK/shards/train.h5" >"$WORK/cut_shard.h5"
+shard_size=$(stat -c %s "$WORK/shards/train.h5")
+refused "truncated shard" "cut_shard\.h5: not a readable HDF5 file: truncated: 2000 bytes of the $shard_size its superblock" \
+  "${pretrain[@]}" --run-dir "$WORK/t1" "${tiny[@]}" --data.train "$WORK/cut_shard.h5"
+head -c 3000 "$ckpt" >"$WORK/cut_ckpt.h5"
+ckpt_size=$(stat -c %s "$ckpt")
+for stage in extend sft evaluate; do
+  refused "truncated checkpoint ($stage --init)" "cut_ckpt\.h5: not a readable HDF5 file: truncated: 3000 bytes of the $ckpt_size" \
+    mpirun -np 1 "$BIN/$stage" --init "$WORK/cut_ckpt.h5" --run-dir "$WORK/t_$stage"
+done
+printf 'not hdf5 at all' >"$WORK/garbage.h5"
+refused "garbage shard" "garbage\.h5: not a readable HDF5 file: no HDF5 signature in its 15 bytes" \
+  "${pretrain[@]}" --run-dir "$WORK/t2" "${tiny[@]}" --data.train "$WORK/garbage.h5"
+
+echo "$passed passed, $failures failed"
+[[ $failures -eq 0 ]]
