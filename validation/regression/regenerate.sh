@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Re-run the regression runs and rewrite validation/reference/regression.json with their figures
-# and the tolerances of extract.py's TOLERANCES. Review the change with `git diff` before
+# and the check of each figure from extract.py's RULES. Review the change with `git diff` before
 # committing it: a figure that moved is a change of what the build computes.
 #
 # usage: validation/regression/regenerate.sh [BUILD_DIR]   (default: build)

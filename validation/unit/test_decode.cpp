@@ -1,5 +1,7 @@
-// KV-cache inference reproduces the training forward pass: logits at every position agree to 1e-5
-// whether the prompt is prefilled in one chunk, in uneven chunks, or one token at a time.
+// KV-cache inference reproduces the training forward pass: logits at every position agree whether
+// the prompt is prefilled in one chunk, in uneven chunks, or one token at a time — within 10x the
+// noise floor of fp32 for this model (validation/noise_floor.py): the distance of the fp32 forward
+// pass to the same model's forward pass in fp64, overall and for the worst position.
 #include "model/decode.h"
 #include "model/forward.h"
 #include "model_fixtures.h"
@@ -7,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 using namespace headroom;
 using namespace headroom::model;
@@ -22,25 +27,47 @@ double rel_error(const std::vector<float>& a, const std::vector<float>& b) {
   return std::sqrt(d / r);
 }
 
+std::vector<float> row(const std::vector<float>& x, int64_t t, int64_t V) {
+  return std::vector<float>(x.begin() + t * V, x.begin() + (t + 1) * V);
+}
+
+constexpr double kNoiseFactor = 10.0;  // validation/noise_floor.py DEFAULT_FACTOR
+
+::testing::AssertionResult within_floor(double err, double floor, const std::string& what) {
+  std::printf("noise-floor: %s difference %.3e floor %.3e ratio %.3g allowed %g %s\n", what.c_str(), err,
+              floor, floor > 0 ? err / floor : 0.0, kNoiseFactor, err <= kNoiseFactor * floor ? "ok" : "FAIL");
+  if (err <= kNoiseFactor * floor) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << what << ": relative error " << err << " > " << kNoiseFactor
+                                       << " x floor " << floor;
+}
+
 void check_decode(const config::ModelConfig& cfg, int64_t T) {
+  const int64_t V = cfg.vocab_size;
   Model<float> m = make_model(cfg, kernels::cpu_ops());
   Activations<float> a = make_activations(m, 1, T);
-  const auto batch = random_batch(cfg.vocab_size, 1, T, 5);
-  std::vector<float> full(static_cast<size_t>(T * cfg.vocab_size));
+  const auto batch = random_batch(V, 1, T, 5);
+  std::vector<float> full(static_cast<size_t>(T * V));
   forward_loss<float>(m, a, batch.ids.data(), batch.targets.data(), full.data());
+  // The floor: the same model (the same seed's weights) in fp64.
+  Model<double> m64 = make_model(cfg, kernels::cpu_ops_f64());
+  Activations<double> a64 = make_activations(m64, 1, T);
+  std::vector<double> full64d(full.size());
+  forward_loss<double>(m64, a64, batch.ids.data(), batch.targets.data(), full64d.data());
+  const std::vector<float> full64(full64d.begin(), full64d.end());
+  const double floor = rel_error(full, full64);
+  double row_floor = 0;
+  for (int64_t t = 0; t < T; ++t) row_floor = std::max(row_floor, rel_error(row(full, t, V), row(full64, t, V)));
   for (int64_t chunk : {T, int64_t{3}, int64_t{1}}) {
     KvCache<float> cache = make_kv_cache(m, T, chunk);
     std::vector<float> logits(full.size());
     const auto last = prefill(m, cache, batch.ids.data(), T, logits.data());
-    EXPECT_LT(rel_error(logits, full), 1e-5) << "chunk " << chunk;
+    const std::string c = "decode chunk " + std::to_string(chunk);
+    EXPECT_TRUE(within_floor(rel_error(logits, full), floor, c));
     // Per position, not just overall: the worst row must agree too.
-    for (int64_t t = 0; t < T; ++t) {
-      std::vector<float> a_row(logits.begin() + t * cfg.vocab_size, logits.begin() + (t + 1) * cfg.vocab_size);
-      std::vector<float> b_row(full.begin() + t * cfg.vocab_size, full.begin() + (t + 1) * cfg.vocab_size);
-      EXPECT_LT(rel_error(a_row, b_row), 1e-5) << "chunk " << chunk << " position " << t;
-    }
-    std::vector<float> last_row(full.end() - cfg.vocab_size, full.end());
-    EXPECT_LT(rel_error(last, last_row), 1e-5);
+    double worst = 0;
+    for (int64_t t = 0; t < T; ++t) worst = std::max(worst, rel_error(row(logits, t, V), row(full, t, V)));
+    EXPECT_TRUE(within_floor(worst, row_floor, c + " worst position"));
+    EXPECT_TRUE(within_floor(rel_error(last, row(full, T - 1, V)), row_floor, c + " last position"));
   }
 }
 

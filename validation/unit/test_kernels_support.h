@@ -1,11 +1,22 @@
 // Helpers shared by the kernel tests: deterministic random inputs and comparisons that report the
 // worst element, so a failure says where and by how much.
+//
+// Tolerances. These tests compare a fast fp32 kernel with the exact answer in float64 (a closed
+// form, a plain float64 loop, a finite difference), not two fp32 runs with each other, so there is
+// no rounding-noise pair to measure a floor from; the bounds are derived from fp32's unit roundoff
+// u = 2^-24 (6e-8) and the depth of the op instead: an element-wise op or a short row reduction is
+// within a few u (bounds 1e-7 to 2e-6 = 2 to 30 u), a GEMM or attention output sums K products
+// (normwise error ~ sqrt(K) u for the blocked sums BLAS uses, bound 1e-6 to 1e-5 for K <= 1024), and
+// a backward pass composes two or three of those (1e-5 to 1e-4). Every comparison prints its ratio
+// to its bound as a "fixed-bound:" line, which validation/run_across_kernels.sh collects per kernel
+// set and thread count: a bound that one machine's kernels approach shows there.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -31,6 +42,13 @@ inline std::vector<double> to_double(const std::vector<float>& x) {
   return std::vector<double>(x.begin(), x.end());
 }
 
+// One "fixed-bound:" line (see the header) for the running test: its error against its bound.
+inline void report_bound(double error, double bound) {
+  const auto* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::printf("fixed-bound: %s.%s difference %.3e bound %.3e ratio %.3g\n", t ? t->test_suite_name() : "?",
+              t ? t->name() : "?", error, bound, bound > 0 ? error / bound : 0.0);
+}
+
 // Normwise check: max_i |actual_i - expected_i| <= rtol * max(max_i |expected_i|, floor). With the
 // default floor 0 an all-zero expectation fails, so a test cannot pass by comparing nothing with
 // nothing; a caller whose exact answer is zero passes the magnitude of the inputs as floor.
@@ -54,6 +72,7 @@ inline ::testing::AssertionResult close_normwise(const std::vector<float>& actua
       at = i;
     }
   }
+  report_bound(worst, rtol * scale);
   if (worst <= rtol * scale) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
          << "max error " << worst << " at [" << at << "] (actual " << actual[at] << ", expected "
@@ -67,13 +86,17 @@ inline ::testing::AssertionResult close_elementwise(const std::vector<float>& ac
   if (actual.size() != expected.size())
     return ::testing::AssertionFailure()
            << "size " << actual.size() << " vs expected " << expected.size();
+  double worst_ratio = 0.0;
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const double err = std::abs(static_cast<double>(actual[i]) - expected[i]);
-    if (!(err <= atol + rtol * std::abs(expected[i])))
+    const double bound = atol + rtol * std::abs(expected[i]);
+    if (bound > 0) worst_ratio = std::max(worst_ratio, err / bound);
+    if (!(err <= bound))
       return ::testing::AssertionFailure()
              << "element [" << i << "]: actual " << actual[i] << ", expected " << expected[i]
              << ", error " << err << " > " << atol << " + " << rtol << " x |expected|";
   }
+  report_bound(worst_ratio, 1.0);
   return ::testing::AssertionSuccess();
 }
 
