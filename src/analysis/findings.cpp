@@ -2,6 +2,7 @@
 #include "analysis/findings.h"
 
 #include "analysis/pool.h"
+#include "analysis/stats.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -103,6 +104,21 @@ Finding parse_finding(const std::string& entry) {
   return f;
 }
 
+std::string finding_verdict(double effect, bool noise_ok, double mean_swing) {
+  if (!noise_ok) return "unknown (no seed pairs)";
+  if (effect == 0 && mean_swing == 0) return "no signal (effect and swing both 0)";
+  if (effect > 2 * mean_swing) return "reproduces";
+  if (effect < -2 * mean_swing) return "reversed";
+  return "not resolved (|effect| <= 2 x swing)";
+}
+
+std::string seeds_needed(double effect, bool noise_ok, double mean_swing, const std::string& verdict) {
+  if (!noise_ok || verdict.rfind("not resolved", 0) != 0) return "";
+  if (effect == 0) return "none: no effect measured";
+  const int64_t n = seeds_to_resolve(effect, mean_swing);
+  return n >= 1000000000000 ? "none: effect ~0" : std::to_string(n);
+}
+
 std::optional<bool> side_holds(const std::vector<Predicate>& side, const RunConfig& cfg, std::string& why) {
   for (const auto& p : side) {
     const auto v = eval_feature(Feature{"finding", p, ""}, cfg, why);
@@ -156,6 +172,26 @@ void section_probe(const Study& s, Report& rep) {
                                "thick line is the configuration's mean over seeds");
 }
 
+namespace {
+
+// The bootstrap interval of A − B: paired over samples (or tasks) when each side is one
+// configuration with RULER cells, else over the seeds (runs) of each side.
+BootResult finding_interval(const Study& s, const Side& a, const Side& b, const ScoreName& score,
+                            const AnalyzeConfig& cfg, uint64_t seed, std::string& method) {
+  if (a.configs.size() == 1 && b.configs.size() == 1) {
+    bool per_sample = false;
+    const auto cells = boot_cells(s, s.configs[a.configs[0]], s.configs[b.configs[0]], score, per_sample, method);
+    if (!cells.empty()) return paired_bootstrap(cells, !per_sample, cfg.bootstrap_samples, seed, cfg.confidence);
+  }
+  BootCell c;
+  for (double v : a.run_scores) c.a.push_back({v});
+  for (double v : b.run_scores) c.b.push_back({v});
+  method = "seeds (runs) of each side";
+  return paired_bootstrap({c}, false, cfg.bootstrap_samples, seed, cfg.confidence, false);
+}
+
+}  // namespace
+
 void section_findings(const Study& s, const AnalyzeConfig& cfg, Report& rep) {
   if (cfg.findings.empty()) return;
   rep.heading("Findings");
@@ -167,10 +203,15 @@ void section_findings(const Study& s, const AnalyzeConfig& cfg, Report& rep) {
   }
   Table t{"findings", "Findings: effect = mean score of A's configurations − B's (each a mean over its seeds)",
           {"finding", "score", "configs_a", "configs_b", "mean_a", "mean_b", "effect", "mean_seed_swing",
-           "effect_over_swing", "verdict", "runs_a", "runs_b"}, {},
-          "Mean seed swing: |a − b| over every pair of seeds of one configuration, averaged over the pool's pairs "
-          "(the 'Seed noise' section for the long score). Verdict: reproduces when effect > 2 × mean swing, reversed "
-          "when effect < −2 × mean swing, otherwise not resolved at this noise."};
+           "effect_over_swing", "verdict", "ci_low", "ci_high", "bootstrap", "seeds_to_resolve", "runs_a", "runs_b"}, {},
+          cat("Mean seed swing: |a − b| over every pair of seeds of one configuration, averaged over the pool's pairs "
+              "(the 'Seed noise' section for the long score). Verdict: reproduces when effect > 2 × mean swing, reversed "
+              "when effect < −2 × mean swing, no signal when the effect and the swing are both 0, otherwise not "
+              "resolved at this noise. ci: ", fmt(100 * cfg.confidence, 3), "% bootstrap interval of the effect. "
+              "seeds_to_resolve (unresolved findings): seeds per configuration at which an effect of the measured "
+              "size would exceed two standard errors of a difference of means, with the seed deviation the mean "
+              "swing implies (σ = swing·√π/2; n = 8σ²/effect²): a small number means too few seeds, a large one or "
+              "'none' means no effect of consequence.")};
   for (const auto& entry : cfg.findings) {
     const Finding f = parse_finding(entry);
     rep.text(cat("**", f.name, "**: ", f.a_text, "  over  ", f.b_text));
@@ -184,15 +225,15 @@ void section_findings(const Study& s, const AnalyzeConfig& cfg, Report& rep) {
         rep.cannot_compute(cat("finding ", f.name, " on ", score.text),
                            cat("no configuration with the score matches side ", a.configs.empty() ? "A" : "B",
                                why.empty() ? "" : " (" + why + ")"));
-        row.insert(row.end(), {"", "", "", "not computed", spread(a), spread(b)});
+        row.insert(row.end(), {"", "", "", "not computed", "", "", "", "", spread(a), spread(b)});
       } else {
         const double effect = a.mean - b.mean;
-        std::string verdict = "not resolved (|effect| <= 2 x swing)";
-        if (!noise.ok) verdict = "unknown (no seed pairs)";
-        else if (effect > 2 * noise.mean) verdict = "reproduces";
-        else if (effect < -2 * noise.mean) verdict = "reversed";
+        const std::string verdict = finding_verdict(effect, noise.ok, noise.mean);
+        std::string method;
+        const BootResult ci = finding_interval(s, a, b, score, cfg, cfg.bootstrap_seed + 7919 * t.rows.size(), method);
         row.insert(row.end(), {fmt(effect), noise.ok ? fmt(noise.mean) : "", noise.ok && noise.mean > 0 ? fmt(effect / noise.mean, 3) : "",
-                               verdict, spread(a), spread(b)});
+                               verdict, ci.ok ? fmt(ci.lo) : "", ci.ok ? fmt(ci.hi) : "", ci.ok ? method : ci.why,
+                               seeds_needed(effect, noise.ok, noise.mean, verdict), spread(a), spread(b)});
       }
       t.rows.push_back(row);
     }

@@ -24,4 +24,14 @@ Finding parse_finding(const std::string& entry);
 // evaluated (a missing key, a non-numeric value under an ordering).
 std::optional<bool> side_holds(const std::vector<Predicate>& side, const RunConfig& cfg, std::string& why);
 
+// The verdict of an effect (A − B) against the mean seed swing: reproduces beyond +2 swings,
+// reversed beyond −2, "no signal" when effect and swing are both 0 (nothing moved: not an effect),
+// otherwise not resolved; unknown without seed pairs (noise_ok false).
+std::string finding_verdict(double effect, bool noise_ok, double mean_swing);
+
+// For a "not resolved" verdict: the seeds per configuration that would resolve an effect of this
+// size at this swing (stats.h seeds_to_resolve), or why none would ("none: no effect measured");
+// "" for any other verdict.
+std::string seeds_needed(double effect, bool noise_ok, double mean_swing, const std::string& verdict);
+
 }  // namespace headroom::analysis

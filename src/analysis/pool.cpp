@@ -331,8 +331,6 @@ NoiseSummary seed_noise(const Study& s, const ScoreName& score, Table* pairs_tab
   return n;
 }
 
-namespace {
-
 // Bootstrap cells of configurations a and b for `score` (RULER tasks; all lengths or one).
 std::vector<BootCell> boot_cells(const Study& s, const ConfigGroup& a, const ConfigGroup& b, const ScoreName& score,
                                  bool& per_sample, std::string& method) {
@@ -405,6 +403,8 @@ std::vector<BootCell> boot_cells(const Study& s, const ConfigGroup& a, const Con
   return cells;
 }
 
+namespace {
+
 void section_noise_and_differences(const Study& s, const AnalyzeConfig& cfg, Report& rep) {
   rep.heading("Seed noise");
   const ScoreName score = parse_score_name(cfg.long_score, "analyze.long_score");
@@ -461,7 +461,8 @@ void section_noise_and_differences(const Study& s, const AnalyzeConfig& cfg, Rep
           {"config_a", "config_b", "keys_differing", "score_a", "score_b", "difference", "seed_noise", "ci_low", "ci_high",
            "bootstrap", "seeds_a", "seeds_b"}, {},
           main.ok ? cat("'within seed noise': |difference| < the mean seed swing ", fmt(main.mean),
-                        "; 'beyond': at least the mean swing.")
+                        "; 'beyond': at least the mean swing; a difference of 0 against a swing of 0 is no "
+                        "difference (the score did not move at all), never an effect.")
                   : "No seed pairs, so no difference is classified against seed noise."};
   int64_t within = 0, beyond = 0;
   std::string no_boot;
@@ -475,7 +476,9 @@ void section_noise_and_differences(const Study& s, const AnalyzeConfig& cfg, Rep
       if (ma.mean && mb.mean) {
         const double diff = *ma.mean - *mb.mean;
         row.push_back(fmt(diff));
-        if (main.ok) {
+        if (main.ok && diff == 0 && main.mean == 0) {
+          row.push_back("no difference (difference and swing both 0)");  // nothing measured: not an effect
+        } else if (main.ok) {
           const bool w = std::abs(diff) < main.mean;
           (w ? within : beyond)++;
           row.push_back(w ? "within seed noise" : "beyond mean swing");

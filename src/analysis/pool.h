@@ -5,6 +5,7 @@
 
 #include "analysis/analyze_config.h"
 #include "analysis/report.h"
+#include "analysis/stats.h"
 #include "analysis/study.h"
 
 namespace headroom::analysis {
@@ -19,6 +20,11 @@ struct NoiseSummary {
   size_t pairs = 0;
 };
 NoiseSummary seed_noise(const Study& s, const ScoreName& score, Table* pairs_table);
+
+// The paired-bootstrap cells of configurations a and b for a RULER score (empty for probe scores):
+// per sample when every run has samples.jsonl (per_sample), else per task; `method` names which.
+std::vector<BootCell> boot_cells(const Study& s, const ConfigGroup& a, const ConfigGroup& b, const ScoreName& score,
+                                 bool& per_sample, std::string& method);
 
 // findings.cpp: the retrieval probe's learning curves, and the study's findings against seed noise.
 void section_probe(const Study& s, Report& rep);

@@ -19,6 +19,14 @@ struct SeedPair {
 std::vector<SeedPair> seed_pairs(const std::vector<std::vector<size_t>>& runs,
                                  const std::vector<std::vector<double>>& scores);
 
+// The seed standard deviation σ that a mean seed swing implies: two draws differ by E|a − b| = 2σ/√π.
+double sigma_from_mean_swing(double mean_swing);
+
+// Seeds per configuration at which a difference of two configuration means of this size would
+// exceed two standard errors (2σ·√(2/n)): the smallest n ≥ 2 with n ≥ 8σ²/effect². 0 when the
+// effect is 0 (no number of seeds resolves it) or σ is 0.
+int64_t seeds_to_resolve(double effect, double mean_swing);
+
 // numpy.percentile's default (linear interpolation between order statistics, "type 7").
 double percentile(std::vector<double> v, double q);  // q in [0, 100]
 

@@ -44,6 +44,11 @@ void add_eval_keys(config::Schema& s, EvalConfig& e) {
           config::at_least<long>(1));
   add_key(s, "eval", "write_samples", e.write_samples, true,
           "write samples.jsonl: every generated sample's prediction, references and score");
+  add_key(s, "eval", "ruler_pred", e.ruler_pred, false,
+          "also write ruler_pred/<length>/<task>.jsonl: every scored sample with its whole prompt text in "
+          "RULER's prediction-file fields (index, pred, input, outputs, others, truncation, length), so "
+          "RULER's scorer can re-score the run without Headroom; the prompt text also goes into "
+          "samples.jsonl (\"input\"); large at long lengths (about 4 bytes per token)");
 }
 
 std::vector<int64_t> parse_lengths(const std::string& list) {

@@ -23,6 +23,7 @@ struct EvalConfig {
   long loss_windows;     // held-out windows per length for loss_by_position
   long prefill_chunk;    // tokens per prefill block (memory: one block's activations)
   bool write_samples;    // samples.jsonl with every prompt's prediction and score
+  bool ruler_pred;       // ruler_pred/<length>/<task>.jsonl in RULER's prediction-file fields
 };
 
 // Adds the [eval] section bound to `cfg` (which must outlive the schema).

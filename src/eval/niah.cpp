@@ -166,7 +166,9 @@ Builder niah_builder(const std::string& task, const NiahSpec& spec, const Resour
     return s;
   };
   const int64_t max_units = spec.haystack == Haystack::kEssay ? int64_t{1} << 26 : int64_t{1} << 24;
-  return {build, 0, max_units, nullptr};
+  // At least one unit of haystack: a prompt of needles and template alone is not a long-context
+  // sample, so a length too short for any haystack is skipped (reported apart), never scored.
+  return {build, 1, max_units, nullptr};
 }
 
 }  // namespace headroom::eval

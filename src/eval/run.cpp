@@ -80,7 +80,7 @@ struct Partial {
 };
 
 std::string sample_line(const std::string& task, const Item& it, const Sample* s, double score,
-                        const std::string& prediction, const std::string& skip) {
+                        const std::string& prediction, const std::string& skip, const std::string& input = "") {
   nlohmann::ordered_json j;
   j["task"] = task;
   j["length"] = it.length;
@@ -91,6 +91,7 @@ std::string sample_line(const std::string& task, const Item& it, const Sample* s
     j["units"] = s->units;
     j["prediction"] = prediction;
     j["references"] = s->references;
+    if (!input.empty()) j["input"] = input;  // eval.ruler_pred: the whole prompt text
   } else {
     j["score"] = nullptr;
     j["skipped"] = skip;
@@ -119,7 +120,8 @@ void run_generate(const EvalJob& job, const Item& it, TaskContext& ctx, Decoder&
   out[kTokens] = static_cast<double>(s.tokens);
   out[kUnits] = static_cast<double>(s.units);
   out[kStatus] = kScored;
-  p.lines.emplace_back(static_cast<int64_t>(it.slot), sample_line(spec.name, it, &s, score, prediction, ""));
+  const std::string input = job.eval.ruler_pred ? ctx.prompts.text(s.prompt, s.answer_prefix) : "";
+  p.lines.emplace_back(static_cast<int64_t>(it.slot), sample_line(spec.name, it, &s, score, prediction, "", input));
 }
 
 // Offsets of each loss window's bucket values: windows of one length are contiguous.

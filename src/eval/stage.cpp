@@ -6,6 +6,7 @@
 #include "config/keys.h"
 #include "eval/checkpoint_facts.h"
 #include "eval/eval_config.h"
+#include "eval/ruler_pred.h"
 #include "eval/run.h"
 #include "eval/tasks.h"
 #include "io/atomic_file.h"
@@ -20,6 +21,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstring>
 #include <sstream>
 #include <iostream>
@@ -119,12 +121,18 @@ std::string describe(const EvalJob& job) {
 }
 
 // Root only: the output files (atomically), the table on stdout, DONE.
-void write_outputs(io::RunDir& run, const EvalOutput& out, bool write_samples) {
-  if (write_samples) {
+void write_outputs(io::RunDir& run, const EvalOutput& out, const EvalConfig& ecfg) {
+  if (ecfg.write_samples) {
     std::string lines;
     for (const auto& l : out.sample_lines) lines += l + "\n";
     io::write_file_atomic(run.root / "samples.jsonl", lines);
   }
+  if (ecfg.ruler_pred)
+    for (const auto& [path, content] : ruler_pred_files(out.sample_lines)) {
+      const auto file = run.root / "ruler_pred" / path;
+      std::filesystem::create_directories(file.parent_path());
+      io::write_file_atomic(file, content);
+    }
   io::write_file_atomic(run.root / "results.csv", results_csv(out.results));
   io::write_file_atomic(run.root / "results.json", results_json(out.results));
   std::cout << results_table(out.results) << std::flush;
@@ -200,7 +208,7 @@ int run_evaluate_stage(int argc, char** argv) {
   if (run) log = [&](const std::string& line) { io::log_line(*run, line); };
   EvalOutput out = run_evaluation(job, model, *grid.world, log);
   out.results.seconds = seconds_since(t0);
-  if (run) write_outputs(*run, out, ecfg.write_samples);
+  if (run) write_outputs(*run, out, ecfg);
   grid.world->barrier();
   return 0;
 }

@@ -66,7 +66,7 @@ Builder vt_builder(const std::string& task, const SampleKey& key) {
     s.references = chain.vars;
     return s;
   };
-  return {build, 0, int64_t{1} << 24, nullptr};
+  return {build, 1, int64_t{1} << 24, nullptr};  // at least one haystack unit (niah.cpp says why)
 }
 
 }  // namespace headroom::eval

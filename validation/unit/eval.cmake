@@ -10,3 +10,7 @@ target_compile_definitions(test_eval_toy PRIVATE HEADROOM_TEST_SOURCE_DIR="${CMA
 add_test(NAME test_eval_cli
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_eval_cli.sh $<TARGET_FILE_DIR:evaluate> ${CMAKE_SOURCE_DIR} ${HEADROOM_PYTHON})
 set_tests_properties(test_eval_cli PROPERTIES LABELS mpi TIMEOUT 600 PROCESSORS 2)
+# RULER's prediction files (eval.ruler_pred) re-scored without Headroom.
+add_test(NAME test_ruler_pred
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_ruler_pred.sh $<TARGET_FILE_DIR:evaluate> ${CMAKE_SOURCE_DIR} ${HEADROOM_PYTHON})
+set_tests_properties(test_ruler_pred PROPERTIES LABELS unit TIMEOUT 300)

@@ -463,3 +463,31 @@ TEST(Probes, FollowEvaluatesNiahSingle1Format) {
   EXPECT_TRUE(std::regex_search(theirs, tail)) << theirs.substr(theirs.size() - 200);
   EXPECT_TRUE(std::regex_search(ours, tail)) << ours.substr(ours.size() - 200);
 }
+
+// ------------------------------------------------------------------ findings against seed noise
+
+TEST(Findings, ZeroEffectAgainstZeroSwingIsNoSignal) {
+  EXPECT_EQ(finding_verdict(0.0, true, 0.0), "no signal (effect and swing both 0)");
+  EXPECT_EQ(finding_verdict(0.5, true, 0.0), "reproduces") << "a real effect over exactly repeatable seeds";
+  EXPECT_EQ(finding_verdict(-0.5, true, 0.1), "reversed");
+  EXPECT_EQ(finding_verdict(0.1, true, 0.1), "not resolved (|effect| <= 2 x swing)");
+  EXPECT_EQ(finding_verdict(0.0, false, 0.0), "unknown (no seed pairs)");
+}
+
+TEST(Findings, SeedsToResolveFollowTheStandardErrorOfADifferenceOfMeans) {
+  // Mean swing 2σ/√π; n = 8σ²/effect², so an effect of σ needs 8 seeds, of 2σ the minimum 2.
+  const double sigma = 0.3, swing = 2 * sigma / std::sqrt(std::acos(-1.0));
+  EXPECT_NEAR(sigma_from_mean_swing(swing), sigma, 1e-15);
+  EXPECT_EQ(seeds_to_resolve(sigma, swing), 8);
+  EXPECT_EQ(seeds_to_resolve(-sigma, swing), 8) << "the sign does not matter";
+  EXPECT_EQ(seeds_to_resolve(0.5 * sigma, swing), 32);
+  EXPECT_EQ(seeds_to_resolve(2 * sigma, swing), 2);
+  EXPECT_EQ(seeds_to_resolve(0.0, swing), 0);
+  // The check the table's verdict makes at those seeds: effect > 2 standard errors.
+  const int64_t n = seeds_to_resolve(0.37 * sigma, swing);
+  EXPECT_GT(0.37 * sigma, 2 * sigma * std::sqrt(2.0 / static_cast<double>(n)) - 1e-12);
+  EXPECT_LT(0.37 * sigma, 2 * sigma * std::sqrt(2.0 / static_cast<double>(n - 1)));
+  EXPECT_EQ(seeds_needed(0.0, true, swing, "not resolved (|effect| <= 2 x swing)"), "none: no effect measured");
+  EXPECT_EQ(seeds_needed(sigma, true, swing, "not resolved (|effect| <= 2 x swing)"), "8");
+  EXPECT_EQ(seeds_needed(sigma, true, swing, "reproduces"), "");
+}

@@ -95,6 +95,26 @@ TEST(EvalGenerators, TooShortALengthIsReportedNotTruncated) {
   EXPECT_THROW(g.sample("niah_single_1", 200, 0), TooLong);
 }
 
+// A prompt of template and needles without haystack is no long-context sample: at the shortest
+// length a task fits at all it already holds at least one haystack unit; below it, TooLong (the
+// sample is skipped and reported apart, never averaged into RULER).
+TEST(EvalGenerators, NoSampleWithoutHaystack) {
+  for (const auto& task : task_names()) {
+    Gen g(kByte);
+    int64_t length = 64;
+    for (; length <= 8192; length += 16) {
+      try {
+        const Sample s = g.sample(task, length, 0);
+        EXPECT_GE(s.units, 1) << task << " @" << length << ": scored with no haystack";
+        break;
+      } catch (const TooLong& e) {
+        EXPECT_NE(std::string(e.what()).find("no long-context sample"), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_LE(length, 8192) << task << " never fits";
+  }
+}
+
 TEST(EvalGenerators, NiahSingularTemplateAndNeedle) {
   Gen g(kByte);
   const Sample s = g.sample("niah_single_1", 2048, 0);
