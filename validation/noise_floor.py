@@ -40,6 +40,9 @@ def verdict(what, difference, floor, factor=DEFAULT_FACTOR):
         ok = difference == 0
     print(f"noise-floor: {what} difference {difference:.3e} floor {floor:.3e} ratio {ratio:.3g} "
           f"allowed {factor:g} {'ok' if ok else 'FAIL'}")
+    if floor == 0 and difference > 0:
+        print("  the floor runs changed nothing: does OpenBLAS honour OPENBLAS_CORETYPE here (a DYNAMIC_ARCH "
+              "build, as Debian's)? Without another kernel set there is no rounding floor to measure.")
     return ok
 
 
