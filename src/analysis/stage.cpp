@@ -4,6 +4,7 @@
 #include "analysis/plots_script.h"
 #include "analysis/pool.h"
 #include "app/cli.h"
+#include "app/memory_check.h"
 #include "config/keys.h"
 #include "eval/checkpoint_facts.h"
 #include "eval/eval_config.h"
@@ -79,6 +80,11 @@ void diagnose_run(RunData& r, const AnalyzeConfig& cfg, const DiagOptions& opt, 
     if (r.results.lengths.empty()) fail("analyze.probe_lengths is empty and results.json lists no evaluation length");
     lengths = {*std::min_element(r.results.lengths.begin(), r.results.lengths.end())};
   }
+  // Before the probes' text, the KV cache or any row is allocated (app/memory_plan.h).
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  const std::string memory = app::check_memory_plan(app::evaluation_plan(
+      c.model, false, {longest, cfg.prefill_chunk, "analyze", "analyze.probe_lengths", "analyze.prefill_chunk"}));
+  if (log) log(cat("diagnostics of ", r.name, ": ", memory));
   std::vector<Probe> probes;
   for (int64_t L : lengths)
     for (double depth : parse_doubles(cfg.probe_depths, "analyze.probe_depths"))

@@ -22,6 +22,13 @@ std::string broadcast_text(parallel::MpiComm& world, std::string text, int root)
   return text;
 }
 
+// The log line of a plan that fits.
+std::string fit_line(const MemoryPlan& plan, int64_t available, const std::string& source, int ranks_on_node) {
+  return cat(plan_line(plan), "; available ",
+             available >= 0 ? cat(format_bytes(available), " (", source, ")") : std::string("unknown"),
+             ranks_on_node > 1 ? cat(", shared by ", ranks_on_node, " ranks") : "");
+}
+
 }  // namespace
 
 std::string check_memory_plan(const MemoryPlan& plan, parallel::MpiComm& world) {
@@ -43,9 +50,14 @@ std::string check_memory_plan(const MemoryPlan& plan, parallel::MpiComm& world) 
     const std::string why = world.rank() == root ? plan_refusal(plan, node->size(), available, mine.source) : "";
     throw Error(broadcast_text(world, why, root));
   }
-  return cat(plan_line(plan), "; available ",
-             available >= 0 ? cat(format_bytes(available), " (", mine.source, ")") : std::string("unknown"),
-             node->size() > 1 ? cat(", shared by ", node->size(), " ranks") : "");
+  return fit_line(plan, available, mine.source, node->size());
+}
+
+std::string check_memory_plan(const MemoryPlan& plan) {
+  const AvailableMemory mine = available_memory();
+  if (overflows(plan) || (mine.bytes >= 0 && host_bytes(plan) > mine.bytes))
+    throw Error(plan_refusal(plan, 1, mine.bytes, mine.source));
+  return fit_line(plan, mine.bytes, mine.source, 1);
 }
 
 }  // namespace headroom::app

@@ -15,4 +15,7 @@ namespace headroom::app {
 // fit or overflows; returns the line to log (plan_line plus what is available) otherwise.
 std::string check_memory_plan(const MemoryPlan& plan, parallel::MpiComm& world);
 
+// The same for a program of one process (analyze): throws the refusal, or returns the line to log.
+std::string check_memory_plan(const MemoryPlan& plan);
+
 }  // namespace headroom::app

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
 
 namespace headroom::app {
 namespace {
@@ -43,7 +44,7 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return up == kOverflow ? kOverflow : up / b;
 }
 
-std::string key(const char* name, const auto& value) { return cat(name, "=", value); }
+std::string key(std::string_view name, const auto& value) { return cat(name, "=", value); }
 
 template <class... Rest>
 std::string keys(const std::string& first, const Rest&... rest) {
@@ -189,10 +190,10 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
   one_layer.n_layers = 1;
   const ActivationFloats act = activation_floats(one_layer, 1, chunk);
   const RopeFloats rope = rope_floats(m, mul(2, cap));
-  const std::string len = key("eval.lengths", e.max_length), pre = key("eval.prefill_chunk", e.prefill_chunk);
+  const std::string len = key(e.length_key, e.max_length), pre = key(e.chunk_key, e.prefill_chunk);
 
   MemoryPlan p;
-  p.stage = "evaluate";
+  p.stage = e.stage;
   p.device_elsewhere = cuda;
   p.advice = "run fewer ranks per node (each evaluate rank holds a whole model and one sequence's KV cache)";
   p.parts.push_back({"parameters", mul(P, kFloat), true, param_keys(m, 1)});

@@ -41,9 +41,12 @@ MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, in
 struct EvalShape {
   int64_t max_length = 0;
   int64_t prefill_chunk = 0;
+  // Who runs it and the keys that set the two figures (analyze runs the same prefill).
+  std::string stage = "evaluate", length_key = "eval.lengths", chunk_key = "eval.prefill_chunk";
 };
 
-// evaluate: one sequence at a time through a KV cache, one model replica per rank.
+// evaluate (and analyze's diagnostics): one sequence at a time through a KV cache, one model
+// replica per rank.
 MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalShape& e);
 
 // Parameters one tensor-parallel rank holds (model::make_model's n_params), saturating.
