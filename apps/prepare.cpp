@@ -55,10 +55,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (opt.inputs.empty()) fail("no input given: pass --input FILE_OR_DIR (repeatable)");
+    const auto t0 = std::chrono::steady_clock::now();
+    const data::PrepareInput input = data::read_prepare_input(opt);  // refuses before anything is written
     io::RunDir run = io::open_run_dir(opt.output, flags.force);
     io::write_config(run, ini);
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto sum = data::run_prepare(opt, ini, [&](const std::string& l) { io::log_line(run, l); });
+    const auto sum = data::run_prepare(opt, input, ini, [&](const std::string& l) { io::log_line(run, l); });
     io::mark_finished(run, cat("prepare ", sum.tokenizer_id, " train_tokens=", sum.train_tokens,
                                " val_tokens=", sum.val_tokens));
     io::log_line(run, cat("done in ", format_duration(seconds_since(t0)), ": ", sum.train_docs,

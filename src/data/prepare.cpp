@@ -53,10 +53,10 @@ void check_splits(const PrepareOptions& opt, const Documents& docs, const std::v
     fail("the inputs (", inputs, ") hold ", docs.texts.size(), " document (", docs.bytes, " bytes), so the ",
          n_train == 0 ? "train" : "val", " split would hold no tokens: prepare splits whole documents into "
          "train and val and needs at least 2 documents (a .jsonl file holds one per line, any other file is "
-         "one); no shard or tokenizer was written");
+         "one); nothing was written");
   fail("--val-fraction = ", opt.val_fraction, " puts ", n_val, " of the ", docs.texts.size(), " documents of (",
        inputs, ") in the val split, so the ", n_train == 0 ? "train" : "val",
-       " split would hold no tokens; use a fraction above 0 (and below 1); no shard or tokenizer was written");
+       " split would hold no tokens; use a fraction above 0 (and below 1); nothing was written");
 }
 
 }  // namespace
@@ -113,15 +113,26 @@ ShardContents encode_documents(const Tokenizer& tok, const std::vector<const std
   return c;
 }
 
+PrepareInput read_prepare_input(const PrepareOptions& opt) {
+  PrepareInput in{read_documents(opt.inputs), {}};
+  in.is_val = split_validation(in.docs.texts, opt.val_fraction, opt.seed);
+  check_splits(opt, in.docs, in.is_val);
+  return in;
+}
+
 PrepareSummary run_prepare(const PrepareOptions& opt, const std::string& config_ini,
                            const std::function<void(const std::string&)>& log) {
+  return run_prepare(opt, read_prepare_input(opt), config_ini, log);
+}
+
+PrepareSummary run_prepare(const PrepareOptions& opt, const PrepareInput& in, const std::string& config_ini,
+                           const std::function<void(const std::string&)>& log) {
   PrepareSummary sum;
-  const Documents docs = read_documents(opt.inputs);
+  const Documents& docs = in.docs;
+  const std::vector<bool>& is_val = in.is_val;
   sum.bytes = docs.bytes;
   log(cat("read ", docs.texts.size(), " documents, ", docs.bytes, " bytes, from ",
           docs.files.size(), " files"));
-  const std::vector<bool> is_val = split_validation(docs.texts, opt.val_fraction, opt.seed);
-  check_splits(opt, docs, is_val);
 
   auto t0 = std::chrono::steady_clock::now();
   const Tokenizer tok = make_tokenizer(opt, docs.texts, is_val, log);

@@ -35,8 +35,19 @@ struct PrepareSummary {
   double tokenizer_seconds = 0, encode_seconds = 0;
 };
 
-// Runs the stage; `log` receives progress lines. Writes <output>/train.h5, val.h5, tokenizer.txt
-// (each atomically). `config_ini` is stored in both shards.
+// What prepare reads and checks before it writes anything (the output directory included): the
+// documents and their train/val split, refused when either split would be empty.
+struct PrepareInput {
+  Documents docs;
+  std::vector<bool> is_val;
+};
+PrepareInput read_prepare_input(const PrepareOptions& opt);
+
+// Runs the stage on checked input; `log` receives progress lines. Writes <output>/train.h5,
+// val.h5, tokenizer.txt (each atomically). `config_ini` is stored in both shards.
+PrepareSummary run_prepare(const PrepareOptions& opt, const PrepareInput& in, const std::string& config_ini,
+                           const std::function<void(const std::string&)>& log);
+// Both steps at once.
 PrepareSummary run_prepare(const PrepareOptions& opt, const std::string& config_ini,
                            const std::function<void(const std::string&)>& log);
 
