@@ -56,6 +56,18 @@ echo "quickstart: run directories in runs/$study/<model>-s<seed>/{pretrain,exten
      "(config.ini, log.txt, metrics.jsonl, checkpoints/, slurm-<job>.out)"
 if [[ -d runs/$study/analysis ]]; then
   echo "quickstart: report runs/$study/analysis/report.md, tables runs/$study/analysis/tables/, plots runs/$study/analysis/plots/"
+  # The headline: RULER by length per configuration, and the configuration differences with their
+  # intervals and verdicts (what the report opens with), as aligned columns.
+  for t in ruler_by_length config_differences findings; do
+    f=runs/$study/analysis/tables/$t.csv
+    [[ -f $f ]] || continue
+    echo
+    echo "quickstart: $t ($f)"
+    /usr/bin/python3 -c 'import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+w = [max(len(r[i]) if i < len(r) else 0 for r in rows) for i in range(len(rows[0]))]
+for r in rows: print("  " + "  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip())' "$f"
+  done
 fi
 if ((status)); then
   echo "quickstart: a stage did not finish; its job log (slurm-<job>.out in its run directory) says why." \
