@@ -12,7 +12,8 @@
 //
 // FLOP formula (model FLOPs: what the model needs, not what the kernels happen to do):
 //
-//   FLOPs per token = 6·N + 6·n_layers·seq·d_attn
+//   FLOPs per token = 6·N + 6·n_layers·n_heads·(dqk + dv)·(seq + 1)/2   (train/throughput.h, the
+//                     trainer's own formula: ≈ 6·N + 6·n_layers·seq·d_attn for dqk = dv)
 //
 //   N       = parameters without the input embedding (every layer matrix, the norms and the
 //             untied LM head; count_non_embedding), here 17,043,968.
@@ -20,7 +21,7 @@
 //   6·L·T·d = causal attention: per layer and token, Q·Kᵀ and P·V cost 2·2·seq·d_attn FLOPs
 //             without a mask, half of that under the causal mask, × 3 for forward + backward.
 //             (The backward's recomputation of P is not counted.)
-//   Here: 102.26 + 6.29 = 108.55 MFLOP per token, 444.6 GFLOP per 4096-token step, identical for
+//   Here: 102.26 + 6.30 = 108.56 MFLOP per token, 444.7 GFLOP per 4096-token step, identical for
 //   the three shapes (d_attn = 512 throughout).
 //
 // MFU = achieved FLOP/s (formula above / median step time) / sgemm rate. The sgemm rate is the best
@@ -71,6 +72,7 @@
 #include "model/params.h"
 #include "ops.h"
 #include "train/optimizer.h"
+#include "train/throughput.h"
 #include "util/error.h"
 
 #ifndef HEADROOM_BENCH_DIR
@@ -185,11 +187,6 @@ config::ModelConfig bench_config(const HeadShape& h) {
   return cfg.model;
 }
 
-double flops_per_token(const std::vector<model::ParamSpec>& specs, const config::ModelConfig& c) {
-  const double N = static_cast<double>(model::count_non_embedding(specs));
-  const double d_attn = static_cast<double>(c.n_heads * c.head_dim_qk);
-  return 6.0 * N + 6.0 * static_cast<double>(c.n_layers) * kSeq * d_attn;
-}
 
 // ------------------------------------------------------------------------------------------------
 // sgemm rate
@@ -394,7 +391,7 @@ int run_shape(const HeadShape& hs, const Options& o) {
   model::Model<float> m = model::make_model(cfg, ops);
   model::Activations<float> a = model::make_activations(m, kBatch, kSeq);
   train::AdamW<float> opt = train::make_adamw(m, train::AdamWConfig{});
-  const double fpt = flops_per_token(m.specs, cfg);
+  const double fpt = train::flops_per_token(cfg, kSeq);
   const int64_t BT = kBatch * kSeq;
 
   // Random tokens; targets are the next token of the same stream.
@@ -597,10 +594,10 @@ int run_all(const Options& o) {
               ", MHA, pre-norm, full causal attention, untied; batch %" PRId64 " x seq %" PRId64
               "\n",
               kVocab, kDModel, kLayers, kDff, kBatch, kSeq);
-  std::printf("FLOPs/token = 6*N + 6*n_layers*seq*d_attn = 6*%" PRId64 " + 6*%" PRId64 "*%" PRId64
-              "*%ld = %.2f MFLOP (N = params without the input embedding)\n",
-              model::count_non_embedding(specs), kLayers, kSeq, c0.n_heads * c0.head_dim_qk,
-              flops_per_token(specs, c0) / 1e6);
+  std::printf("FLOPs/token = 6*N + 6*n_layers*n_heads*(dqk+dv)*(seq+1)/2 = 6*%" PRId64 " + 6*%" PRId64 "*%ld*%ld*%" PRId64
+              "/2 = %.2f MFLOP (N = params without the input embedding; train/throughput.h)\n",
+              model::count_non_embedding(specs), kLayers, c0.n_heads, c0.head_dim_qk + c0.head_dim_v, kSeq + 1,
+              train::flops_per_token(c0, kSeq) / 1e6);
   const SgemmRates rates = measure_sgemm(o.reps);
   double sgemm = std::max(o.sgemm, rates.best());
   std::printf("sgemm rate: %.1f GFLOP/s = best of %d runs of [%" PRId64 "x%" PRId64 "]·[%" PRId64

@@ -16,7 +16,7 @@ double flops_per_token(const config::ModelConfig& m, long seq_len) {
     const bool sliding = m.layer_pattern[static_cast<size_t>(i) % m.layer_pattern.size()] == 'S';
     keys += sliding ? std::min(static_cast<double>(m.window), causal) : causal;
   }
-  return 6.0 * n + 3.0 * static_cast<double>(m.n_heads * (m.head_dim_qk + m.head_dim_v)) * keys;
+  return 6.0 * n + 6.0 * static_cast<double>(m.n_heads * (m.head_dim_qk + m.head_dim_v)) * keys;
 }
 
 double measure_matmul_rate(const kernels::Ops& ops) {

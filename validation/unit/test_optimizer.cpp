@@ -5,6 +5,7 @@
 #include "util/error.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
+#include "train/throughput.h"
 
 #include <gtest/gtest.h>
 
@@ -90,4 +91,21 @@ TEST(Schedule, WarmupCosineWsdLinear) {
   EXPECT_DOUBLE_EQ(learning_rate(lin, 0), 2.0);
   EXPECT_DOUBLE_EQ(learning_rate(lin, 25), 1.5);
   EXPECT_THROW(learning_rate(Schedule{"step", 1, 0, 0, 1, 0}, 5), Error);
+}
+
+// The one FLOP formula (train/throughput.h): 6 per weight and token, and for attention 6·(dqk + dv)
+// per head and key seen, with (T+1)/2 keys per query on a causal layer and at most `window` on a
+// sliding one; for dqk = dv it is PaLM's causal 6·N + 6·L·T·d_attn (up to T+1 for T).
+TEST(Throughput, FlopsPerTokenCountsWeightsAndTheKeysEachQuerySees) {
+  const config::ModelConfig full = tiny_model({});
+  const double n = static_cast<double>(count_non_embedding(param_specs(full)));
+  const long T = 63;
+  const double attn = static_cast<double>(full.n_heads * (full.head_dim_qk + full.head_dim_v));
+  EXPECT_DOUBLE_EQ(flops_per_token(full, T), 6 * n + 6 * attn * static_cast<double>(full.n_layers) * (T + 1) / 2.0);
+  const double d_attn = static_cast<double>(full.n_heads * full.head_dim_qk);
+  EXPECT_NEAR(flops_per_token(full, T), 6 * n + 6 * static_cast<double>(full.n_layers) * T * d_attn,
+              6 * static_cast<double>(full.n_layers) * d_attn) << "PaLM's causal formula, to one token";
+  const config::ModelConfig sliding = tiny_model({{"layer_pattern", "SF"}, {"window", "4"}});
+  const double keys = 4.0 + (T + 1) / 2.0;  // layer 0 sliding (window 4), layer 1 full
+  EXPECT_DOUBLE_EQ(flops_per_token(sliding, T), 6 * n + 6 * attn * keys);
 }
