@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/random.h"
 
 namespace headroom::data {
 
@@ -19,15 +20,8 @@ uint64_t pair_key(int32_t left, int32_t right) {
 int32_t key_left(uint64_t k) { return int32_t(uint32_t(k >> 32)); }
 int32_t key_right(uint64_t k) { return int32_t(uint32_t(k)); }
 
-struct KeyHash {  // splitmix64 finaliser: std::hash<uint64_t> is the identity
-  size_t operator()(uint64_t k) const {
-    k ^= k >> 30;
-    k *= 0xbf58476d1ce4e5b9ull;
-    k ^= k >> 27;
-    k *= 0x94d049bb133111ebull;
-    k ^= k >> 31;
-    return size_t(k);
-  }
+struct KeyHash {  // std::hash<uint64_t> is the identity
+  size_t operator()(uint64_t k) const { return size_t(splitmix64_finalize(k)); }
 };
 
 struct Word {

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "util/error.h"
+#include "util/random.h"
 
 namespace headroom::data {
 
@@ -14,15 +15,6 @@ namespace {
 
 uint64_t pair_key(int32_t left, int32_t right) {
   return (uint64_t(uint32_t(left)) << 32) | uint32_t(right);
-}
-
-uint64_t mix(uint64_t k) {  // splitmix64 finaliser
-  k ^= k >> 30;
-  k *= 0xbf58476d1ce4e5b9ull;
-  k ^= k >> 27;
-  k *= 0x94d049bb133111ebull;
-  k ^= k >> 31;
-  return k;
 }
 
 bool is_special(int32_t id) { return id == kBos || id == kEos || id == kPad; }
@@ -117,7 +109,7 @@ Encoder::Encoder(const Tokenizer& tok) {
   rank_mask_ = size - 1;
   for (size_t i = 0; i < tok.merges.size(); ++i) {
     const uint64_t key = pair_key(tok.merges[i].first, tok.merges[i].second) + 1;
-    uint64_t slot = mix(key) & rank_mask_;
+    uint64_t slot = splitmix64_finalize(key) & rank_mask_;
     while (ranks_[slot].key != 0) slot = (slot + 1) & rank_mask_;
     ranks_[slot] = RankSlot{key, int32_t(i)};
   }
@@ -126,7 +118,7 @@ Encoder::Encoder(const Tokenizer& tok) {
 
 int32_t Encoder::rank_of(int32_t left, int32_t right) const {
   const uint64_t key = pair_key(left, right) + 1;
-  uint64_t slot = mix(key) & rank_mask_;
+  uint64_t slot = splitmix64_finalize(key) & rank_mask_;
   while (true) {
     const RankSlot& s = ranks_[slot];
     if (s.key == key) return s.rank;
@@ -183,7 +175,7 @@ void Encoder::encode_chunk(std::string_view chunk, std::vector<int32_t>& out) {
     out.push_back(int32_t(static_cast<unsigned char>(chunk[0])));
     return;
   }
-  const uint64_t hash = mix(std::hash<std::string_view>{}(chunk));
+  const uint64_t hash = splitmix64_finalize(std::hash<std::string_view>{}(chunk));
   const uint64_t mask = cache_.size() - 1;
   uint64_t slot = hash & mask;
   while (true) {

@@ -24,13 +24,16 @@ inline std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> ctr, std::arra
   return ctr;
 }
 
-// SplitMix64 finaliser: a cheap bijective mix of 64 bits.
-inline uint64_t mix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
+// SplitMix64's output function alone: a bijective avalanche of 64 bits (the hash of the
+// tokenizer's tables: std::hash<uint64_t> is the identity).
+inline uint64_t splitmix64_finalize(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
 }
+
+// SplitMix64: one step of the golden-ratio sequence, then the finaliser; a cheap bijective mix.
+inline uint64_t mix64(uint64_t x) { return splitmix64_finalize(x + 0x9E3779B97F4A7C15ull); }
 
 // FNV-1a 64 of a string: turns a parameter name into part of a key.
 inline uint64_t fnv1a64(std::string_view s) {
