@@ -23,7 +23,7 @@ void layer_rows(const model::Model<float>& m, long layer, const float* q_chunk, 
   const int64_t Hq = c.n_heads, Hkv = c.n_kv_heads, dqk = c.head_dim_qk, G = Hq / Hkv;
   const int64_t K = Hkv * dqk;
   const bool sliding = model::is_sliding(c, layer);
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dqk)));
+  const float scale = static_cast<float>(config::attention_scale(dqk));
   auto it = std::lower_bound(rows.begin(), rows.end(), pos0);
   for (; it != rows.end() && *it < pos0 + n_rows; ++it) {
     const int64_t t = *it;
@@ -58,7 +58,7 @@ std::vector<float> stream_prefill(model::Model<float>& m, model::KvCache<float>&
   if (&ops != &kernels::cpu_ops()) fail("attention diagnostics run on the CPU backend only");
   if (m.tp.size > 1) fail("attention diagnostics need the whole model on one process (tp = 1)");
   const int64_t d = c.d_model, V = c.vocab_size;
-  const int64_t K = c.n_kv_heads * c.head_dim_qk, VD = c.n_kv_heads * c.head_dim_v;
+  const int64_t K = config::k_width(c), VD = config::v_width(c);
   if (n <= 0) fail("stream_prefill: no tokens");
   if (cache.len + n > cache.capacity)
     fail("context of ", cache.len + n, " tokens exceeds the KV cache capacity ", cache.capacity);

@@ -3,6 +3,7 @@
 // key's default, meaning and checks.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -37,6 +38,15 @@ struct ModelConfig {
   unsigned long seed;
   std::string freeze;  // comma-separated glob patterns over parameter names
 };
+
+// The attention projections' widths, derived once: queries H·dqk, keys KV·dqk, values KV·dv, the
+// attention output H·dv (of the whole model, or of one tensor-parallel rank's local config).
+inline int64_t q_width(const ModelConfig& m) { return m.n_heads * m.head_dim_qk; }
+inline int64_t k_width(const ModelConfig& m) { return m.n_kv_heads * m.head_dim_qk; }
+inline int64_t v_width(const ModelConfig& m) { return m.n_kv_heads * m.head_dim_v; }
+inline int64_t attn_out_width(const ModelConfig& m) { return m.n_heads * m.head_dim_v; }
+// The attention logit scale 1/√dqk, in double so every backend rounds the same value.
+inline double attention_scale(int64_t head_dim_qk) { return 1.0 / std::sqrt(static_cast<double>(head_dim_qk)); }
 
 struct TrainConfig {
   long seq_len;

@@ -20,8 +20,7 @@ struct Carver {
 template <class T>
 void carve(const config::ModelConfig& c, int64_t B, int64_t TT, Activations<T>& a, Carver<T>& cv) {
   const int64_t BT = B * TT, d = c.d_model, F = c.d_ff;
-  const int64_t Q = c.n_heads * c.head_dim_qk, K = c.n_kv_heads * c.head_dim_qk;
-  const int64_t VD = c.n_kv_heads * c.head_dim_v, A = c.n_heads * c.head_dim_v;
+  const int64_t Q = config::q_width(c), K = config::k_width(c), VD = config::v_width(c), A = config::attn_out_width(c);
   const bool pre = c.norm_order == "pre", qk = c.qk_norm != "none";
   const int64_t qk_rows = c.qk_norm == "head" ? BT * c.n_heads : BT;
   const int64_t k_rows = c.qk_norm == "head" ? BT * c.n_kv_heads : BT;

@@ -14,8 +14,8 @@ KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len)
   cache.capacity = capacity;
   cache.chunk_len = std::max<int64_t>(1, std::min(chunk_len, capacity));
   for (long i = 0; i < c.n_layers; ++i) {
-    cache.k.emplace_back(*m.ops, capacity * c.n_kv_heads * c.head_dim_qk);
-    cache.v.emplace_back(*m.ops, capacity * c.n_kv_heads * c.head_dim_v);
+    cache.k.emplace_back(*m.ops, capacity * config::k_width(c));
+    cache.v.emplace_back(*m.ops, capacity * config::v_width(c));
   }
   // One block's worth of activations, reused by every layer in turn.
   config::ModelConfig one = c;
@@ -30,7 +30,7 @@ std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, in
   const auto& c = m.local;
   const auto& ops = *m.ops;
   const int64_t d = c.d_model, V = c.vocab_size;
-  const int64_t K = c.n_kv_heads * c.head_dim_qk, VD = c.n_kv_heads * c.head_dim_v;
+  const int64_t K = config::k_width(c), VD = config::v_width(c);
   if (n <= 0) fail("prefill: no tokens");
   if (cache.len + n > cache.capacity)
     fail("context of ", cache.len + n, " tokens exceeds the KV cache capacity ", cache.capacity);

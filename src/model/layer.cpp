@@ -28,12 +28,12 @@ Dims dims(const Model<T>& m, long i, int64_t B, int64_t TT) {
           c.n_kv_heads,
           c.head_dim_qk,
           c.head_dim_v,
-          c.n_heads * c.head_dim_qk,
-          c.n_kv_heads * c.head_dim_qk,
-          c.n_kv_heads * c.head_dim_v,
-          c.n_heads * c.head_dim_v,
-          m.cfg.n_heads * c.head_dim_qk,
-          m.cfg.n_kv_heads * c.head_dim_qk,
+          config::q_width(c),
+          config::k_width(c),
+          config::v_width(c),
+          config::attn_out_width(c),
+          config::q_width(m.cfg),
+          config::k_width(m.cfg),
           c.norm_order == "pre",
           sliding,
           c.qk_norm,
@@ -134,7 +134,7 @@ void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, in
              false);
   }
   ops.attention_fwd(l.q, k_all, v_all, l.att, l.lse, B, TT, pos0 + TT, pos0, s.Hq, s.Hkv, s.dqk,
-                    s.dv, s.window, static_cast<T>(1.0 / std::sqrt(static_cast<double>(s.dqk))));
+                    s.dv, s.window, static_cast<T>(config::attention_scale(s.dqk)));
   ops.matmul(l.att, w.wo, l.o, s.BT, s.d, s.A, false, true, false);
   tp_sum(m, l.o, s.BT * s.d);
   if (s.pre) {
@@ -201,7 +201,7 @@ void layer_backward(Model<T>& m, long i, const LayerActs<T>& l, Activations<T>& 
   ops.matmul(d_o, w.wo, a.datt, s.BT, s.A, s.d, false, false, false);
   ops.attention_bwd(l.q, l.k, l.v, l.att, l.lse, a.datt, a.dq, a.dk, a.dv, B, TT, TT, 0, s.Hq,
                     s.Hkv, s.dqk, s.dv, s.window,
-                    static_cast<T>(1.0 / std::sqrt(static_cast<double>(s.dqk))));
+                    static_cast<T>(config::attention_scale(s.dqk)));
   if (s.rot > 0) {
     const int kind = s.sliding ? 1 : 0;
     ops.rope(a.dq, m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, TT, 0, s.Hq, s.dqk, s.rot,

@@ -34,13 +34,13 @@ std::vector<ParamSpec> param_specs(const config::ModelConfig& m) {
   for (long i = 0; i < m.n_layers; ++i) {
     const std::string l = cat("layers.", i, ".");
     norm(l + "attn_norm.weight", d, Split::kNone);
-    matrix(l + "attn.wq", m.n_heads * m.head_dim_qk, d, Split::kRows, std);
-    matrix(l + "attn.wk", m.n_kv_heads * m.head_dim_qk, d, Split::kRows, std, true);
-    matrix(l + "attn.wv", m.n_kv_heads * m.head_dim_v, d, Split::kRows, std, true);
-    matrix(l + "attn.wo", d, m.n_heads * m.head_dim_v, Split::kCols, out_std);
+    matrix(l + "attn.wq", config::q_width(m), d, Split::kRows, std);
+    matrix(l + "attn.wk", config::k_width(m), d, Split::kRows, std, true);
+    matrix(l + "attn.wv", config::v_width(m), d, Split::kRows, std, true);
+    matrix(l + "attn.wo", d, config::attn_out_width(m), Split::kCols, out_std);
     if (m.qk_norm == "layer") {
-      norm(l + "attn.q_norm.weight", m.n_heads * m.head_dim_qk, Split::kRows);
-      norm(l + "attn.k_norm.weight", m.n_kv_heads * m.head_dim_qk, Split::kRows, true);
+      norm(l + "attn.q_norm.weight", config::q_width(m), Split::kRows);
+      norm(l + "attn.k_norm.weight", config::k_width(m), Split::kRows, true);
     } else if (m.qk_norm == "head") {
       norm(l + "attn.q_norm.weight", m.head_dim_qk, Split::kNone, false, true);
       norm(l + "attn.k_norm.weight", m.head_dim_qk, Split::kNone, true, true);
