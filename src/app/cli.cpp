@@ -31,4 +31,15 @@ int guarded_main(const char* app, const std::function<int()>& body) {
   return 2;
 }
 
+std::string flag_value(int argc, char** argv, const std::string& flag) {
+  std::string value;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == flag && i + 1 < argc) value = argv[++i];
+    else if (a.size() > flag.size() && a.compare(0, flag.size(), flag) == 0 && a[flag.size()] == '=')
+      value = a.substr(flag.size() + 1);
+  }
+  return value;
+}
+
 }  // namespace headroom::app

@@ -18,6 +18,11 @@ struct CommonFlags {
 // --help, --config FILE (repeatable), --print-config, --force.
 config::po::options_description common_options(CommonFlags& flags);
 
+// The value of a flag given before the full parse (--init: its checkpoint's configuration is the
+// base layer of the parse), as "--flag VALUE" or "--flag=VALUE"; "" when absent. The last one wins,
+// as in the parse.
+std::string flag_value(int argc, char** argv, const std::string& flag);
+
 // Runs body; a headroom::Error (or any exception) is printed as "<app>: error: <message>" and
 // turns into exit status 2. Usage errors and runtime errors alike name what was wrong.
 int guarded_main(const char* app, const std::function<int()>& body);

@@ -16,7 +16,6 @@
 #include "util/clock.h"
 #include "util/error.h"
 
-#include <cstring>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -27,13 +26,6 @@ namespace po = config::po;
 namespace {
 
 constexpr unsigned kSections = config::kModel | config::kTrain | config::kData | config::kParallel;
-
-// --init is needed before the full parse: its checkpoint's configuration is the base layer.
-std::string find_flag(int argc, char** argv, const char* flag) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], flag) == 0) return argv[i + 1];
-  return "";
-}
 
 // The checkpoint's configuration minus one [section]: the process layout of the stage that wrote a
 // checkpoint is no property of the model (checkpoints load under any layout), so it is not
@@ -168,8 +160,8 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   std::vector<config::IniText> bases;
   std::optional<fs::path> init_path;
   io::CheckpointInfo init_info;
-  if (spec.takes_init && !find_flag(argc, argv, "--init").empty()) {
-    init_path = io::resolve_checkpoint(find_flag(argc, argv, "--init"));
+  if (spec.takes_init && !flag_value(argc, argv, "--init").empty()) {
+    init_path = io::resolve_checkpoint(flag_value(argc, argv, "--init"));
     init_info = io::read_checkpoint_info(*init_path);
     bases.push_back({"checkpoint " + init_path->string(), without_section(init_info.config_ini, "parallel")});
   }

@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <cstring>
 #include <sstream>
 #include <iostream>
 #include <memory>
@@ -44,13 +43,6 @@ constexpr const char* kUsage =
     "follows the checkpoint's stage: instruction after sft, else base. Samples are split across "
     "MPI ranks (mpirun -np N); the result does not depend on N. Writes results.json, results.csv, "
     "samples.jsonl, config.ini, log.txt and DONE into --run-dir (see src/eval/README.md).";
-
-// --init is needed before the full parse: its checkpoint's configuration is the base layer.
-std::string find_flag(int argc, char** argv, const char* flag) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], flag) == 0) return argv[i + 1];
-  return "";
-}
 
 // The resolved [model] and [train] sections, for the config id.
 std::string model_and_train_ini(const std::string& full_ini) {
@@ -161,8 +153,8 @@ int run_evaluate_stage(int argc, char** argv) {
   std::vector<config::IniText> bases;
   std::optional<fs::path> ckpt;
   io::CheckpointInfo info;
-  if (!find_flag(argc, argv, "--init").empty()) {
-    ckpt = io::resolve_checkpoint(find_flag(argc, argv, "--init"));
+  if (!app::flag_value(argc, argv, "--init").empty()) {
+    ckpt = io::resolve_checkpoint(app::flag_value(argc, argv, "--init"));
     info = io::read_checkpoint_info(*ckpt);
     bases.push_back({"checkpoint " + ckpt->string(), info.config_ini});
   }

@@ -1,5 +1,6 @@
 // The configuration layer: precedence of sources, printing round trips, and every refusal path
 // names the file (or command line), the section and the key.
+#include "app/cli.h"
 #include "config/keys.h"
 #include "config/load.h"
 #include "util/error.h"
@@ -190,4 +191,16 @@ TEST(Config, RepeatedCommandLineKeyTakesTheLastValue) {
   Fixture f;
   f.parse({"--model.n_heads", "8", "--model.n_kv_heads", "2", "--model.n_heads", "16"});
   EXPECT_EQ(f.cfg.model.n_heads, 16);
+}
+
+// --init is read before the full parse (its checkpoint's configuration is the base layer), in both
+// spellings Boost accepts: "--init=PATH" used to be missed, so the checkpoint's model was not
+// inherited and the defaults were used instead.
+TEST(FlagValue, BothSpellingsOfAFlagBeforeTheParse) {
+  const char* a[] = {"evaluate", "--eval.samples", "3", "--init", "runs/x", "--force"};
+  EXPECT_EQ(headroom::app::flag_value(6, const_cast<char**>(a), "--init"), "runs/x");
+  const char* b[] = {"evaluate", "--init=runs/y/pretrain", "--eval.samples", "3"};
+  EXPECT_EQ(headroom::app::flag_value(4, const_cast<char**>(b), "--init"), "runs/y/pretrain");
+  const char* c[] = {"evaluate", "--initial", "z", "--init"};  // another flag; a flag without its value
+  EXPECT_EQ(headroom::app::flag_value(4, const_cast<char**>(c), "--init"), "");
 }
