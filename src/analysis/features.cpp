@@ -31,28 +31,6 @@ std::optional<double> as_number(const std::string& s) {
 
 }  // namespace
 
-std::map<std::string, std::string> parse_ini(const std::string& text) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(text);
-  std::string line, section;
-  std::map<std::string, int> seen_in_text;
-  while (std::getline(in, line)) {
-    if (const size_t hash = line.find('#'); hash != std::string::npos) line.erase(hash);  // as Boost's parser
-    line = trim(line);
-    if (line.empty() || line[0] == ';') continue;
-    if (line.front() == '[' && line.back() == ']') {
-      section = trim(line.substr(1, line.size() - 2));
-      continue;
-    }
-    const size_t eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = (section.empty() ? "" : section + ".") + trim(line.substr(0, eq));
-    const std::string value = trim(line.substr(eq + 1));
-    if (seen_in_text[key]++ && !out[key].empty()) out[key] += "\n" + value;  // a repeated list key
-    else out[key] = value;
-  }
-  return out;
-}
 
 std::optional<std::string> lookup(const RunConfig& cfg, const std::string& key) {
   if (cfg.stages.empty()) return std::nullopt;

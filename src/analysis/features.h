@@ -22,10 +22,6 @@ struct RunConfig {
   std::vector<StageConfig> stages;
 };
 
-// "section.key" -> value of an INI text ('#' starts a comment anywhere on a line, as in Boost's
-// parser; blank lines skipped; repeated list keys are joined with newlines).
-std::map<std::string, std::string> parse_ini(const std::string& text);
-
 // KEY is "section.key" (the evaluated checkpoint's, i.e. the last stage's) or "stage.section.key"
 // (the first lineage stage of that name).
 std::optional<std::string> lookup(const RunConfig& cfg, const std::string& key);

@@ -1,5 +1,6 @@
 #include "analysis/study.h"
 
+#include "config/ini_text.h"
 #include "eval/tasks.h"
 #include "io/atomic_file.h"
 #include "io/checkpoint.h"
@@ -65,7 +66,7 @@ std::vector<StageConfig> lineage_stages(const std::string& lineage_json, const s
     if (!e.is_object()) fail(origin, ": a lineage entry is not an object");
     StageConfig s;
     s.stage = e.value("stage", std::string("?"));
-    s.keys = parse_ini(e.value("config", std::string()));
+    s.keys = config::ini_map(e.value("config", std::string()));
     s.keys["__run_dir"] = e.value("run_dir", std::string());
     out.push_back(std::move(s));
   }
@@ -113,7 +114,7 @@ void load_run(RunData& r, const AnalyzeConfig& cfg) {
       if (stages.empty()) {  // a checkpoint without lineage: its own configuration only
         StageConfig s;
         s.stage = info.stage;
-        s.keys = parse_ini(info.config_ini);
+        s.keys = config::ini_map(info.config_ini);
         s.keys["__run_dir"] = ck.parent_path().parent_path().string();
         stages.push_back(std::move(s));
       }
@@ -128,7 +129,7 @@ void load_run(RunData& r, const AnalyzeConfig& cfg) {
     if (fs::is_regular_file(ci, ec)) {
       StageConfig s;
       s.stage = r.results.stage.empty() ? "unknown" : r.results.stage;
-      for (auto& [k, v] : parse_ini(read_text(ci)))
+      for (auto& [k, v] : config::ini_map(read_text(ci)))
         if (k.rfind("model.", 0) == 0 || k.rfind("train.", 0) == 0 || k.rfind("data.", 0) == 0 ||
             k.rfind("parallel.", 0) == 0)
           s.keys[k] = v;

@@ -3,6 +3,7 @@
 #include "app/cli.h"
 #include "app/memory_check.h"
 #include "cpu/blas_kernels.h"
+#include "config/ini_text.h"
 #include "config/keys.h"
 #include "data/loader.h"
 #include "data/long_context.h"
@@ -26,21 +27,6 @@ namespace po = config::po;
 namespace {
 
 constexpr unsigned kSections = config::kModel | config::kTrain | config::kData | config::kParallel;
-
-// The checkpoint's configuration minus one [section]: the process layout of the stage that wrote a
-// checkpoint is no property of the model (checkpoints load under any layout), so it is not
-// inherited.
-std::string without_section(const std::string& ini, const std::string& section) {
-  std::string out, line;
-  std::istringstream in(ini);
-  bool skip = false;
-  while (std::getline(in, line)) {
-    const auto first = line.find_first_not_of(" \t");
-    if (first != std::string::npos && line[first] == '[') skip = line.substr(first) == "[" + section + "]";
-    if (!skip) out += line + '\n';
-  }
-  return out;
-}
 
 // Refuses to mix a new run into an old one; with --force, keeps the old checkpoints aside.
 void prepare_run_dir(const fs::path& dir, bool resume, bool force) {
@@ -163,7 +149,9 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   if (spec.takes_init && !flag_value(argc, argv, "--init").empty()) {
     init_path = io::resolve_checkpoint(flag_value(argc, argv, "--init"));
     init_info = io::read_checkpoint_info(*init_path);
-    bases.push_back({"checkpoint " + init_path->string(), without_section(init_info.config_ini, "parallel")});
+    // The process layout of the stage that wrote the checkpoint is no property of the model
+    // (checkpoints load under any layout), so [parallel] is not inherited.
+    bases.push_back({"checkpoint " + init_path->string(), config::ini_without_sections(init_info.config_ini, {"parallel"})});
   }
   const auto parsed = config::parse_config(argc, argv, opts, schema, bases);
   int rank = 0;

@@ -1,5 +1,6 @@
 #include "eval/checkpoint_facts.h"
 
+#include "config/ini_text.h"
 #include "util/error.h"
 #include "util/random.h"
 #include "util/text.h"
@@ -46,27 +47,10 @@ data::PromptTemplate checkpoint_template(const io::CheckpointInfo& info) {
   return data::PromptTemplate::kBase;
 }
 
-std::optional<std::string> ini_value(const std::string& ini, const std::string& section, const std::string& key) {
-  std::istringstream in(ini);
-  std::string line, current;
-  while (std::getline(in, line)) {
-    line = trim(line);
-    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
-    if (line.front() == '[' && line.back() == ']') {
-      current = trim(line.substr(1, line.size() - 2));
-      continue;
-    }
-    const size_t eq = line.find('=');
-    if (current == section && eq != std::string::npos && trim(line.substr(0, eq)) == key)
-      return trim(line.substr(eq + 1));
-  }
-  return std::nullopt;
-}
-
 int64_t trained_length(const io::CheckpointInfo& info) {
   int64_t best = 0;
   auto consider = [&](const std::string& ini) {
-    if (const auto v = ini_value(ini, "train", "seq_len")) best = std::max<int64_t>(best, std::stoll(*v));
+    if (const auto v = config::ini_value(ini, "train", "seq_len")) best = std::max<int64_t>(best, std::stoll(*v));
   };
   consider(info.config_ini);
   if (!info.lineage.empty())

@@ -20,9 +20,6 @@ data::Tokenizer checkpoint_tokenizer(const io::CheckpointInfo& info, long model_
 // Instruction when the checkpoint's stage or any stage of its lineage is sft, else base.
 data::PromptTemplate checkpoint_template(const io::CheckpointInfo& info);
 
-// The value of `key` in `[section]` of an INI text (first occurrence), if present.
-std::optional<std::string> ini_value(const std::string& ini, const std::string& section, const std::string& key);
-
 // The longest train.seq_len in the checkpoint's own configuration and every lineage stage's.
 int64_t trained_length(const io::CheckpointInfo& info);
 

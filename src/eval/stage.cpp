@@ -3,6 +3,7 @@
 #include "app/cli.h"
 #include "app/memory_check.h"
 #include "cpu/blas_kernels.h"
+#include "config/ini_text.h"
 #include "config/keys.h"
 #include "eval/checkpoint_facts.h"
 #include "eval/eval_config.h"
@@ -43,18 +44,6 @@ constexpr const char* kUsage =
     "follows the checkpoint's stage: instruction after sft, else base. Samples are split across "
     "MPI ranks (mpirun -np N); the result does not depend on N. Writes results.json, results.csv, "
     "samples.jsonl, config.ini, log.txt and DONE into --run-dir (see src/eval/README.md).";
-
-// The resolved [model] and [train] sections, for the config id.
-std::string model_and_train_ini(const std::string& full_ini) {
-  std::string out, line;
-  bool keep = false;
-  std::istringstream in(full_ini);
-  while (std::getline(in, line)) {
-    if (!line.empty() && line[0] == '[') keep = line == "[model]" || line == "[train]";
-    if (keep && !line.empty() && line[0] != '#') out += line + "\n";
-  }
-  return out;
-}
 
 // Refuses lengths the model cannot address unless explicitly allowed.
 void check_lengths(const std::vector<int64_t>& lengths, int64_t addressable, bool allow, const std::string& ckpt) {
@@ -185,7 +174,7 @@ int run_evaluate_stage(int argc, char** argv) {
     run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force));
     io::write_config(*run, ini);
   }
-  job.header = make_header(job, info, *ckpt, model_and_train_ini(config::to_ini(schema, false)), grid.world->size(),
+  job.header = make_header(job, info, *ckpt, config::ini_only_sections(config::to_ini(schema, false), {"model", "train"}), grid.world->size(),
                            addressable);
   if (run) io::log_line(*run, describe(job));
   if (run) io::log_line(*run, kernels::cpu::blas_kernels_description());

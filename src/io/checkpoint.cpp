@@ -1,5 +1,6 @@
 #include "io/checkpoint.h"
 
+#include "config/ini_text.h"
 #include "io/atomic_file.h"
 #include "io/h5.h"
 #include "parallel/comm.h"
@@ -109,17 +110,8 @@ void write_small(hid_t file, const std::string& file_name, const std::string& na
 
 // [model] keys as typed attributes: numbers as numbers, the rest as strings.
 void write_config_attrs(hid_t file, const std::string& ini) {
-  std::istringstream in(ini);
-  std::string line, section;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (line[0] == '[') {
-      section = line.substr(1, line.find(']') - 1);
-      continue;
-    }
-    const auto eq = line.find(" = ");
-    if (section != "model" || eq == std::string::npos) continue;
-    const std::string key = line.substr(0, eq), value = line.substr(eq + 3);
+  for (const auto& [section, key, value] : config::ini_entries(ini)) {
+    if (section != "model") continue;
     char* end = nullptr;
     const long long i = std::strtoll(value.c_str(), &end, 10);
     if (!value.empty() && *end == '\0') {

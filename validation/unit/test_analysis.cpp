@@ -10,6 +10,7 @@
 #include "analysis/probes.h"
 #include "analysis/stats.h"
 #include "analysis/study.h"
+#include "config/ini_text.h"
 #include "eval/niah.h"
 #include "eval/resources.h"
 #include "eval/results.h"
@@ -275,7 +276,7 @@ TEST(Stats, BootstrapIntervalCollapsesWhenNothingVaries) {
 // ------------------------------------------------------------------ configurations and features
 
 TEST(Features, IniLookupAndPredicates) {
-  const auto ini = parse_ini("# c\n[model]\nqk_norm = layer # an inline comment, as Boost reads it\nn_heads = 8\nn_kv_heads = 2\n"
+  const auto ini = config::ini_map("# c\n[model]\nqk_norm = layer # an inline comment, as Boost reads it\nn_heads = 8\nn_kv_heads = 2\n"
                              "layer_pattern = SSSF\n[train]\nseq_len = 4096\n[data]\nlist = a\nlist = b\n");
   EXPECT_EQ(ini.at("model.n_heads"), "8");
   EXPECT_EQ(ini.at("data.list"), "a\nb");
@@ -404,7 +405,7 @@ TEST(Findings, ParseAndSelect) {
   EXPECT_EQ(f.a[1].op, ">=");
   EXPECT_EQ(f.b_text, "model.n_heads == 16");
   RunConfig cfg;
-  cfg.stages.push_back({"pretrain", parse_ini("[model]\nhead_dim_qk = 32\nn_kv_heads = 4\nn_heads = 4\n")});
+  cfg.stages.push_back({"pretrain", config::ini_map("[model]\nhead_dim_qk = 32\nn_kv_heads = 4\nn_heads = 4\n")});
   std::string why;
   EXPECT_TRUE(*side_holds(f.a, cfg, why));
   EXPECT_FALSE(*side_holds(f.b, cfg, why));

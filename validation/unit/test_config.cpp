@@ -1,6 +1,7 @@
 // The configuration layer: precedence of sources, printing round trips, and every refusal path
 // names the file (or command line), the section and the key.
 #include "app/cli.h"
+#include "config/ini_text.h"
 #include "config/keys.h"
 #include "config/load.h"
 #include "util/error.h"
@@ -203,4 +204,28 @@ TEST(FlagValue, BothSpellingsOfAFlagBeforeTheParse) {
   EXPECT_EQ(headroom::app::flag_value(4, const_cast<char**>(b), "--init"), "runs/y/pretrain");
   const char* c[] = {"evaluate", "--initial", "z", "--init"};  // another flag; a flag without its value
   EXPECT_EQ(headroom::app::flag_value(4, const_cast<char**>(c), "--init"), "");
+}
+
+// The one reader of stored configuration text (config/ini_text.h), with Boost's comment rules.
+TEST(IniText, EntriesValuesMapsAndSectionFilters) {
+  const std::string t =
+      "# resolved configuration\n[model]\nn_heads = 8 # inline, as Boost reads it\n; a comment line\n"
+      "qk_norm = layer\n[analyze]\nfinding = a: x == 1 over x == 2\nfinding = b: y == 1 over y == 2\n"
+      "[parallel]\ntp = 2\n[model]\nn_heads = 4\n";
+  const auto e = headroom::config::ini_entries(t);
+  ASSERT_EQ(e.size(), 6u);
+  EXPECT_EQ(e[0].section, "model");
+  EXPECT_EQ(e[0].key, "n_heads");
+  EXPECT_EQ(e[0].value, "8");
+  EXPECT_EQ(headroom::config::ini_value(t, "model", "n_heads"), std::optional<std::string>("4")) << "the last wins";
+  EXPECT_EQ(headroom::config::ini_value(t, "parallel", "n_heads"), std::nullopt);
+  const auto m = headroom::config::ini_map(t);
+  EXPECT_EQ(m.at("analyze.finding"), "a: x == 1 over x == 2\nb: y == 1 over y == 2");
+  EXPECT_EQ(m.at("parallel.tp"), "2");
+  const std::string no_parallel = headroom::config::ini_without_sections(t, {"parallel"});
+  EXPECT_EQ(no_parallel.find("tp = 2"), std::string::npos);
+  EXPECT_NE(no_parallel.find("# resolved configuration\n[model]\nn_heads = 8 # inline"), std::string::npos)
+      << "the other lines verbatim";
+  EXPECT_EQ(headroom::config::ini_only_sections(t, {"model"}),
+            "[model]\nn_heads = 8 # inline, as Boost reads it\n; a comment line\nqk_norm = layer\n[model]\nn_heads = 4\n");
 }

@@ -1,6 +1,7 @@
 // What evaluate reads off a checkpoint: the prompt template from the stage and lineage, the
 // addressable length (longest training length, YaRN), the tokenizer and its refusals, and the
 // [eval] option parsing.
+#include "config/ini_text.h"
 #include "config/keys.h"
 #include "eval/checkpoint_facts.h"
 #include "eval/eval_config.h"
@@ -51,8 +52,8 @@ TEST(EvalCheckpoint, AddressableLengthIsTheLongestTrainingLengthOrYarns) {
   m.yarn_original_len = 4096;
   m.yarn_factor = 4;
   EXPECT_EQ(addressable_length(c, m), 16384);
-  EXPECT_EQ(ini_value(c.config_ini, "train", "seq_len"), std::optional<std::string>("512"));
-  EXPECT_EQ(ini_value(c.config_ini, "model", "seq_len"), std::nullopt);
+  EXPECT_EQ(config::ini_value(c.config_ini, "train", "seq_len"), std::optional<std::string>("512"));
+  EXPECT_EQ(config::ini_value(c.config_ini, "model", "seq_len"), std::nullopt);
 }
 
 TEST(EvalCheckpoint, TokenizerIsRequiredAndChecked) {
