@@ -55,19 +55,12 @@ Args parse(int argc, char** argv) {
 }
 
 config::ModelConfig toy_model(const Args& a, long d, long layers, long heads, long head_dim) {
-  config::Config cfg;
-  config::Schema schema = config::make_schema(cfg, config::kModel);
-  const std::vector<std::string> args{"bench", "--model.vocab_size", "259",
-      "--model.d_model", a.get("d-model", std::to_string(d)), "--model.n_layers", a.get("layers", std::to_string(layers)),
-      "--model.d_ff", std::to_string(2 * a.num("d-model", d)), "--model.n_heads", a.get("heads", std::to_string(heads)),
-      "--model.n_kv_heads", a.get("heads", std::to_string(heads)), "--model.head_dim_qk", a.get("head-dim", std::to_string(head_dim)),
-      "--model.head_dim_v", a.get("head-dim", std::to_string(head_dim))};
-  std::vector<const char*> argv;
-  for (const auto& s : args) argv.push_back(s.c_str());
-  config::po::options_description none;
-  const auto parsed = config::parse_config(static_cast<int>(argv.size()), argv.data(), none, schema);
-  config::validate(cfg, config::kModel, schema, parsed);
-  return cfg.model;
+  return config::make_config(config::kModel, {
+      {"model.vocab_size", "259"}, {"model.d_model", a.get("d-model", std::to_string(d))},
+      {"model.n_layers", a.get("layers", std::to_string(layers))}, {"model.d_ff", std::to_string(2 * a.num("d-model", d))},
+      {"model.n_heads", a.get("heads", std::to_string(heads))}, {"model.n_kv_heads", a.get("heads", std::to_string(heads))},
+      {"model.head_dim_qk", a.get("head-dim", std::to_string(head_dim))},
+      {"model.head_dim_v", a.get("head-dim", std::to_string(head_dim))}}).model;
 }
 
 std::filesystem::path source_dir() {

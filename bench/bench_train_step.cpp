@@ -157,9 +157,7 @@ HeadShape parse_shape(const std::string& s) {
 // The benchmark model through the real config schema (defaults for every key not named here, and
 // the same validation an app applies).
 config::ModelConfig bench_config(const HeadShape& h) {
-  config::Config cfg;
-  config::Schema schema = config::make_schema(cfg, config::kModel | config::kTrain);
-  const std::vector<std::pair<std::string, std::string>> keys{
+  return config::make_config(config::kModel | config::kTrain, {
       {"model.vocab_size", std::to_string(kVocab)},
       {"model.d_model", std::to_string(kDModel)},
       {"model.n_layers", std::to_string(kLayers)},
@@ -173,18 +171,7 @@ config::ModelConfig bench_config(const HeadShape& h) {
       {"model.layer_pattern", "F"},
       {"model.tie_embeddings", "false"},
       {"train.seq_len", std::to_string(kSeq)},
-  };
-  std::vector<std::string> args{"bench_train_step"};
-  for (const auto& [k, v] : keys) {
-    args.push_back("--" + k);
-    args.push_back(v);
-  }
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  config::po::options_description none;
-  const auto parsed = config::parse_config(static_cast<int>(argv.size()), argv.data(), none, schema);
-  config::validate(cfg, config::kModel | config::kTrain, schema, parsed);
-  return cfg.model;
+  }).model;
 }
 
 

@@ -65,12 +65,7 @@ void diagnose_run(RunData& r, const AnalyzeConfig& cfg, const DiagOptions& opt, 
                   const std::function<void(const std::string&)>& log) {
   const auto t0 = std::chrono::steady_clock::now();
   const io::CheckpointInfo info = io::read_checkpoint_info(r.checkpoint);
-  config::Config c;
-  const config::Schema schema = config::make_schema(c, kSections);
-  const char* argv0[] = {"analyze"};
-  const po::options_description none;
-  const auto parsed = config::parse_config(1, argv0, none, schema, {{"checkpoint " + r.checkpoint, info.config_ini}});
-  config::validate(c, kSections, schema, parsed);
+  const config::Config c = config::make_config(kSections, {}, {{"checkpoint " + r.checkpoint, info.config_ini}});
   model::Model<float> m = model::make_model(c.model, kernels::cpu_ops());
   io::load_checkpoint_tensors(r.checkpoint, m, nullptr);
   const data::Tokenizer tok = eval::checkpoint_tokenizer(info, c.model.vocab_size);

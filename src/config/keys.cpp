@@ -271,4 +271,18 @@ long rope_dims(const ModelConfig& m, bool sliding) {
   return d < 0 ? m.head_dim_qk : d;
 }
 
+Config make_config(unsigned sections, const std::vector<std::pair<std::string, std::string>>& keys,
+                   const std::vector<IniText>& bases) {
+  Config cfg;
+  const Schema schema = make_schema(cfg, sections);
+  std::vector<std::string> args{"make_config"};
+  for (const auto& [k, v] : keys) args.insert(args.end(), {"--" + k, v});
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  const po::options_description none;
+  const Parsed parsed = parse_config(static_cast<int>(argv.size()), argv.data(), none, schema, bases);
+  validate(cfg, sections, schema, parsed);
+  return cfg;
+}
+
 }  // namespace headroom::config

@@ -16,6 +16,13 @@ Schema make_schema(Config& cfg, unsigned sections);
 // lists every problem with the key names and where each value came from.
 void validate(const Config& cfg, unsigned sections, const Schema& schema, const Parsed& parsed);
 
+// A validated configuration made in code, not from a command line: the defaults of `sections`,
+// then `bases` (lowest first, as parse_config takes them), then `keys` ("section.key" -> value),
+// through the same parse and the same checks an app applies. For benchmarks, tests and the stored
+// configuration of a checkpoint (bases = {{"checkpoint X", its config_ini}}).
+Config make_config(unsigned sections, const std::vector<std::pair<std::string, std::string>>& keys = {},
+                   const std::vector<IniText>& bases = {});
+
 // Effective RoPE width of a layer kind (rope_dims_* = -1 means the whole head).
 long rope_dims(const ModelConfig& m, bool sliding);
 

@@ -8,24 +8,14 @@
 namespace headroom::fixtures {
 
 config::ModelConfig tiny_model(std::initializer_list<std::pair<std::string, std::string>> overrides) {
-  config::Config cfg;
-  config::Schema schema = config::make_schema(cfg, config::kModel | config::kTrain);
   std::map<std::string, std::string> keys{
       {"vocab_size", "13"}, {"d_model", "8"},     {"n_layers", "2"},   {"d_ff", "12"},
       {"n_heads", "2"},     {"n_kv_heads", "2"},  {"head_dim_qk", "4"}, {"head_dim_v", "4"},
       {"window", "3"},      {"init_std", "0.3"}};
   for (const auto& [k, v] : overrides) keys[k] = v;
-  std::vector<std::string> args{"test", "--train.seq_len", "16"};
-  for (const auto& [k, v] : keys) {
-    args.push_back("--model." + k);
-    args.push_back(v);
-  }
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  config::po::options_description none;
-  const auto parsed = config::parse_config(static_cast<int>(argv.size()), argv.data(), none, schema);
-  config::validate(cfg, config::kModel | config::kTrain, schema, parsed);
-  return cfg.model;
+  std::vector<std::pair<std::string, std::string>> args{{"train.seq_len", "16"}};
+  for (const auto& [k, v] : keys) args.emplace_back("model." + k, v);
+  return config::make_config(config::kModel | config::kTrain, args).model;
 }
 
 Batch random_batch(int64_t vocab, int64_t B, int64_t T, uint64_t seed, int mask_every) {

@@ -23,18 +23,12 @@ using namespace headroom::eval;
 namespace {
 
 config::ModelConfig small_model() {
-  config::Config cfg;
-  config::Schema schema = config::make_schema(cfg, config::kModel);
-  const std::vector<std::string> args{"t", "--model.vocab_size", "259", "--model.d_model", "16", "--model.n_layers", "2",
-                                      "--model.d_ff", "32", "--model.n_heads", "2", "--model.n_kv_heads", "1",
-                                      "--model.head_dim_qk", "8", "--model.head_dim_v", "8", "--model.init_std", "0.2",
-                                      "--model.layer_pattern", "SF", "--model.window", "9"};
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  config::po::options_description none;
-  const auto parsed = config::parse_config(static_cast<int>(argv.size()), argv.data(), none, schema);
-  config::validate(cfg, config::kModel, schema, parsed);
-  return cfg.model;
+  return config::make_config(config::kModel, {{"model.vocab_size", "259"}, {"model.d_model", "16"},
+                                              {"model.n_layers", "2"}, {"model.d_ff", "32"}, {"model.n_heads", "2"},
+                                              {"model.n_kv_heads", "1"}, {"model.head_dim_qk", "8"},
+                                              {"model.head_dim_v", "8"}, {"model.init_std", "0.2"},
+                                              {"model.layer_pattern", "SF"}, {"model.window", "9"}})
+      .model;
 }
 
 std::vector<int32_t> random_ids(int64_t n, uint64_t seed) {

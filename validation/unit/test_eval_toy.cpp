@@ -40,18 +40,12 @@ int64_t train_steps() {
 }
 
 config::ModelConfig toy_model(int32_t vocab) {
-  config::Config cfg;
-  config::Schema schema = config::make_schema(cfg, config::kModel);
-  const std::vector<std::string> args{"t", "--model.vocab_size", std::to_string(vocab), "--model.d_model", "64",
-                                      "--model.n_layers", "2", "--model.d_ff", "128", "--model.n_heads", "4",
-                                      "--model.n_kv_heads", "4", "--model.head_dim_qk", "16",
-                                      "--model.head_dim_v", "16", "--model.init_std", "0.02", "--model.seed", "3"};
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  config::po::options_description none;
-  const auto parsed = config::parse_config(static_cast<int>(argv.size()), argv.data(), none, schema);
-  config::validate(cfg, config::kModel, schema, parsed);
-  return cfg.model;
+  return config::make_config(config::kModel, {{"model.vocab_size", std::to_string(vocab)}, {"model.d_model", "64"},
+                                              {"model.n_layers", "2"}, {"model.d_ff", "128"}, {"model.n_heads", "4"},
+                                              {"model.n_kv_heads", "4"}, {"model.head_dim_qk", "16"},
+                                              {"model.head_dim_v", "16"}, {"model.init_std", "0.02"},
+                                              {"model.seed", "3"}})
+      .model;
 }
 
 data::Tokenizer niah_tokenizer() {

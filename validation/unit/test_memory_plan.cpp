@@ -20,23 +20,14 @@ using app::kOverflow;
 namespace {
 
 // Defaults of every section with a tiny model, then `overrides` ({"model.d_ff", "64"}).
-config::Config make_config(const std::map<std::string, std::string>& overrides = {}) {
-  config::Config cfg;
-  const unsigned sections = config::kModel | config::kTrain | config::kData | config::kParallel;
-  config::Schema schema = config::make_schema(cfg, sections);
+config::Config tiny_config(const std::map<std::string, std::string>& overrides = {}) {
   std::map<std::string, std::string> keys{
       {"model.vocab_size", "37"}, {"model.d_model", "16"}, {"model.n_layers", "3"},  {"model.d_ff", "24"},
       {"model.n_heads", "4"},     {"model.n_kv_heads", "2"}, {"model.head_dim_qk", "6"}, {"model.head_dim_v", "10"},
       {"model.window", "4"},      {"train.seq_len", "16"},   {"train.global_batch", "4"}};
   for (const auto& [k, v] : overrides) keys[k] = v;
-  std::vector<std::string> args{"test"};
-  for (const auto& [k, v] : keys) args.insert(args.end(), {"--" + k, v});
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  config::po::options_description none;
-  const auto parsed = config::parse_config(static_cast<int>(argv.size()), argv.data(), none, schema);
-  config::validate(cfg, sections, schema, parsed);
-  return cfg;
+  return config::make_config(config::kModel | config::kTrain | config::kData | config::kParallel,
+                             {keys.begin(), keys.end()});
 }
 
 int64_t part(const app::MemoryPlan& p, const std::string& name) {
@@ -59,7 +50,7 @@ const std::vector<std::map<std::string, std::string>> kVariants = {
 TEST(MemoryPlan, ParametersAreTheModelsParameterCountTimesFour) {
   for (const auto& v : kVariants)
     for (const int tp : {1, 2}) {
-      const config::Config cfg = make_config(v);
+      const config::Config cfg = tiny_config(v);
       for (int rank = 0; rank < tp; ++rank) {
         const auto m = model::make_model(cfg.model, kernels::cpu_ops(), {nullptr, rank, tp});
         EXPECT_EQ(app::params_per_rank(cfg.model, tp), m.n_params) << "tp " << tp << " rank " << rank;
@@ -73,7 +64,7 @@ TEST(MemoryPlan, ParametersAreTheModelsParameterCountTimesFour) {
 }
 
 TEST(MemoryPlan, ZeroOneSplitsTheMomentsOverDataParallelRanks) {
-  const config::Config plain = make_config(), zero = make_config({{"parallel.zero1", "true"}});
+  const config::Config plain = tiny_config(), zero = tiny_config({{"parallel.zero1", "true"}});
   const int64_t P = app::params_per_rank(plain.model, 1);
   EXPECT_EQ(part(app::training_plan("pretrain", plain, 1, 2), "optimizer moments"), 8 * P);
   EXPECT_EQ(part(app::training_plan("pretrain", zero, 1, 2), "optimizer moments"), 8 * ((P + 1) / 2));
@@ -83,7 +74,7 @@ TEST(MemoryPlan, ZeroOneSplitsTheMomentsOverDataParallelRanks) {
 TEST(MemoryPlan, ActivationsAreTheArenaMakeActivationsAllocates) {
   for (const auto& v : kVariants)
     for (const int64_t B : {1, 3}) {
-      const config::Config cfg = make_config(v);
+      const config::Config cfg = tiny_config(v);
       const auto m = model::make_model(cfg.model, kernels::cpu_ops());
       const auto acts = model::make_activations(m, B, cfg.train.seq_len);
       const app::ActivationFloats f = app::activation_floats(m.local, B, cfg.train.seq_len);
@@ -92,7 +83,7 @@ TEST(MemoryPlan, ActivationsAreTheArenaMakeActivationsAllocates) {
       EXPECT_GE(f.logits, acts.chunk_rows * cfg.model.vocab_size);
     }
   // The plan's micro-batch is the trainer's: global_batch / dp without train.micro_batch.
-  const config::Config cfg = make_config({{"train.global_batch", "6"}});
+  const config::Config cfg = tiny_config({{"train.global_batch", "6"}});
   const auto m = model::make_model(cfg.model, kernels::cpu_ops());
   const auto acts = model::make_activations(m, 3, cfg.train.seq_len);
   const app::MemoryPlan p = app::training_plan("pretrain", cfg, 1, 2);
@@ -100,7 +91,7 @@ TEST(MemoryPlan, ActivationsAreTheArenaMakeActivationsAllocates) {
 }
 
 TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
-  const config::Config cfg = make_config();
+  const config::Config cfg = tiny_config();
   const auto m = model::make_model(cfg.model, kernels::cpu_ops());
   const int64_t length = 100, chunk = 32;
   const auto cache = model::make_kv_cache(m, length + 1, chunk);
@@ -115,7 +106,7 @@ TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
 }
 
 TEST(MemoryPlan, HugeSequenceIsCountedNotWrapped) {
-  const app::MemoryPlan p = app::training_plan("pretrain", make_config({{"train.seq_len", "99999999999"}}), 1, 1);
+  const app::MemoryPlan p = app::training_plan("pretrain", tiny_config({{"train.seq_len", "99999999999"}}), 1, 1);
   EXPECT_FALSE(app::overflows(p));
   EXPECT_GT(app::host_bytes(p), int64_t{1} << 50);  // petabytes of activations
   EXPECT_GT(part(p, "activations"), part(p, "parameters"));
@@ -127,7 +118,7 @@ TEST(MemoryPlan, HugeSequenceIsCountedNotWrapped) {
 }
 
 TEST(MemoryPlan, ProductsThatOverflowInt64AreRefused) {
-  const config::Config cfg = make_config({{"train.seq_len", "99999999999"}, {"model.d_ff", "100000000000"}});
+  const config::Config cfg = tiny_config({{"train.seq_len", "99999999999"}, {"model.d_ff", "100000000000"}});
   const app::MemoryPlan p = app::training_plan("pretrain", cfg, 1, 1);
   EXPECT_TRUE(app::overflows(p));
   EXPECT_EQ(app::host_bytes(p), kOverflow);
@@ -141,19 +132,19 @@ TEST(MemoryPlan, ProductsThatOverflowInt64AreRefused) {
 }
 
 TEST(MemoryPlan, EvaluationLengthDrivesTheCache) {
-  const app::MemoryPlan p = app::evaluation_plan(make_config().model, false, {99999999999, 512});
+  const app::MemoryPlan p = app::evaluation_plan(tiny_config().model, false, {99999999999, 512});
   EXPECT_GT(part(p, "KV cache"), int64_t{1} << 40);
   const std::string why = app::plan_refusal(p, 1, int64_t{1} << 30, "MemAvailable in /proc/meminfo");
   EXPECT_NE(why.find("KV cache"), std::string::npos) << why;
   EXPECT_NE(why.find("eval.lengths=99999999999"), std::string::npos) << why;
   // An absurd prefill block is bounded by the context it fills.
-  const app::MemoryPlan q = app::evaluation_plan(make_config().model, false, {1024, 99999999999});
-  EXPECT_EQ(part(q, "prefill activations"), part(app::evaluation_plan(make_config().model, false, {1024, 1025}),
+  const app::MemoryPlan q = app::evaluation_plan(tiny_config().model, false, {1024, 99999999999});
+  EXPECT_EQ(part(q, "prefill activations"), part(app::evaluation_plan(tiny_config().model, false, {1024, 1025}),
                                                  "prefill activations"));
 }
 
 TEST(MemoryPlan, CudaLeavesDevicePartsOutOfHostMemory) {
-  const config::Config cpu = make_config({{"train.seq_len", "99999999999"}});
+  const config::Config cpu = tiny_config({{"train.seq_len", "99999999999"}});
   config::Config gpu = cpu;
   gpu.train.device = "cuda";
   const app::MemoryPlan c = app::training_plan("pretrain", cpu, 1, 1), g = app::training_plan("pretrain", gpu, 1, 1);
@@ -163,7 +154,7 @@ TEST(MemoryPlan, CudaLeavesDevicePartsOutOfHostMemory) {
 
 TEST(MemoryPlan, AnInvalidTensorParallelSplitIsRefusedByName) {
   try {
-    app::training_plan("pretrain", make_config(), 3, 1);
+    app::training_plan("pretrain", tiny_config(), 3, 1);
     FAIL() << "tp 3 accepted for 4 heads";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("parallel.tp = 3"), std::string::npos) << e.what();
@@ -171,7 +162,7 @@ TEST(MemoryPlan, AnInvalidTensorParallelSplitIsRefusedByName) {
 }
 
 TEST(MemoryPlan, PlanLineIsOneLineInHumanUnits) {
-  const std::string line = app::plan_line(app::training_plan("pretrain", make_config(), 1, 1));
+  const std::string line = app::plan_line(app::training_plan("pretrain", tiny_config(), 1, 1));
   EXPECT_EQ(line.find('\n'), std::string::npos);
   EXPECT_NE(line.find("memory plan per rank: "), std::string::npos) << line;
   EXPECT_NE(line.find("KiB"), std::string::npos) << line;
