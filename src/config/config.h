@@ -86,7 +86,7 @@ struct DataConfig {
   unsigned long seed;
   std::string sampler;          // auto | windows | documents (long-context: whole documents)
   double synthetic_ratio;       // share of windows (sft: of generated examples) with a synthetic task
-  std::string synthetic_tasks;  // comma-separated: kv, needle, vt, docqa
+  std::string synthetic_tasks;  // comma-separated: kv, needle, vt, docqa, copy
   long synthetic_min_len;       // smallest synthetic/generated example, tokens
   std::string synthetic_loss;   // answer | all (pretrain/extend windows)
   std::string sft_file;         // JSONL of {"prompt", "response"}; "" = generated examples only

@@ -188,7 +188,7 @@ TEST(TaskGenerator, ExamplesFitTheBudgetAndUseIt) {
       out.insert(out.end(), hay.begin() + start, hay.begin() + start + std::min<int64_t>(n, 20000));
     };
     for (const ExampleFormat fmt : {ExampleFormat::kRaw, ExampleFormat::kInstruction})
-      for (const char* task : {"kv", "needle", "vt", "docqa"}) {
+      for (const char* task : {"kv", "needle", "vt", "docqa", "copy"}) {
         const int64_t least = gen.min_tokens(task, fmt);
         for (int64_t budget : {least, least + 17, int64_t{300}, int64_t{1000}, int64_t{4000}}) {
           if (budget < least) continue;
@@ -205,8 +205,21 @@ TEST(TaskGenerator, ExamplesFitTheBudgetAndUseIt) {
   }
 }
 
+TEST(TaskGenerator, CopyRepeatsItsDigits) {
+  TaskGenerator gen(Tokenizer{});
+  const HaystackFn none = [](uint64_t, int64_t, std::vector<int32_t>&) {};
+  const EncodedExample e = gen.make("copy", 5, 200, none, ExampleFormat::kRaw);
+  const std::regex shape("Digits: ([0-9]( [0-9])*)\nRepeat the digits\\.");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(e.text.prompt, m, shape)) << e.text.prompt;
+  EXPECT_EQ(m[1].str(), e.text.answer) << "the answer is the prompt's digits, in order";
+  EXPECT_GT(e.text.answer.size(), 40u) << "a 200-token budget holds more than 20 digits";
+  EXPECT_EQ(gen.make("copy", 5, 200, none, ExampleFormat::kRaw).text.answer, e.text.answer);
+  EXPECT_NE(gen.make("copy", 6, 200, none, ExampleFormat::kRaw).text.answer, e.text.answer);
+}
+
 TEST(TaskGenerator, TaskListsAreChecked) {
-  EXPECT_EQ(check_task_list("kv,needle,vt,docqa"), "");
+  EXPECT_EQ(check_task_list("kv,needle,vt,docqa,copy"), "");
   EXPECT_NE(check_task_list("kv,nedle").find("unknown task 'nedle'"), std::string::npos);
   EXPECT_NE(check_task_list("kv, vt"), "");
   EXPECT_NE(check_task_list(""), "");
