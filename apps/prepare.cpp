@@ -25,6 +25,9 @@ config::Schema prepare_schema(data::PrepareOptions& o) {
                   "split), or the path of a tokenizer file to reuse");
   config::add_key(s, "", "vocab-size", o.vocab_size, 8192L, "BPE vocabulary size",
                   config::in_range<long>(260, 1L << 20));
+  config::add_key(s, "", "bpe-split-digits", o.split_digits, false,
+                  "bpe: never merge digits, so every digit is one token (numbers are read and copied "
+                  "digit by digit, as RULER's 7-digit needles want; tokenizer files stay the same format)");
   config::add_key(s, "", "val-fraction", o.val_fraction, 0.01,
                   "share of whole documents held out for val.h5", config::in_range(0.0, 0.5));
   config::add_key(s, "", "seed", o.seed, 1UL, "seed of the train/val split");

@@ -47,7 +47,7 @@ struct LowerPriority {
 }  // namespace
 
 Tokenizer train_bpe(std::span<const std::string_view> docs, int32_t vocab_size,
-                    const std::function<void(int32_t done, int32_t total)>& progress) {
+                    const std::function<void(int32_t done, int32_t total)>& progress, bool split_digits) {
   if (vocab_size < kFirstMerge || vocab_size > (int32_t{1} << 20))
     fail("train_bpe: vocab_size ", vocab_size, " is outside [", kFirstMerge, ", ", int32_t{1} << 20,
          "]");
@@ -61,7 +61,8 @@ Tokenizer train_bpe(std::span<const std::string_view> docs, int32_t vocab_size,
     std::unordered_map<std::string_view, int64_t> counts;
     for (const std::string_view doc : docs)
       for_each_chunk(doc, [&](std::string_view c) {
-        if (c.size() >= 2) ++counts[c];
+        const bool digits = split_digits && c.find_first_of("0123456789") != std::string_view::npos;
+        if (c.size() >= 2 && !digits) ++counts[c];
       });
     std::vector<std::pair<std::string_view, int64_t>> distinct(counts.begin(), counts.end());
     counts = {};

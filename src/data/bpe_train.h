@@ -24,9 +24,13 @@ namespace headroom::data {
 // Training stops early, returning fewer merges than asked, when no adjacent pair occurs at least
 // twice (a merge that saves one token is not worth an id); so vocab_size(result) <= vocab_size.
 //
+// split_digits: chunks holding a digit are left out of training, so no merge contains a digit and
+// every digit stays one token (numbers are read, and copied, digit by digit).
+//
 // progress(done, total), if set, is called after each merge with total = vocab_size - 259.
 // Throws headroom::Error if vocab_size < 259 or vocab_size > 1 << 20.
 Tokenizer train_bpe(std::span<const std::string_view> docs, int32_t vocab_size,
-                    const std::function<void(int32_t done, int32_t total)>& progress = {});
+                    const std::function<void(int32_t done, int32_t total)>& progress = {},
+                    bool split_digits = false);
 
 }  // namespace headroom::data

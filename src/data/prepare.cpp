@@ -39,7 +39,7 @@ Tokenizer make_tokenizer(const PrepareOptions& opt, const std::vector<std::strin
                      const double eta = done > 0 ? el * (total - done) / done : 0;
                      log(cat("  bpe merges ", done, "/", total, " (", pct, "%), elapsed ",
                              format_duration(el), ", eta ", format_duration(eta)));
-                   });
+                   }, opt.split_digits);
 }
 
 // Both shards need a whole document; refused before a tokenizer is trained or a file written.

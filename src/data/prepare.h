@@ -18,6 +18,7 @@ struct PrepareOptions {
   long vocab_size = 0;    // for "bpe"
   double val_fraction = 0;
   unsigned long seed = 0;
+  bool split_digits = false;  // for "bpe": no merge holds a digit
 };
 
 // Whole documents go to val when a hash of (seed, document text) falls below val_fraction, so the

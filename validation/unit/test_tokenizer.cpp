@@ -544,3 +544,25 @@ TEST_F(TokenizerFile, LoadErrors) {
   // Truncated in the middle of a line.
   EXPECT_NE(load_error(head + "97 98\n259 9", 6).find("truncated"), std::string::npos);
 }
+
+// prepare --bpe-split-digits: no merge contains a digit, so every digit is one token, while the
+// same text trained without the option does merge digits.
+TEST(BpeTrain, SplitDigitsKeepsEveryDigitOneToken) {
+  std::string text;
+  for (int i = 0; i < 400; ++i) text += "the magic number is " + std::to_string(1000003 + 7919 * (i % 37)) + ". ";
+  const std::vector<std::string_view> docs{text};
+  const Tokenizer plain = train_bpe(docs, 400), split = train_bpe(docs, 400, {}, true);
+  auto has_digit = [](const Tokenizer& t, int32_t id) {
+    const std::string s = decode(t, std::vector<int32_t>{id});
+    return s.find_first_of("0123456789") != std::string::npos;
+  };
+  int digit_merges_plain = 0;
+  for (size_t m = 0; m < plain.merges.size(); ++m) digit_merges_plain += has_digit(plain, kFirstMerge + static_cast<int32_t>(m));
+  EXPECT_GT(digit_merges_plain, 0) << "the text is made to merge digits without the option";
+  for (size_t m = 0; m < split.merges.size(); ++m)
+    EXPECT_FALSE(has_digit(split, kFirstMerge + static_cast<int32_t>(m))) << "merge " << m;
+  std::vector<int32_t> ids;
+  Encoder(split).encode(" 1234567", ids);
+  EXPECT_EQ(ids.size(), 8u) << "a space and seven digits";
+  EXPECT_GT(split.merges.size(), 10u) << "the words still merge";
+}
