@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The stages refuse before any work, with exit status 2 within seconds (never std::bad_alloc):
 # memory plans that do not fit (pretrain's train.seq_len and model.d_ff, extend, sft, evaluate's
-# eval.lengths; a product past int64; on 2 ranks together) name the keys and give the bytes
+# eval.lengths, analyze's probe lengths; a product past int64; on 2 ranks together) name the keys and give the bytes
 # needed and available, and write no run directory; a good run logs its plan once; a truncated
 # shard or checkpoint is reported as truncated, naming the file and both sizes.
 # usage: test_refusals_cli.sh BIN_DIR SOURCE_DIR
@@ -68,6 +68,18 @@ check "evaluate eval.lengths wrote no run directory" test ! -e "$WORK/e"
 check "a good evaluate runs" quiet "$WORK/e2.log" mpirun -np 1 "$BIN/evaluate" --init "$WORK/pre" \
   --run-dir "$WORK/e2" --eval.tasks loss_by_position --eval.lengths 32 --eval.loss_windows 2
 check "a good evaluate logs its plan" grep -q 'memory plan per rank: .*KV cache' "$WORK/e2/log.txt"
+
+# analyze checks the diagnostics' plan per run before it builds a probe: the run's diagnostics are
+# refused with the figures (in the report's problems and on stderr), the rest of the report is made.
+analyze_refuses() {
+  local start=$SECONDS
+  timeout 120 "$BIN/analyze" --runs "$WORK/e2" --out "$WORK/an" --analyze.word_dir "$SRC/inputs/eval"     --analyze.probe_lengths 99999999999 --analyze.plots false >"$WORK/an.log" 2>&1 || { cat "$WORK/an.log"; return 1; }
+  ((SECONDS - start <= 20)) || { echo "  took $((SECONDS - start))s"; return 1; }
+  ! grep -q bad_alloc "$WORK/an.log" "$WORK/an/report.md" || { echo "  bad_alloc"; return 1; }
+  grep -qE "memory plan of analyze does not fit: needed [0-9.]+ [KMGTPE]?i?B.*KV cache.*analyze\.probe_lengths=99999999999" \
+    "$WORK/an/report.md" || { echo "  no refusal in the report:"; grep -i "diagnostics" "$WORK/an/report.md"; return 1; }
+}
+check "analyze analyze.probe_lengths" analyze_refuses
 
 # Truncated inputs: named, with their size and the size their superblock records.
 head -c 2000 "$WORK/shards/train.h5" >"$WORK/cut_shard.h5"
