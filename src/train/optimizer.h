@@ -40,11 +40,13 @@ AdamW<T> make_adamw(const model::Model<T>& model, const AdamWConfig& cfg,
 bool decays(const model::ParamSpec& spec, bool decay_embeddings);
 
 // L2 norm of the gradients of the trainable (non-frozen) parameters over the whole logical model
-// (summed over the TP group), accumulated in double.
+// (summed over the TP group), accumulated in double; one reduction per run of contiguous counted
+// tensors.
 template <class T>
 double grad_norm(const model::Model<T>& model, const AdamW<T>& opt);
 
-// Name of the first parameter whose gradient holds NaN/Inf on this rank, or "" when all are finite.
+// Name of the first parameter whose gradient holds NaN/Inf on this rank, or "" when all are finite
+// (one pass over the arena when all are).
 template <class T>
 std::string first_nonfinite_grad(const model::Model<T>& model);
 

@@ -76,6 +76,27 @@ TEST(Optimizer, ClippingAndNonFiniteDetection) {
   EXPECT_EQ(first_nonfinite_grad(m), "layers.1.mlp.w_up");
 }
 
+// The global gradient norm sums runs of contiguous counted tensors at once; it must equal the
+// per-tensor definition, frozen tensors (which split the runs) left out.
+TEST(Optimizer, GradNormSkipsFrozenTensorsAndMatchesThePerTensorSum) {
+  const auto cfg = tiny_model({});
+  Model<float> m = make_model(cfg, kernels::cpu_ops());
+  AdamW<float> opt = make_adamw(m, AdamWConfig{0.9, 0.95, 1e-8, 0.1, false, "layers.0.attn.w?"});
+  for (int64_t e = 0; e < m.n_params; ++e) m.grads.get()[e] = static_cast<float>((e % 7) - 3) * 0.25f;
+  double want = 0;
+  int frozen = 0;
+  for (size_t i = 0; i < m.specs.size(); ++i) {
+    frozen += opt.frozen[i];
+    if (opt.frozen[i]) continue;
+    for (int64_t e = 0; e < m.shards[i].numel(); ++e) {
+      const double g = m.grads.get()[m.offsets[i] + e];
+      want += g * g;
+    }
+  }
+  ASSERT_EQ(frozen, 4) << "layer 0's W_Q, W_K, W_V, W_O";
+  EXPECT_NEAR(grad_norm(m, opt), std::sqrt(want), 1e-12 * std::sqrt(want));
+}
+
 TEST(Schedule, WarmupCosineWsdLinear) {
   Schedule cos{"cosine", 1.0, 0.1, 10, 110, 0};
   EXPECT_DOUBLE_EQ(learning_rate(cos, 0), 0.1);
