@@ -19,4 +19,10 @@ std::string describe_device(int device) {
              static_cast<double>(p.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0), " GiB)");
 }
 
+int current_device() {
+  int d = 0;
+  HEADROOM_CUDA_CHECK(cudaGetDevice(&d));
+  return d;
+}
+
 }  // namespace headroom::kernels::cuda

@@ -12,4 +12,7 @@ int device_count();
 // "NVIDIA H200 (sm_90, 139.8 GiB)"; throws if `device` is not usable.
 std::string describe_device(int device);
 
+// The device this thread's CUDA calls go to (cudaGetDevice).
+int current_device();
+
 }  // namespace headroom::kernels::cuda

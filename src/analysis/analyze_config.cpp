@@ -51,7 +51,8 @@ void add_analyze_keys(config::Schema& s, AnalyzeConfig& a) {
   add_key(s, "analyze", "seed_keys", a.seed_keys, std::string("model.seed,train.seed,data.seed"),
           "keys that only choose a seed: runs whose lineage configs agree on every other key are seed replicates");
   add_key(s, "analyze", "ignore_keys", a.ignore_keys,
-          std::string("parallel.*,train.log_every,train.checkpoint_every,train.keep_last,train.steps_per_run,train.probe_*"),
+          std::string("parallel.*,train.log_every,train.checkpoint_every,train.keep_last,train.steps_per_run,train.probe_*,"
+                      "train.peak_tflops"),
           "keys that change neither the model nor its training (process layout, logging, checkpoint cadence); "
           "ignored when configurations are compared. 'section.*' ignores a section");
   config::add_list_key(s, "analyze", "feature", a.features,

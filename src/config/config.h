@@ -69,6 +69,7 @@ struct TrainConfig {
   long keep_last;         // checkpoints kept; 0 keeps all
   long steps_per_run;     // stop (checkpoint, exit 75) after this many steps of one invocation; 0 = no limit
   std::string device;     // cpu | cuda
+  double peak_tflops;     // MFU denominator per rank; 0 = nominal GPU peak or measured GEMM rate
   long probe_every;        // steps between retrieval-probe scores (train/probe.h); 0 = off
   long probe_samples;      // probe examples
   std::string probe_tasks;  // synthetic tasks of the probe

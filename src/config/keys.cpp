@@ -132,6 +132,11 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "cpu (fp32 reference), or cuda (one GPU per rank, bf16 GEMMs and flash attention with "
           "fp32 master weights, NCCL between ranks; checkpoints are the same format)",
           one_of({"cpu", "cuda"}));
+  add_key(s, "train", "peak_tflops", t.peak_tflops, 0.0,
+          "the peak that MFU is reported against, TFLOP/s per rank; 0 = on cuda the device's nominal "
+          "dense bf16 peak when known (H100/H200 989, A100 312, L40S 362, L4 121, ...), else the GEMM "
+          "rate measured at start (on CPU: OpenBLAS sgemm with the current threads)",
+          at_least<double>(0.0));
   add_key(s, "train", "probe_every", t.probe_every, 0L,
           "steps between scores of the retrieval probe (probe.jsonl: answer loss, token accuracy and "
           "exact answers on probe_samples held-out synthetic examples that fill a whole window, the "

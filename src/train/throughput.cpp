@@ -3,6 +3,10 @@
 #include "buffer.h"
 #include "model/params.h"
 
+#ifdef HEADROOM_HAVE_CUDA
+#include "cuda/device.h"
+#endif
+
 #include <algorithm>
 #include <chrono>
 
@@ -33,6 +37,35 @@ double measure_matmul_rate(const kernels::Ops& ops) {
     best = std::max(best, 2.0 * M * N * K / s);
   }
   return best;
+}
+
+double nominal_bf16_peak(const std::string& device_name) {
+  // Most specific first: "A10" is in "A100", "L4" in "L40S", "H100" in "H100 PCIe".
+  static const std::pair<const char*, double> kTable[] = {
+      {"H100 PCIe", 756e12}, {"GH200", 989e12}, {"H100", 989e12}, {"H200", 989e12}, {"H800", 989e12},
+      {"B200", 2250e12},     {"A100", 312e12},  {"A800", 312e12}, {"L40S", 362e12}, {"L40", 181e12},
+      {"L4", 121e12},        {"A10", 125e12}};
+  for (const auto& [name, peak] : kTable)
+    if (device_name.find(name) != std::string::npos) return peak;
+  return 0;
+}
+
+double mfu_peak(const config::TrainConfig& t, const kernels::Ops& ops, std::string& source) {
+  if (t.peak_tflops > 0) {
+    source = "train.peak_tflops";
+    return t.peak_tflops * 1e12;
+  }
+#ifdef HEADROOM_HAVE_CUDA
+  if (t.device == "cuda") {
+    const std::string name = kernels::cuda::describe_device(kernels::cuda::current_device());
+    if (const double peak = nominal_bf16_peak(name); peak > 0) {
+      source = "nominal bf16 peak of " + name;
+      return peak;
+    }
+  }
+#endif
+  source = "GEMM rate measured at start";
+  return measure_matmul_rate(ops);
 }
 
 }  // namespace headroom::train

@@ -13,6 +13,8 @@
 #include "config/config.h"
 #include "ops.h"
 
+#include <string>
+
 namespace headroom::train {
 
 double flops_per_token(const config::ModelConfig& m, long seq_len);
@@ -20,5 +22,15 @@ double flops_per_token(const config::ModelConfig& m, long seq_len);
 // The backend's single-precision GEMM rate in FLOP/s on one representative product, best of a few
 // repetitions: the peak MFU is reported against (on CPU, OpenBLAS sgemm with the current threads).
 double measure_matmul_rate(const kernels::Ops& ops);
+
+// The nominal dense bf16 tensor-core peak in FLOP/s of common GPUs, by the CUDA device name
+// (datasheet figures without sparsity: H100/H200/H800/GH200 SXM 989, H100 PCIe 756, A100/A800 312,
+// L40S 362, L40 181, L4 121, A10 125, B200 2250 TFLOP/s); 0 for a name not in the table.
+double nominal_bf16_peak(const std::string& device_name);
+
+// The MFU denominator per rank in FLOP/s, and in `source` where it comes from: train.peak_tflops
+// when set; with train.device = cuda the device's nominal bf16 peak when the table knows it (what
+// MFU means on GPUs); else the GEMM rate measured now.
+double mfu_peak(const config::TrainConfig& t, const kernels::Ops& ops, std::string& source);
 
 }  // namespace headroom::train

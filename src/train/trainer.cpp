@@ -264,11 +264,12 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
   if (!resumed) log(L, cat("starting ", job.stage, " from ", job.init ? "the --init checkpoint" : "fresh weights"));
 
   L.flops_per_token = flops_per_token(c.model, c.train.seq_len);
-  L.matmul_rate = measure_matmul_rate(ops);
+  std::string peak_source;
+  L.matmul_rate = mfu_peak(c.train, ops, peak_source);
   log(L, cat("layout tp=", grid.tp, " dp=", grid.dp, ", micro-batch ", micro, " × ", share / micro,
              " per rank; ", L.model.n_params, " parameters on this rank; ",
-             L.flops_per_token / 1e6, " MFLOP/token; sgemm peak ", L.matmul_rate / 1e9,
-             " GFLOP/s/rank"));
+             L.flops_per_token / 1e6, " MFLOP/token; MFU against ", L.matmul_rate / 1e9,
+             " GFLOP/s/rank (", peak_source, ")"));
 
   // The probe takes whole logits of a micro-batch to the host (train/probe.h): refuse before any
   // work rather than run out of memory at its first score.

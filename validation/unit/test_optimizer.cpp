@@ -130,3 +130,25 @@ TEST(Throughput, FlopsPerTokenCountsWeightsAndTheKeysEachQuerySees) {
   const double keys = 4.0 + (T + 1) / 2.0;  // layer 0 sliding (window 4), layer 1 full
   EXPECT_DOUBLE_EQ(flops_per_token(sliding, T), 6 * n + 6 * attn * keys);
 }
+
+// The MFU denominator: train.peak_tflops when set, the nominal bf16 peak of a known GPU, else the
+// GEMM rate measured now. Names as CUDA reports them; the specific entries win over their prefixes.
+TEST(Throughput, PeakForMfu) {
+  EXPECT_EQ(nominal_bf16_peak("NVIDIA H200"), 989e12);
+  EXPECT_EQ(nominal_bf16_peak("NVIDIA H100 80GB HBM3"), 989e12);
+  EXPECT_EQ(nominal_bf16_peak("NVIDIA H100 PCIe"), 756e12);
+  EXPECT_EQ(nominal_bf16_peak("NVIDIA A100-SXM4-80GB"), 312e12) << "not A10's";
+  EXPECT_EQ(nominal_bf16_peak("NVIDIA A10"), 125e12);
+  EXPECT_EQ(nominal_bf16_peak("NVIDIA L40S"), 362e12) << "not L40's or L4's";
+  EXPECT_EQ(nominal_bf16_peak("NVIDIA L4"), 121e12);
+  EXPECT_EQ(nominal_bf16_peak("Tesla T4"), 0.0) << "unknown: measured instead";
+  config::TrainConfig t{};
+  t.device = "cpu";
+  t.peak_tflops = 12.5;
+  std::string source;
+  EXPECT_EQ(mfu_peak(t, kernels::cpu_ops(), source), 12.5e12);
+  EXPECT_EQ(source, "train.peak_tflops");
+  t.peak_tflops = 0;
+  EXPECT_GT(mfu_peak(t, kernels::cpu_ops(), source), 1e9) << "a CPU core does more than 1 GFLOP/s";
+  EXPECT_EQ(source, "GEMM rate measured at start");
+}
