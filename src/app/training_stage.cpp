@@ -2,6 +2,7 @@
 
 #include "app/cli.h"
 #include "app/memory_check.h"
+#include "app/stage_start.h"
 #include "cpu/blas_kernels.h"
 #include "config/ini_text.h"
 #include "config/keys.h"
@@ -143,32 +144,16 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   config::Config cfg;
   const config::Schema schema = config::make_schema(cfg, kSections);
 
-  std::vector<config::IniText> bases;
-  std::optional<fs::path> init_path;
-  io::CheckpointInfo init_info;
-  if (spec.takes_init && !flag_value(argc, argv, "--init").empty()) {
-    init_path = io::resolve_checkpoint(flag_value(argc, argv, "--init"));
-    init_info = io::read_checkpoint_info(*init_path);
-    // The process layout of the stage that wrote the checkpoint is no property of the model
-    // (checkpoints load under any layout), so [parallel] is not inherited.
-    bases.push_back({"checkpoint " + init_path->string(), config::ini_without_sections(init_info.config_ini, {"parallel"})});
-  }
-  const auto parsed = config::parse_config(argc, argv, opts, schema, bases);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (flags.help) {
-    if (rank == 0)
-      std::cout << config::help_text("usage: " + spec.name + " [--config FILE]... [--section.key VALUE]... "
-                                     "--run-dir DIR" + (spec.takes_init ? " --init CHECKPOINT" : "") +
-                                     "\n\n" + spec.description, opts, schema);
-    return 0;
-  }
-  config::validate(cfg, kSections, schema, parsed);
-  const std::string ini = config::to_ini(schema);
-  if (flags.print_config) {
-    if (rank == 0) std::cout << ini;
-    return 0;
-  }
+  // The process layout of the stage that wrote an --init checkpoint is no property of the model
+  // (checkpoints load under any layout), so [parallel] is not inherited.
+  const StageStart start = start_stage(
+      argc, argv, opts, schema, cfg, kSections, flags,
+      "usage: " + spec.name + " [--config FILE]... [--section.key VALUE]... --run-dir DIR" +
+          (spec.takes_init ? " --init CHECKPOINT" : "") + "\n\n" + spec.description,
+      spec.takes_init, {"parallel"});
+  if (start.answered) return 0;
+  const std::optional<fs::path>& init_path = start.init;
+  const io::CheckpointInfo& init_info = start.init_info;
   if (spec.takes_init && !init_path) fail(spec.name, " needs --init CHECKPOINT_OR_RUN_DIR");
   if (!resume.empty() && resume != "auto") fail("--resume takes 'auto', not '", resume, "'");
 

@@ -2,6 +2,7 @@
 
 #include "app/cli.h"
 #include "app/memory_check.h"
+#include "app/stage_start.h"
 #include "cpu/blas_kernels.h"
 #include "config/ini_text.h"
 #include "config/keys.h"
@@ -139,27 +140,11 @@ int run_evaluate_stage(int argc, char** argv) {
   config::Schema schema = config::make_schema(cfg, kSections);
   add_eval_keys(schema, ecfg);
 
-  std::vector<config::IniText> bases;
-  std::optional<fs::path> ckpt;
-  io::CheckpointInfo info;
-  if (!app::flag_value(argc, argv, "--init").empty()) {
-    ckpt = io::resolve_checkpoint(app::flag_value(argc, argv, "--init"));
-    info = io::read_checkpoint_info(*ckpt);
-    bases.push_back({"checkpoint " + ckpt->string(), info.config_ini});
-  }
-  const auto parsed = config::parse_config(argc, argv, opts, schema, bases);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (flags.help) {
-    if (rank == 0) std::cout << config::help_text(kUsage, opts, schema);
-    return 0;
-  }
-  config::validate(cfg, kSections, schema, parsed);
-  const std::string ini = config::to_ini(schema);
-  if (flags.print_config) {
-    if (rank == 0) std::cout << ini;
-    return 0;
-  }
+  const app::StageStart start = app::start_stage(argc, argv, opts, schema, cfg, kSections, flags, kUsage, true);
+  if (start.answered) return 0;
+  const std::optional<fs::path>& ckpt = start.init;
+  const io::CheckpointInfo& info = start.init_info;
+  const std::string& ini = start.ini;
   if (!ckpt) fail("evaluate needs --init CHECKPOINT_OR_RUN_DIR");
   int64_t addressable = 0;
   EvalJob job = make_job(ecfg, cfg, info, *ckpt, addressable);
