@@ -5,6 +5,7 @@
 #include "model/decode.h"
 #include "model/forward.h"
 #include "model_fixtures.h"
+#include "noise_floor.h"
 #include "util/error.h"
 
 #include <gtest/gtest.h>
@@ -31,16 +32,6 @@ std::vector<float> row(const std::vector<float>& x, int64_t t, int64_t V) {
   return std::vector<float>(x.begin() + t * V, x.begin() + (t + 1) * V);
 }
 
-constexpr double kNoiseFactor = 10.0;  // validation/noise_floor.py DEFAULT_FACTOR
-
-::testing::AssertionResult within_floor(double err, double floor, const std::string& what) {
-  std::printf("noise-floor: %s difference %.3e floor %.3e ratio %.3g allowed %g %s\n", what.c_str(), err,
-              floor, floor > 0 ? err / floor : 0.0, kNoiseFactor, err <= kNoiseFactor * floor ? "ok" : "FAIL");
-  if (err <= kNoiseFactor * floor) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << what << ": relative error " << err << " > " << kNoiseFactor
-                                       << " x floor " << floor;
-}
-
 void check_decode(const config::ModelConfig& cfg, int64_t T) {
   const int64_t V = cfg.vocab_size;
   Model<float> m = make_model(cfg, kernels::cpu_ops());
@@ -62,12 +53,12 @@ void check_decode(const config::ModelConfig& cfg, int64_t T) {
     std::vector<float> logits(full.size());
     const auto last = prefill(m, cache, batch.ids.data(), T, logits.data());
     const std::string c = "decode chunk " + std::to_string(chunk);
-    EXPECT_TRUE(within_floor(rel_error(logits, full), floor, c));
+    EXPECT_TRUE(validation::within_noise_floor(c, rel_error(logits, full), floor));
     // Per position, not just overall: the worst row must agree too.
     double worst = 0;
     for (int64_t t = 0; t < T; ++t) worst = std::max(worst, rel_error(row(logits, t, V), row(full, t, V)));
-    EXPECT_TRUE(within_floor(worst, row_floor, c + " worst position"));
-    EXPECT_TRUE(within_floor(rel_error(last, row(full, T - 1, V)), row_floor, c + " last position"));
+    EXPECT_TRUE(validation::within_noise_floor(c + " worst position", worst, row_floor));
+    EXPECT_TRUE(validation::within_noise_floor(c + " last position", rel_error(last, row(full, T - 1, V)), row_floor));
   }
 }
 

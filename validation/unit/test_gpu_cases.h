@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "noise_floor.h"
 #include "ops.h"
 #include "util/error.h"
 
@@ -45,7 +46,7 @@ struct Table {
 inline std::string table_name(const ::testing::TestParamInfo<Table>& i) { return i.param.name; }
 
 constexpr double kExactTol = 1e-5;
-constexpr double kNoiseFactor = 10.0;  // validation/noise_floor.py DEFAULT_FACTOR, same reasoning
+using validation::kNoiseFactor;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 inline std::vector<float> random_floats(std::size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
@@ -134,11 +135,8 @@ inline double rel_norm(const std::vector<float>& got, const std::vector<float>& 
 inline ::testing::AssertionResult close_to_floor(const std::vector<float>& got,
                                                  const std::vector<float>& want, double floor,
                                                  const std::string& what) {
-  const double rel = rel_norm(got, want), tol = kNoiseFactor * floor;
-  std::printf("noise-floor: %s difference %.3e floor %.3e ratio %.3g allowed %g %s\n", what.c_str(),
-              rel, floor, floor > 0 ? rel / floor : (rel == 0 ? 0.0 : INFINITY), kNoiseFactor,
-              rel <= tol ? "ok" : "FAIL");
-  return close(got, want, tol, what);
+  validation::report_noise_floor(what, rel_norm(got, want), floor);
+  return close(got, want, kNoiseFactor * floor, what);
 }
 
 inline float round_bf16(float x) {  // round to nearest even, as the bf16 tables' conversions do
