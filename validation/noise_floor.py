@@ -2,7 +2,7 @@
 
 A comparison of two fp32 computations that should agree "up to rounding" is judged against how far
 apart two computations are that differ ONLY in rounding: the same run with another summation order
-(another OpenBLAS kernel set, see floor_kernels in validation/mpi/common.sh), measured by the same
+(another OpenBLAS kernel set, see validation/floor_kernels.sh), measured by the same
 test, on the same machine, just before. The verdict is
 
     difference <= FACTOR * floor

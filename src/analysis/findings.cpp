@@ -116,7 +116,7 @@ std::string seeds_needed(double effect, bool noise_ok, double mean_swing, const 
   if (!noise_ok || verdict.rfind("not resolved", 0) != 0) return "";
   if (effect == 0) return "none: no effect measured";
   const int64_t n = seeds_to_resolve(effect, mean_swing);
-  return n >= 1000000000000 ? "none: effect ~0" : std::to_string(n);
+  return n >= kSeedsNever ? "none: effect ~0" : std::to_string(n);
 }
 
 std::optional<bool> side_holds(const std::vector<Predicate>& side, const RunConfig& cfg, std::string& why) {

@@ -132,7 +132,7 @@ double sigma_from_mean_swing(double mean_swing) { return mean_swing * std::sqrt(
 int64_t seeds_to_resolve(double effect, double mean_swing) {
   const double sigma = sigma_from_mean_swing(mean_swing);
   if (effect == 0.0 || sigma == 0.0) return 0;
-  const double n = std::min(8.0 * sigma * sigma / (effect * effect), 1e12);  // 1e12: "never", in int64
+  const double n = std::min(8.0 * sigma * sigma / (effect * effect), static_cast<double>(kSeedsNever));
   return std::max<int64_t>(2, static_cast<int64_t>(std::ceil(n)));
 }
 

@@ -23,8 +23,10 @@ std::vector<SeedPair> seed_pairs(const std::vector<std::vector<size_t>>& runs,
 double sigma_from_mean_swing(double mean_swing);
 
 // Seeds per configuration at which a difference of two configuration means of this size would
-// exceed two standard errors (2σ·√(2/n)): the smallest n ≥ 2 with n ≥ 8σ²/effect². 0 when the
-// effect is 0 (no number of seeds resolves it) or σ is 0.
+// exceed two standard errors (2σ·√(2/n)): the smallest n ≥ 2 with n ≥ 8σ²/effect², at most
+// kSeedsNever (an effect that small is none). 0 when the effect is 0 (no number of seeds resolves
+// it) or σ is 0.
+inline constexpr int64_t kSeedsNever = 1'000'000'000'000;
 int64_t seeds_to_resolve(double effect, double mean_swing);
 
 // numpy.percentile's default (linear interpolation between order statistics, "type 7").
