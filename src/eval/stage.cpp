@@ -20,8 +20,6 @@
 #include "util/error.h"
 #include "util/version.h"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
