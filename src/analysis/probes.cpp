@@ -43,12 +43,12 @@ Probe make_probe(const data::Tokenizer& tok, eval::PromptBuilder& prompts, const
       cat("One of the special magic ", eval::needle_type_name(eval::NeedleType::kNumbers), " for ", key, " is: ", value, ".");
   const auto [tmpl, prefix_tmpl] = eval::niah_template(eval::NeedleType::kNumbers, 1);
   auto build = [&](int64_t n) {
-    std::vector<std::string> lines(static_cast<size_t>(n), eval::kNoiseLine);
+    std::vector<std::string> lines(static_cast<size_t>(n), data::kNoiseLine);
     const auto at = std::min<size_t>(static_cast<size_t>(std::floor(depth * static_cast<double>(n))), lines.size());
     lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(at), needle);
     eval::Sample s;
-    s.prompt = eval::fill(tmpl, {{"query", key}, {"context", eval::join(lines, "\n")}});
-    s.answer_prefix = eval::fill(prefix_tmpl, {{"query", key}});
+    s.prompt = fill(tmpl, {{"query", key}, {"context", join(lines, "\n")}});
+    s.answer_prefix = fill(prefix_tmpl, {{"query", key}});
     s.references = {value};
     return s;
   };

@@ -1,8 +1,10 @@
 #include "data/synthetic.h"
 
 #include "data/prompt_template.h"
+#include "data/ruler_niah.h"
 #include "util/error.h"
 #include "util/random.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <array>
@@ -13,7 +15,7 @@
 namespace headroom::data {
 namespace {
 
-constexpr std::array<const char*, 5> kTasks{"kv", "needle", "vt", "docqa", "copy"};
+constexpr std::array<const char*, 6> kTasks{"kv", "needle", "niah", "vt", "docqa", "copy"};
 
 // A small counter-based generator: the n-th draw of a key.
 struct Rng {
@@ -156,6 +158,19 @@ TaskExample build_needle(const NeedleDraw& n, const std::string& hay) {
   return ex;
 }
 
+// RULER's own niah format (data/ruler_niah.h) with the same draws: the needles become RULER's
+// sentence, the question RULER's singular template and the answer follows RULER's answer prefix,
+// so evaluate's niah prompts are exactly what the model was trained to complete.
+TaskExample build_niah(const NeedleDraw& n, const std::string& hay) {
+  std::vector<std::pair<double, std::string>> items;
+  for (size_t i = 0; i < n.keys.size(); ++i) items.emplace_back(n.where[i], cat(" ", niah_needle("numbers", n.keys[i], n.values[i])));
+  const auto [tmpl, prefix] = niah_template("numbers", 1);
+  const std::string& query = n.keys[n.query];
+  TaskExample ex{"niah", fill(tmpl, {{"query", query}, {"context", insert_at_words(hay, items)}}), n.values[n.query]};
+  ex.answer_prefix = fill(prefix, {{"query", query}});
+  return ex;
+}
+
 struct ChainDraw {
   std::vector<std::string> names, distractor;
   std::string value, distractor_value;
@@ -264,14 +279,19 @@ std::vector<std::string> parse_task_list(const std::string& csv) {
 
 EncodedExample encode_example(Encoder& enc, const TaskExample& ex, ExampleFormat fmt) {
   EncodedExample e{ex, {kBos}, 0};
+  const bool own_prefix = !ex.answer_prefix.empty();
   if (fmt == ExampleFormat::kRaw) {
-    enc.encode(ex.prompt + kRawAnswerPrefix, e.tokens);
+    enc.encode(ex.prompt + (own_prefix ? ex.answer_prefix : std::string(kRawAnswerPrefix)), e.tokens);
     e.answer_begin = static_cast<int64_t>(e.tokens.size());
     enc.encode(" " + ex.answer, e.tokens);
   } else {
-    enc.encode(format_prompt(PromptTemplate::kInstruction, ex.prompt), e.tokens);
+    // As evaluate asks (eval/prompt.cpp): the answer prefix without its leading whitespace after
+    // the response header, and the answer's separating space after the prefix.
+    const size_t lead = ex.answer_prefix.find_first_not_of(" \n");
+    const std::string prefix = own_prefix && lead != std::string::npos ? ex.answer_prefix.substr(lead) : "";
+    enc.encode(format_prompt(PromptTemplate::kInstruction, ex.prompt) + prefix, e.tokens);
     e.answer_begin = static_cast<int64_t>(e.tokens.size());
-    enc.encode(ex.answer, e.tokens);
+    enc.encode(own_prefix ? " " + ex.answer : ex.answer, e.tokens);
   }
   e.tokens.push_back(kEos);
   return e;
@@ -308,7 +328,7 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
       n = std::max<int64_t>(1, n - std::max<int64_t>(1, (len - budget + per - 1) / per));
     }
   }
-  if (task != "needle" && task != "vt" && task != "docqa")
+  if (task != "needle" && task != "niah" && task != "vt" && task != "docqa")
     fail("unknown synthetic task '", task, "' (tasks are ", kSyntheticTaskNames, ")");
 
   // Haystack tasks: measure the fixed part, then fill the rest with haystack text.
@@ -317,7 +337,7 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
   const ChainDraw chain_full = draw_chain(d, 4, true), chain_min = draw_chain(d, 2, false);
   auto build = [&](int64_t n, bool full, TaskExample& ex) -> bool {
     hay_tokens.clear();
-    const bool noise = task == "needle" && needles_full.noise;
+    const bool noise = (task == "needle" || task == "niah") && needles_full.noise;
     if (noise) {
       if (noise_tokens.empty()) enc_.encode(kNoise, noise_tokens);
       for (int64_t i = 0; i < n; ++i) hay_tokens.push_back(noise_tokens[static_cast<size_t>(i) % noise_tokens.size()]);
@@ -325,8 +345,8 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
       haystack(mix64(key ^ 0x4a59ull), n, hay_tokens);
     }
     const std::string hay = decode(tok_, hay_tokens);
-    if (task == "needle") {
-      ex = build_needle(full ? needles_full : needles_one, hay);
+    if (task == "needle" || task == "niah") {
+      ex = (task == "needle" ? build_needle : build_niah)(full ? needles_full : needles_one, hay);
       return true;
     }
     if (task == "vt") {

@@ -8,6 +8,10 @@
 //           <7 digits>." inserted at word boundaries of a haystack that is either natural text (the
 //           window's own text or a corpus span) or RULER's noise ("The grass is green. ..."), then
 //           "What is the special magic number for <key>?" -> the number
+//   niah    the same needles in RULER's own words (data/ruler_niah.h): "One of the special magic
+//           numbers for <key> is: <7 digits>." in the haystack, RULER's singular niah template as
+//           the question and its answer prefix "The special magic number for <key> mentioned in the
+//           provided text is" -> the number: evaluate's niah prompts, word for word
 //   vt      variable tracking: a chain "VAR A = 12345." "VAR B = A." ... (2-4 names, plus an
 //           optional distractor chain with another value) inserted in order into a haystack, then
 //           "Which variables are assigned the value 12345?" -> the chain's names in order
@@ -22,6 +26,8 @@
 // Two encodings (see prompt_template.h):
 //   raw          BOS <prompt>"\nAnswer:" " "<answer> EOS        (pretrain, extend: the mixer)
 //   instruction  BOS "### Instruction:\n"<prompt>"\n\n### Response:\n"<answer> EOS   (sft)
+// A task with its own answer prefix (niah) has it in place of "\nAnswer:" (raw) and after the
+// response header, leading whitespace stripped (instruction), then " "<answer>: as evaluate asks.
 // The prompt is encoded as one string and the answer as another, as evaluate encodes a prompt and
 // then generates the answer. Loss masks put the loss on the answer tokens and EOS.
 #pragma once
@@ -36,7 +42,7 @@
 namespace headroom::data {
 
 inline constexpr const char* kRawAnswerPrefix = "\nAnswer:";
-inline constexpr const char* kSyntheticTaskNames = "kv, needle, vt, docqa, copy";
+inline constexpr const char* kSyntheticTaskNames = "kv, needle, niah, vt, docqa, copy";
 
 // "kv,needle" -> {"kv", "needle"}; "" when valid, else why not (for a config key check).
 std::string check_task_list(const std::string& csv);
@@ -46,6 +52,7 @@ struct TaskExample {
   std::string task;
   std::string prompt;  // context then question
   std::string answer;  // no leading space
+  std::string answer_prefix = {};  // what precedes the answer; "" = the format's own ("\nAnswer:" raw, none in instruction)
 };
 
 enum class ExampleFormat { kRaw, kInstruction };

@@ -20,7 +20,7 @@ std::string draw_needle(Draws& d, NeedleType t, const Resources& res) {
 }
 
 std::string needle_text(NeedleType value_type, const std::string& key, const std::string& value) {
-  return cat("One of the special magic ", needle_type_name(value_type), " for ", key, " is: ", value, ".");
+  return data::niah_needle(needle_type_name(value_type), key, value);
 }
 
 // What does not depend on the haystack size: keys, values, needles (shuffled), the query and
@@ -113,19 +113,7 @@ const char* needle_type_name(NeedleType t) {
 }
 
 std::pair<std::string, std::string> niah_template(NeedleType value_type, int n_answers) {
-  std::string tmpl = kNiahTemplate, prefix = kNiahAnswerPrefix;
-  std::string type = needle_type_name(value_type);
-  if (n_answers == 1) {
-    // RULER's replacements, in its order, applied to the template before the context goes in.
-    for (std::string* s : {&tmpl, &prefix}) {
-      *s = replace_all(*s, "Some", "A");
-      *s = replace_all(*s, "are all", "is");
-      *s = replace_all(*s, "are", "is");
-      *s = replace_all(*s, "answers", "answer");
-    }
-    type.pop_back();
-  }
-  return {fill(tmpl, {{"type_needle_v", type}}), fill(prefix, {{"type_needle_v", type}})};
+  return data::niah_template(needle_type_name(value_type), n_answers);
 }
 
 Builder niah_builder(const std::string& task, const NiahSpec& spec, const Resources& res, const SampleKey& key) {
@@ -146,7 +134,7 @@ Builder niah_builder(const std::string& task, const NiahSpec& spec, const Resour
         : join({queries.begin(), queries.end() - 1}, ", ") + ", and " + queries.back();
     std::string context;
     if (spec.haystack == Haystack::kNoise) {
-      context = line_context(std::vector<std::string>(static_cast<size_t>(n), kNoiseLine), p);
+      context = line_context(std::vector<std::string>(static_cast<size_t>(n), data::kNoiseLine), p);
     } else if (spec.haystack == Haystack::kEssay) {
       context = essay_context(res.essay, n, p);
     } else {

@@ -6,6 +6,7 @@
 // before they are placed.
 #pragma once
 
+#include "data/ruler_niah.h"
 #include "eval/fit.h"
 #include "eval/resources.h"
 
@@ -23,21 +24,9 @@ struct NiahSpec {
   int n_queries = 1;  // keys asked about
 };
 
-inline constexpr const char* kNoiseLine =
-    "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.";
-
-// RULER's niah template; the singular form is derived from it as RULER does (niah.py).
-inline constexpr const char* kNiahTemplate =
-    "Some special magic {type_needle_v} are hidden within the following text. Make sure to memorize "
-    "it. I will quiz you about the {type_needle_v} afterwards.\n{context}\nWhat are all the special "
-    "magic {type_needle_v} for {query} mentioned in the provided text?";
-inline constexpr const char* kNiahAnswerPrefix =
-    " The special magic {type_needle_v} for {query} mentioned in the provided text are";
-
 const char* needle_type_name(NeedleType t);  // "words", "numbers", "uuids"
 
-// The template and answer prefix for `n_answers` = queries × values (singular forms when 1),
-// with {type_needle_v} filled in; {context} and {query} are left for the caller.
+// data::niah_template for a needle type (the format itself: data/ruler_niah.h).
 std::pair<std::string, std::string> niah_template(NeedleType value_type, int n_answers);
 
 // The samples of (spec, key) by haystack size; `res` must outlive the builder.

@@ -35,7 +35,7 @@ Chain draw_chain(Draws& d, int name_len) {
 // RULER's layout: noise lines (each ending in a newline) with the statements inserted in order at
 // sorted random positions, all joined by spaces.
 std::string chain_context(Draws& d, const Chain& c, int64_t n_noise) {
-  std::vector<std::string> parts(static_cast<size_t>(n_noise), std::string(kNoiseLine) + "\n");
+  std::vector<std::string> parts(static_cast<size_t>(n_noise), std::string(data::kNoiseLine) + "\n");
   std::vector<int64_t> pos;
   for (size_t j = 0; j < c.statements.size(); ++j) pos.push_back(d.below(n_noise + 1));
   std::sort(pos.begin(), pos.end());

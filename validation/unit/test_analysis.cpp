@@ -458,7 +458,7 @@ TEST(Probes, FollowEvaluatesNiahSingle1Format) {
   const std::string theirs = prompts.text(s.prompt, s.answer_prefix);
   // Same first line (the instruction), same noise line, and the same question/answer-prefix shape.
   EXPECT_EQ(ours.substr(0, ours.find('\n')), theirs.substr(0, theirs.find('\n')));
-  EXPECT_NE(ours.find(std::string("\n") + eval::kNoiseLine + "\n"), std::string::npos);
+  EXPECT_NE(ours.find(std::string("\n") + data::kNoiseLine + "\n"), std::string::npos);
   const std::regex tail("\nWhat is the special magic number for [a-z]+-[a-z]+ mentioned in the provided text\\? The special "
                         "magic number for [a-z]+-[a-z]+ mentioned in the provided text is$");
   EXPECT_TRUE(std::regex_search(theirs, tail)) << theirs.substr(theirs.size() - 200);

@@ -131,7 +131,7 @@ TEST(EvalGenerators, NiahSingularTemplateAndNeedle) {
   EXPECT_EQ(s.prompt.substr(s.prompt.size() - 1), "?");
   EXPECT_EQ(s.answer_prefix, " The special magic number for " + key + " mentioned in the provided text is");
   // The haystack is the noise line, one per line.
-  EXPECT_GE(count_of(s.prompt, std::string(kNoiseLine) + "\n"), 10);
+  EXPECT_GE(count_of(s.prompt, std::string(data::kNoiseLine) + "\n"), 10);
 }
 
 TEST(EvalGenerators, NiahPluralTemplatesAndQueries) {

@@ -2,6 +2,7 @@
 // windows carries an example, each example sits at the window's end with its answer recoverable
 // from the window's own context, and the loss is on the answer and EOS only.
 #include "data/synthetic.h"
+#include "eval/prompt.h"
 #include "stage_data_fixtures.h"
 #include "util/error.h"
 
@@ -188,7 +189,7 @@ TEST(TaskGenerator, ExamplesFitTheBudgetAndUseIt) {
       out.insert(out.end(), hay.begin() + start, hay.begin() + start + std::min<int64_t>(n, 20000));
     };
     for (const ExampleFormat fmt : {ExampleFormat::kRaw, ExampleFormat::kInstruction})
-      for (const char* task : {"kv", "needle", "vt", "docqa", "copy"}) {
+      for (const char* task : {"kv", "needle", "niah", "vt", "docqa", "copy"}) {
         const int64_t least = gen.min_tokens(task, fmt);
         for (int64_t budget : {least, least + 17, int64_t{300}, int64_t{1000}, int64_t{4000}}) {
           if (budget < least) continue;
@@ -218,8 +219,41 @@ TEST(TaskGenerator, CopyRepeatsItsDigits) {
   EXPECT_NE(gen.make("copy", 6, 200, none, ExampleFormat::kRaw).text.answer, e.text.answer);
 }
 
+// The trained niah task must be evaluate's niah prompt token for token (base and instruction
+// templates), else a model that learned it is asked in other words than it learned.
+TEST(TaskGenerator, NiahIsEvaluatesOwnPromptTokenForToken) {
+  const Tokenizer tok = fixtures::small_bpe();
+  TaskGenerator gen(tok);
+  std::vector<int32_t> hay;
+  Encoder(tok).encode(fixtures::english_text(), hay);
+  const HaystackFn fn = [&](uint64_t, int64_t n, std::vector<int32_t>& out) {
+    out.insert(out.end(), hay.begin(), hay.begin() + std::min<int64_t>(n, static_cast<int64_t>(hay.size())));
+  };
+  const std::regex prefix(" The special magic number for ([a-z]+-[a-z]+) mentioned in the provided text is");
+  for (const ExampleFormat fmt : {ExampleFormat::kRaw, ExampleFormat::kInstruction})
+    for (uint64_t key = 1; key <= 8; ++key) {
+      const EncodedExample e = gen.make("niah", key, 400, fn, fmt);
+      std::smatch m;
+      ASSERT_TRUE(std::regex_match(e.text.answer_prefix, m, prefix)) << e.text.answer_prefix;
+      const std::string query = m[1].str();
+      EXPECT_EQ(e.text.prompt.rfind("A special magic number is hidden within the following text. Make sure to "
+                                    "memorize it. I will quiz you about the number afterwards.\n", 0), 0u) << e.text.prompt;
+      EXPECT_NE(e.text.prompt.find("One of the special magic numbers for " + query + " is: " + e.text.answer + "."),
+                std::string::npos) << "the queried needle, in RULER's sentence: " << e.text.prompt;
+      const std::string question = "\nWhat is the special magic number for " + query + " mentioned in the provided text?";
+      ASSERT_GE(e.text.prompt.size(), question.size());
+      EXPECT_EQ(e.text.prompt.substr(e.text.prompt.size() - question.size()), question);
+      eval::PromptBuilder asked(tok, fmt == ExampleFormat::kRaw ? PromptTemplate::kBase : PromptTemplate::kInstruction);
+      std::vector<int32_t> want = asked.ids(e.text.prompt, e.text.answer_prefix);
+      EXPECT_EQ(e.answer_begin, static_cast<int64_t>(want.size())) << "the loss starts where evaluate starts generating";
+      Encoder(tok).encode(" " + e.text.answer, want);
+      want.push_back(kEos);
+      EXPECT_EQ(e.tokens, want) << "format " << static_cast<int>(fmt) << ", key " << key;
+    }
+}
+
 TEST(TaskGenerator, TaskListsAreChecked) {
-  EXPECT_EQ(check_task_list("kv,needle,vt,docqa,copy"), "");
+  EXPECT_EQ(check_task_list("kv,needle,niah,vt,docqa,copy"), "");
   EXPECT_NE(check_task_list("kv,nedle").find("unknown task 'nedle'"), std::string::npos);
   EXPECT_NE(check_task_list("kv, vt"), "");
   EXPECT_NE(check_task_list(""), "");

@@ -1,0 +1,30 @@
+// RULER's needle-in-a-haystack text format (RULER's niah.py: template, answer prefix, needle
+// sentence, noise line), in one place for the two that must agree on it: evaluate's niah tasks
+// (eval/niah.h) and the trainer's `niah` synthetic task (synthetic.h), so a model trained on the
+// task is asked in exactly the words it was trained on.
+#pragma once
+
+#include <string>
+#include <utility>
+
+namespace headroom::data {
+
+inline constexpr const char* kNoiseLine =
+    "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.";
+
+inline constexpr const char* kNiahTemplate =
+    "Some special magic {type_needle_v} are hidden within the following text. Make sure to memorize "
+    "it. I will quiz you about the {type_needle_v} afterwards.\n{context}\nWhat are all the special "
+    "magic {type_needle_v} for {query} mentioned in the provided text?";
+inline constexpr const char* kNiahAnswerPrefix =
+    " The special magic {type_needle_v} for {query} mentioned in the provided text are";
+
+// The template and answer prefix for `n_answers` = queries × values, with {type_needle_v} filled by
+// `type_plural` ("numbers", "words", "uuids"; RULER's singular forms when n_answers is 1); {context}
+// and {query} are left for the caller.
+std::pair<std::string, std::string> niah_template(const std::string& type_plural, int n_answers);
+
+// "One of the special magic {type_plural} for {key} is: {value}."
+std::string niah_needle(const std::string& type_plural, const std::string& key, const std::string& value);
+
+}  // namespace headroom::data
