@@ -183,7 +183,8 @@ void add_data_keys(Schema& s, DataConfig& d) {
           in_range(0.0, 1.0));
   add_key(s, "data", "synthetic_tasks", d.synthetic_tasks, std::string("kv,needle,vt"),
           "synthetic tasks, comma-separated: kv (key-value recall), needle (needle in text or "
-          "noise), vt (variable tracking), docqa (which word follows a phrase of the text), copy "
+          "noise), niah (the same needles in RULER's own words: evaluate's niah prompt and answer "
+          "prefix, token for token), vt (variable tracking), docqa (which word follows a phrase of the text), copy "
           "(the induction warm-up: repeat a random digit string)",
           Check<std::string>(data::check_task_list));
   add_key(s, "data", "synthetic_min_len", d.synthetic_min_len, 96L,
