@@ -58,8 +58,9 @@ assert lengths == {1024, 2048, 4096, 8192, 16384}, sorted(lengths)
 assert not bad, "outside what the construction implies: " + ", ".join(bad)
 PY
 
-"$BIN/analyze" --runs "$WORK/eval" --out "$WORK/analysis" --analyze.max_new_tokens 10 >"$WORK/analyze.log" 2>&1 \
+"$BIN/analyze" --runs "$WORK/eval" --out "$WORK/analysis" --analyze.max_new_tokens 10 --analyze.word_dir "$SRC/inputs/eval" >"$WORK/analyze.log" 2>&1 \
   || { echo "analyze failed"; cat "$WORK/analyze.log"; exit 1; }
+[[ -f $WORK/analysis/tables/diagnostics_heads.csv ]] || { echo "analyze computed no attention diagnostics:"; grep -i "not computed\|diagnostics" "$WORK/analyze.log"; }
 cat "$WORK/analysis/tables/diagnostics_heads.csv"
 check "analyze finds exactly the constructed retrieval head, its needle mass and sharp previous-token heads" \
   "$PY" - "$WORK/analysis/tables/diagnostics_heads.csv" <<'PY'
