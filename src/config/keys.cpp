@@ -185,7 +185,8 @@ void add_data_keys(Schema& s, DataConfig& d) {
           "synthetic tasks, comma-separated: kv (key-value recall), needle (needle in text or "
           "noise), niah (the same needles in RULER's own words: evaluate's niah prompt and answer "
           "prefix, token for token), vt (variable tracking), docqa (which word follows a phrase of the text), copy "
-          "(the induction warm-up: repeat a random digit string)",
+          "(the induction warm-up: repeat a random digit string), words (the same with distinct words, "
+          "so induction is unambiguous)",
           Check<std::string>(data::check_task_list));
   add_key(s, "data", "synthetic_min_len", d.synthetic_min_len, 96L,
           "smallest synthetic (and generated sft) example in tokens; sizes are uniform in "

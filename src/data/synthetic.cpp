@@ -15,7 +15,7 @@
 namespace headroom::data {
 namespace {
 
-constexpr std::array<const char*, 6> kTasks{"kv", "needle", "niah", "vt", "docqa", "copy"};
+constexpr std::array<const char*, 7> kTasks{"kv", "needle", "niah", "vt", "docqa", "copy", "words"};
 
 // A small counter-based generator: the n-th draw of a key.
 struct Rng {
@@ -105,6 +105,30 @@ TaskExample build_copy(const Draw& d, int64_t n_digits) {
     s += static_cast<char>('0' + r.below(10));
   }
   return TaskExample{"copy", "Digits: " + s + "\nRepeat the digits.", s};
+}
+
+// The induction warm-up without ambiguity: distinct words (no word twice, so the token before each
+// position names it), then their repetition. With digits, each of 10 symbols recurs every few
+// positions and a previous-token + induction circuit cannot tell where to continue.
+std::vector<std::string> word_pool() {
+  std::vector<std::string> pool(kAdjectives.begin(), kAdjectives.end());
+  pool.insert(pool.end(), kNouns.begin(), kNouns.end());
+  return pool;
+}
+
+TaskExample words_example(const std::string& s) { return TaskExample{"words", "Words: " + s + "\nRepeat the words.", s}; }
+
+TaskExample build_words(const Draw& d, int64_t n_words) {
+  Rng r = d.rng();
+  std::vector<std::string> pool = word_pool();
+  n_words = std::clamp<int64_t>(n_words, 1, static_cast<int64_t>(pool.size()));
+  std::string s;
+  for (int64_t i = 0; i < n_words; ++i) {
+    std::swap(pool[static_cast<size_t>(i)], pool[static_cast<size_t>(i + r.below(static_cast<int64_t>(pool.size()) - i))]);
+    if (i) s += ' ';
+    s += pool[static_cast<size_t>(i)];
+  }
+  return words_example(s);
 }
 
 TaskExample build_kv(const Draw& d, int64_t n_pairs) {
@@ -315,15 +339,25 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
   auto size_of = [&](const TaskExample& ex) {
     return static_cast<int64_t>(encode_example(enc_, ex, fmt).tokens.size());
   };
-  if (task == "kv" || task == "copy") {
+  if (task == "kv" || task == "copy" || task == "words") {
     // Counted tasks (pairs, digits): tokens per item from one and two items, then shrink until it fits.
-    const auto build = [&](int64_t n) { return task == "kv" ? build_kv(d, n) : build_copy(d, n); };
+    const auto build = [&](int64_t n) {
+      return task == "kv" ? build_kv(d, n) : task == "copy" ? build_copy(d, n) : build_words(d, n);
+    };
     const int64_t one = size_of(build(1)), two = size_of(build(2));
     const int64_t per = std::max<int64_t>(1, two - one);
     int64_t n = std::max<int64_t>(1, 1 + (budget - one) / per);
     for (;;) {
       EncodedExample e = encode_example(enc_, build(n), fmt);
       const int64_t len = static_cast<int64_t>(e.tokens.size());
+      if (len <= budget && task == "words") {
+        // Words differ in length, so the estimate can undershoot by several: add while they fit.
+        for (EncodedExample more = encode_example(enc_, build(n + 1), fmt);
+             static_cast<int64_t>(more.tokens.size()) <= budget && more.text.answer != e.text.answer;
+             more = encode_example(enc_, build(++n + 1), fmt))
+          e = std::move(more);
+        return e;
+      }
       if (len <= budget || n == 1) return e;
       n = std::max<int64_t>(1, n - std::max<int64_t>(1, (len - budget + per - 1) / per));
     }
@@ -392,6 +426,9 @@ int64_t TaskGenerator::min_tokens(const std::string& task, ExampleFormat fmt) {
   for (uint64_t k = 0; k < 32; ++k)
     most = std::max<int64_t>(most, static_cast<int64_t>(make(t, mix64(k + 17), 1, none, fmt).tokens.size()));
   if (task == "docqa") most += 24;  // room for a few words of text besides the question
+  if (task == "words")  // one word of any length, not only the sampled ones
+    for (const std::string& w : word_pool())
+      most = std::max<int64_t>(most, static_cast<int64_t>(encode_example(enc_, words_example(w), fmt).tokens.size()));
   return most;
 }
 

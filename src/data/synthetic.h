@@ -18,6 +18,8 @@
 //   docqa   retrieval question over a corpus text: the text, then "In the text above, which word
 //           comes right after \"w1 w2 w3 w4\"?" -> w5 (the 4-word phrase occurs once)
 //   copy    the induction warm-up: "Digits: 7 3 0 ...\nRepeat the digits." -> the same digits
+//   words   the same with distinct words (at most 80): "Words: lantern amber ...\nRepeat the
+//           words." -> the same words; no word twice, so induction is unambiguous
 //
 // Every example is a pure function of (key, budget, haystack tokens): the key comes from
 // (data.seed, global sample index, slot), so the stream does not depend on the process layout or
@@ -42,7 +44,7 @@
 namespace headroom::data {
 
 inline constexpr const char* kRawAnswerPrefix = "\nAnswer:";
-inline constexpr const char* kSyntheticTaskNames = "kv, needle, niah, vt, docqa, copy";
+inline constexpr const char* kSyntheticTaskNames = "kv, needle, niah, vt, docqa, copy, words";
 
 // "kv,needle" -> {"kv", "needle"}; "" when valid, else why not (for a config key check).
 std::string check_task_list(const std::string& csv);
