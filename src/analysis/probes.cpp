@@ -39,8 +39,7 @@ Probe make_probe(const data::Tokenizer& tok, eval::PromptBuilder& prompts, const
   eval::Draws d = eval::sample_draws(seed, "analyze_probe", length, index);
   const std::string key = d.pick(res.adjectives) + "-" + d.pick(res.nouns);
   const std::string value = d.number(7);
-  const std::string needle =
-      cat("One of the special magic ", eval::needle_type_name(eval::NeedleType::kNumbers), " for ", key, " is: ", value, ".");
+  const std::string needle = data::niah_needle(eval::needle_type_name(eval::NeedleType::kNumbers), key, value);
   const auto [tmpl, prefix_tmpl] = eval::niah_template(eval::NeedleType::kNumbers, 1);
   auto build = [&](int64_t n) {
     std::vector<std::string> lines(static_cast<size_t>(n), data::kNoiseLine);
