@@ -280,7 +280,7 @@ long rope_dims(const ModelConfig& m, bool sliding) {
 }
 
 Config make_config(unsigned sections, const std::vector<std::pair<std::string, std::string>>& keys,
-                   const std::vector<IniText>& bases) {
+                   const std::vector<IniText>& bases, std::string* ini) {
   Config cfg;
   const Schema schema = make_schema(cfg, sections);
   std::vector<std::string> args{"make_config"};
@@ -290,6 +290,7 @@ Config make_config(unsigned sections, const std::vector<std::pair<std::string, s
   const po::options_description none;
   const Parsed parsed = parse_config(static_cast<int>(argv.size()), argv.data(), none, schema, bases);
   validate(cfg, sections, schema, parsed);
+  if (ini) *ini = to_ini(schema, false);
   return cfg;
 }
 

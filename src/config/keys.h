@@ -19,9 +19,10 @@ void validate(const Config& cfg, unsigned sections, const Schema& schema, const 
 // A validated configuration made in code, not from a command line: the defaults of `sections`,
 // then `bases` (lowest first, as parse_config takes them), then `keys` ("section.key" -> value),
 // through the same parse and the same checks an app applies. For benchmarks, tests and the stored
-// configuration of a checkpoint (bases = {{"checkpoint X", its config_ini}}).
+// configuration of a checkpoint (bases = {{"checkpoint X", its config_ini}}). `ini`, when given,
+// receives the resolved configuration as a checkpoint stores it (to_ini without help comments).
 Config make_config(unsigned sections, const std::vector<std::pair<std::string, std::string>>& keys = {},
-                   const std::vector<IniText>& bases = {});
+                   const std::vector<IniText>& bases = {}, std::string* ini = nullptr);
 
 // Effective RoPE width of a layer kind (rope_dims_* = -1 means the whole head).
 long rope_dims(const ModelConfig& m, bool sliding);

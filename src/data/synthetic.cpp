@@ -107,9 +107,8 @@ TaskExample build_copy(const Draw& d, int64_t n_digits) {
   return TaskExample{"copy", "Digits: " + s + "\nRepeat the digits.", s};
 }
 
-// The induction warm-up without ambiguity: distinct words (no word twice, so the token before each
-// position names it), then their repetition. With digits, each of 10 symbols recurs every few
-// positions and a previous-token + induction circuit cannot tell where to continue.
+constexpr size_t kWordPool = kAdjectives.size() + kNouns.size();
+
 std::vector<std::string> word_pool() {
   std::vector<std::string> pool(kAdjectives.begin(), kAdjectives.end());
   pool.insert(pool.end(), kNouns.begin(), kNouns.end());
@@ -118,13 +117,17 @@ std::vector<std::string> word_pool() {
 
 TaskExample words_example(const std::string& s) { return TaskExample{"words", "Words: " + s + "\nRepeat the words.", s}; }
 
+// The induction warm-up without ambiguity: distinct words (no word twice, so the token before each
+// position names it), then their repetition. With digits, each of 10 symbols recurs every few
+// positions and a previous-token + induction circuit cannot tell where to continue. The first n
+// words of n + 1 are the n words (a partial Fisher-Yates shuffle), so examples grow by appending.
 TaskExample build_words(const Draw& d, int64_t n_words) {
   Rng r = d.rng();
   std::vector<std::string> pool = word_pool();
-  n_words = std::clamp<int64_t>(n_words, 1, static_cast<int64_t>(pool.size()));
+  n_words = std::clamp<int64_t>(n_words, 1, static_cast<int64_t>(kWordPool));
   std::string s;
   for (int64_t i = 0; i < n_words; ++i) {
-    std::swap(pool[static_cast<size_t>(i)], pool[static_cast<size_t>(i + r.below(static_cast<int64_t>(pool.size()) - i))]);
+    std::swap(pool[static_cast<size_t>(i)], pool[static_cast<size_t>(i + r.below(static_cast<int64_t>(kWordPool) - i))]);
     if (i) s += ' ';
     s += pool[static_cast<size_t>(i)];
   }
@@ -340,7 +343,8 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
     return static_cast<int64_t>(encode_example(enc_, ex, fmt).tokens.size());
   };
   if (task == "kv" || task == "copy" || task == "words") {
-    // Counted tasks (pairs, digits): tokens per item from one and two items, then shrink until it fits.
+    // Counted tasks (pairs, digits, words): tokens per item from one and two items, then shrink
+    // until it fits.
     const auto build = [&](int64_t n) {
       return task == "kv" ? build_kv(d, n) : task == "copy" ? build_copy(d, n) : build_words(d, n);
     };
@@ -352,10 +356,11 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
       const int64_t len = static_cast<int64_t>(e.tokens.size());
       if (len <= budget && task == "words") {
         // Words differ in length, so the estimate can undershoot by several: add while they fit.
-        for (EncodedExample more = encode_example(enc_, build(n + 1), fmt);
-             static_cast<int64_t>(more.tokens.size()) <= budget && more.text.answer != e.text.answer;
-             more = encode_example(enc_, build(++n + 1), fmt))
+        for (; n < static_cast<int64_t>(kWordPool); ++n) {
+          EncodedExample more = encode_example(enc_, build(n + 1), fmt);
+          if (static_cast<int64_t>(more.tokens.size()) > budget) break;
           e = std::move(more);
+        }
         return e;
       }
       if (len <= budget || n == 1) return e;

@@ -55,26 +55,14 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// The resolved INI of the circuit's model with train.seq_len, as a trained checkpoint stores it.
-std::pair<config::Config, std::string> circuit_config(long vocab, long seq_len) {
-  auto keys = constructed::circuit_model_keys(vocab);
-  keys.push_back({"train.seq_len", std::to_string(seq_len)});
-  config::Config cfg;
-  const unsigned sections = config::kModel | config::kTrain | config::kData | config::kParallel;
-  const config::Schema schema = config::make_schema(cfg, sections);
-  std::vector<std::string> args{"make_retrieval_checkpoint"};
-  for (const auto& [k, v] : keys) args.insert(args.end(), {"--" + k, v});
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  const config::Parsed parsed = config::parse_config(static_cast<int>(argv.size()), argv.data(), {}, schema);
-  config::validate(cfg, sections, schema, parsed);
-  return {cfg, config::to_ini(schema, false)};
-}
-
 void run(const Options& o) {
   const data::ShardReader shard = data::open_shard(o.shard);
   const data::Tokenizer tok = data::read_shard_tokenizer(shard);
-  const auto [cfg, ini] = circuit_config(data::vocab_size(tok), o.seq_len);
+  auto keys = constructed::circuit_model_keys(data::vocab_size(tok));
+  keys.push_back({"train.seq_len", std::to_string(o.seq_len)});
+  std::string ini;  // stored as a trained checkpoint stores its configuration
+  const config::Config cfg = config::make_config(config::kModel | config::kTrain | config::kData | config::kParallel,
+                                                 keys, {}, &ini);
   const fs::path ckpt = io::checkpoint_path(o.run_dir, 0);
   if (fs::exists(ckpt)) fail(ckpt.string(), " exists: a checkpoint is never overwritten");
 

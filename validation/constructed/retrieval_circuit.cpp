@@ -36,18 +36,13 @@ constexpr double kPartWeight[kParts] = {2, 2, 1, 0.5, 0.35};
 
 long slot_dim(Slot s, long j) { return s * kSlot + j; }
 
-struct Vectors {
-  std::vector<std::vector<double>> u;  // one unit vector per token id, kSlot wide
-};
-
 // Unit vectors for every id; the ids in `named` get exact basis vectors e_0, e_1, ... and every
 // other vector is made orthogonal to them, so the circuit's by-name matches have no cross-talk.
-Vectors token_vectors(int64_t vocab, const std::vector<int32_t>& named, unsigned long seed) {
-  Vectors v;
+std::vector<std::vector<double>> token_vectors(int64_t vocab, const std::vector<int32_t>& named, unsigned long seed) {
   const CounterRng rng{mix64(seed) ^ 0x9e3779b97f4a7c15ull, 0};
-  v.u.assign(static_cast<size_t>(vocab), std::vector<double>(kSlot, 0.0));
+  std::vector<std::vector<double>> u(static_cast<size_t>(vocab), std::vector<double>(kSlot, 0.0));
   for (int64_t id = 0; id < vocab; ++id) {
-    auto& x = v.u[static_cast<size_t>(id)];
+    auto& x = u[static_cast<size_t>(id)];
     for (long j = 0; j < kSlot; ++j) x[j] = rng.normal(static_cast<uint64_t>(id * kSlot + j));
     for (size_t k = 0; k < named.size(); ++k) x[k] = 0;
     double n = 0;
@@ -55,11 +50,11 @@ Vectors token_vectors(int64_t vocab, const std::vector<int32_t>& named, unsigned
     for (double& e : x) e /= std::sqrt(n);
   }
   for (size_t k = 0; k < named.size(); ++k) {
-    auto& x = v.u[static_cast<size_t>(named[k])];
+    auto& x = u[static_cast<size_t>(named[k])];
     std::fill(x.begin(), x.end(), 0.0);
     x[k] = 1;
   }
-  return v;
+  return u;
 }
 
 // The id a word ends in, refusing words the circuit cannot read by name.
@@ -129,8 +124,7 @@ std::map<std::string, std::vector<float>> circuit_weights(const config::ModelCon
   std::vector<int32_t> named{t_for, t_is, t_are, t_colon};
   for (int32_t id : types)
     if (std::find(named.begin(), named.end(), id) == named.end()) named.push_back(id);
-  const Vectors v = token_vectors(cfg.vocab_size, named, seed);
-  const auto& u = v.u;
+  const auto u = token_vectors(cfg.vocab_size, named, seed);  // one unit vector per id, kSlot wide
 
   std::map<std::string, std::vector<float>> w;
   auto tensor = [&](const std::string& name, long rows, long cols) {
