@@ -90,6 +90,8 @@ struct DataConfig {
   std::string synthetic_tasks;  // comma-separated: kv, needle, vt, docqa, copy
   long synthetic_min_len;       // smallest synthetic/generated example, tokens
   std::string synthetic_loss;   // answer | all (pretrain/extend windows)
+  std::string warmup_tasks;     // synthetic tasks of the first warmup_steps steps ("" = none)
+  long warmup_steps;            // curriculum: steps that draw from warmup_tasks
   std::string sft_file;         // JSONL of {"prompt", "response"}; "" = generated examples only
   double sft_file_share;        // share of sft examples drawn from sft_file
 };

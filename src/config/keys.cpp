@@ -196,6 +196,16 @@ void add_data_keys(Schema& s, DataConfig& d) {
           "loss on a synthetic example in pretrain/extend windows: answer (answer tokens and EOS "
           "only) or all (every token)",
           one_of({"answer", "all"}));
+  add_key(s, "data", "warmup_tasks", d.warmup_tasks, std::string(""),
+          "pretrain/extend: synthetic tasks of the first data.warmup_steps steps, in place of "
+          "data.synthetic_tasks (a curriculum: e.g. words, the induction warm-up, before niah); "
+          "empty = none",
+          Check<std::string>(data::check_optional_task_list));
+  add_key(s, "data", "warmup_steps", d.warmup_steps, 0L,
+          "pretrain/extend: optimizer steps, counted from the start of this stage, whose synthetic "
+          "examples come from data.warmup_tasks; extend inherits the checkpoint's value like every "
+          "key, so an extension recipe sets 0 unless it wants a warm-up of its own",
+          at_least<long>(0));
   add_key(s, "data", "sft_file", d.sft_file, std::string(""),
           "sft: JSONL file of {\"prompt\": ..., \"response\": ...} pairs; empty = only "
           "generated examples");

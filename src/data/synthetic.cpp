@@ -291,6 +291,10 @@ std::string check_task_list(const std::string& csv) {
   return "";
 }
 
+std::string check_optional_task_list(const std::string& csv) {
+  return csv.empty() ? "" : check_task_list(csv);
+}
+
 std::vector<std::string> parse_task_list(const std::string& csv) {
   if (const std::string why = check_task_list(csv); !why.empty())
     fail("synthetic task list '", csv, "' ", why);
@@ -444,13 +448,19 @@ SyntheticMixer::SyntheticMixer(MixerSpec spec, const Tokenizer& tok, int64_t seq
   if (spec_.min_len > seq_len + 1)
     fail("data.synthetic_min_len = ", spec_.min_len, " exceeds the window of train.seq_len + 1 = ",
          seq_len + 1, " tokens");
-  for (const auto& t : spec_.tasks) {
-    const int64_t m = gen_.min_tokens(t, ExampleFormat::kRaw);
-    if (m > seq_len + 1)
-      fail("synthetic task '", t, "' needs at least ", m, " tokens with this tokenizer but a window "
-           "is train.seq_len + 1 = ", seq_len + 1, "; raise train.seq_len or drop '", t,
-           "' from data.synthetic_tasks");
-  }
+  if (spec_.warmup_samples > 0 && spec_.warmup_tasks.empty())
+    fail("data.warmup_steps > 0 needs data.warmup_tasks");
+  const auto check_fits = [&](const std::vector<std::string>& tasks, const char* key) {
+    for (const auto& t : tasks) {
+      const int64_t m = gen_.min_tokens(t, ExampleFormat::kRaw);
+      if (m > seq_len + 1)
+        fail("synthetic task '", t, "' needs at least ", m, " tokens with this tokenizer but a "
+             "window is train.seq_len + 1 = ", seq_len + 1, "; raise train.seq_len or drop '", t,
+             "' from ", key);
+    }
+  };
+  check_fits(spec_.tasks, "data.synthetic_tasks");
+  if (spec_.warmup_samples > 0) check_fits(spec_.warmup_tasks, "data.warmup_tasks");
 }
 
 bool SyntheticMixer::selects(int64_t index) const {
@@ -466,7 +476,8 @@ MixInfo SyntheticMixer::apply(int64_t index, int32_t* window, int32_t* targets) 
   Rng r{sample_key(spec_.seed, index, 1, 0x1e46ull)};
   const int64_t lo = std::min(spec_.min_len, W);
   const int64_t L = lo + r.below(W - lo + 1);
-  const std::string& task = spec_.tasks[static_cast<size_t>(r.below(static_cast<int64_t>(spec_.tasks.size())))];
+  const auto& tasks = index < spec_.warmup_samples ? spec_.warmup_tasks : spec_.tasks;
+  const std::string& task = tasks[static_cast<size_t>(r.below(static_cast<int64_t>(tasks.size())))];
   text_.assign(window + (W - L), window + W);
   specials_to_newlines(text_);
   const HaystackFn hay = [this](uint64_t, int64_t n, std::vector<int32_t>& out) {

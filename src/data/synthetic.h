@@ -48,6 +48,7 @@ inline constexpr const char* kSyntheticTaskNames = "kv, needle, niah, vt, docqa,
 
 // "kv,needle" -> {"kv", "needle"}; "" when valid, else why not (for a config key check).
 std::string check_task_list(const std::string& csv);
+std::string check_optional_task_list(const std::string& csv);  // as check_task_list, "" allowed
 std::vector<std::string> parse_task_list(const std::string& csv);
 
 struct TaskExample {
@@ -98,6 +99,8 @@ struct MixerSpec {
   uint64_t seed = 0;               // data.seed
   int64_t min_len = 96;            // smallest example, in tokens
   bool loss_on_prompt = false;     // data.synthetic_loss = all
+  std::vector<std::string> warmup_tasks = {};  // drawn instead of `tasks` by windows < warmup_samples
+  int64_t warmup_samples = 0;                 // data.warmup_steps x train.global_batch
 };
 
 // Where the example sits in a window of seq_len + 1 tokens.
@@ -112,7 +115,9 @@ struct MixInfo {
 // Interleaves synthetic examples into text windows. Window i is chosen with probability `ratio`
 // (a hash of (seed, i) compared with ratio); a chosen window keeps its first seq_len + 1 − L text
 // tokens and ends with one raw-format example of L tokens, L uniform in [min_len, seq_len + 1],
-// built from the window's own remaining text as haystack (needle, vt, docqa). Targets on the
+// built from the window's own remaining text as haystack (needle, vt, docqa); windows below
+// warmup_samples draw their task from warmup_tasks (a curriculum by sample index, so it does not
+// depend on the process layout or on resumption). Targets on the
 // example are masked except on the answer and EOS (unless loss_on_prompt).
 class SyntheticMixer {
  public:

@@ -179,6 +179,37 @@ TEST(SyntheticMixer, LossAllKeepsEveryTarget) {
   for (int64_t t = 0; t < T; ++t) ASSERT_EQ(targets[t], window[t + 1]);
 }
 
+// The curriculum switches by sample index: windows before warmup_samples draw from the warm-up
+// tasks only, the rest from the main tasks only, and the switch leaves the selection unchanged.
+TEST(SyntheticMixer, WarmupTasksComeFirst) {
+  const Tokenizer tok;
+  const int64_t T = 256;
+  const Windows text = english_windows(tok, T);
+  MixerSpec s = spec(1.0, 7, {"kv", "needle"});
+  s.warmup_tasks = {"words"};
+  s.warmup_samples = 40;
+  SyntheticMixer mixer(s, tok, T);
+  std::map<std::string, int> before, after;
+  std::vector<int32_t> window, targets;
+  for (int64_t i = 0; i < 80; ++i) {
+    text.fill(i, window, targets);
+    const MixInfo info = mixer.apply(i, window.data(), targets.data());
+    ASSERT_TRUE(info.synthetic) << i;
+    ++(i < 40 ? before : after)[info.task];
+  }
+  EXPECT_EQ(before["words"], 40);
+  EXPECT_EQ(after["words"], 0);
+  EXPECT_GT(after["kv"], 5);
+  EXPECT_GT(after["needle"], 5);
+}
+
+TEST(SyntheticMixer, WarmupStepsWithoutTasksIsRefused) {
+  const Tokenizer tok;
+  MixerSpec s = spec(1.0);
+  s.warmup_samples = 8;
+  EXPECT_THROW(SyntheticMixer(s, tok, 256), Error);
+}
+
 TEST(TaskGenerator, ExamplesFitTheBudgetAndUseIt) {
   for (const bool bpe : {false, true}) {
     const Tokenizer tok = bpe ? fixtures::small_bpe() : Tokenizer{};
