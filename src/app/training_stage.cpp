@@ -95,12 +95,14 @@ train::SampleFn text_sampler(const std::string& stage, const config::Config& cfg
     if (d.warmup_steps > 0) {
       if (!d.warmup_tasks.empty()) spec.warmup_tasks = data::parse_task_list(d.warmup_tasks);
       spec.warmup_samples = d.warmup_steps * cfg.train.global_batch;
+      spec.warmup_max_len = d.warmup_max_len;
     }
     mixer = std::make_shared<data::SyntheticMixer>(spec, data::read_shard_tokenizer(*shard), T);
     description += cat("; synthetic tasks (", d.synthetic_tasks, ") end ", 100 * d.synthetic_ratio,
                        "% of the windows, loss on ", d.synthetic_loss == "all" ? "every token" : "the answer");
     if (d.warmup_steps > 0)
-      description += cat(" (the first ", d.warmup_steps, " steps: ", d.warmup_tasks, ")");
+      description += cat(" (the first ", d.warmup_steps, " steps: ", d.warmup_tasks,
+                         d.warmup_max_len > 0 ? cat(" of at most ", d.warmup_max_len, " tokens") : "", ")");
   }
   const data::StreamSpec stream{T, cfg.train.seed};
   auto window = std::make_shared<std::vector<int32_t>>(static_cast<size_t>(T + 1));

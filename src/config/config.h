@@ -92,6 +92,7 @@ struct DataConfig {
   std::string synthetic_loss;   // answer | all (pretrain/extend windows)
   std::string warmup_tasks;     // synthetic tasks of the first warmup_steps steps ("" = none)
   long warmup_steps;            // curriculum: steps that draw from warmup_tasks
+  long warmup_max_len;          // largest warm-up example, tokens (0 = the window)
   std::string sft_file;         // JSONL of {"prompt", "response"}; "" = generated examples only
   double sft_file_share;        // share of sft examples drawn from sft_file
 };

@@ -206,6 +206,11 @@ void add_data_keys(Schema& s, DataConfig& d) {
           "examples come from data.warmup_tasks; extend inherits the checkpoint's value like every "
           "key, so an extension recipe sets 0 unless it wants a warm-up of its own",
           at_least<long>(0));
+  add_key(s, "data", "warmup_max_len", d.warmup_max_len, 0L,
+          "pretrain/extend: largest warm-up example in tokens (sizes uniform in "
+          "[synthetic_min_len, warmup_max_len]); short examples first is what lets a small model "
+          "find the induction circuit quickly; 0 = the window (seq_len + 1)",
+          at_least<long>(0));
   add_key(s, "data", "sft_file", d.sft_file, std::string(""),
           "sft: JSONL file of {\"prompt\": ..., \"response\": ...} pairs; empty = only "
           "generated examples");

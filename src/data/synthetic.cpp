@@ -450,6 +450,9 @@ SyntheticMixer::SyntheticMixer(MixerSpec spec, const Tokenizer& tok, int64_t seq
          seq_len + 1, " tokens");
   if (spec_.warmup_samples > 0 && spec_.warmup_tasks.empty())
     fail("data.warmup_steps > 0 needs data.warmup_tasks");
+  if (spec_.warmup_samples > 0 && spec_.warmup_max_len > 0 && spec_.warmup_max_len < spec_.min_len)
+    fail("data.warmup_max_len = ", spec_.warmup_max_len, " is below data.synthetic_min_len = ",
+         spec_.min_len);
   const auto check_fits = [&](const std::vector<std::string>& tasks, const char* key) {
     for (const auto& t : tasks) {
       const int64_t m = gen_.min_tokens(t, ExampleFormat::kRaw);
@@ -474,9 +477,11 @@ MixInfo SyntheticMixer::apply(int64_t index, int32_t* window, int32_t* targets) 
   if (!selects(index)) return info;
   const int64_t W = seq_len_ + 1;
   Rng r{sample_key(spec_.seed, index, 1, 0x1e46ull)};
-  const int64_t lo = std::min(spec_.min_len, W);
-  const int64_t L = lo + r.below(W - lo + 1);
-  const auto& tasks = index < spec_.warmup_samples ? spec_.warmup_tasks : spec_.tasks;
+  const bool warmup = index < spec_.warmup_samples;
+  const int64_t hi = warmup && spec_.warmup_max_len > 0 ? std::min(spec_.warmup_max_len, W) : W;
+  const int64_t lo = std::min(spec_.min_len, hi);
+  const int64_t L = lo + r.below(hi - lo + 1);
+  const auto& tasks = warmup ? spec_.warmup_tasks : spec_.tasks;
   const std::string& task = tasks[static_cast<size_t>(r.below(static_cast<int64_t>(tasks.size())))];
   text_.assign(window + (W - L), window + W);
   specials_to_newlines(text_);

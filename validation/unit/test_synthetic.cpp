@@ -180,7 +180,7 @@ TEST(SyntheticMixer, LossAllKeepsEveryTarget) {
 }
 
 // The curriculum switches by sample index: windows before warmup_samples draw from the warm-up
-// tasks only, the rest from the main tasks only, and the switch leaves the selection unchanged.
+// tasks only and no longer than warmup_max_len, the rest from the main tasks only at any size.
 TEST(SyntheticMixer, WarmupTasksComeFirst) {
   const Tokenizer tok;
   const int64_t T = 256;
@@ -188,19 +188,24 @@ TEST(SyntheticMixer, WarmupTasksComeFirst) {
   MixerSpec s = spec(1.0, 7, {"kv", "needle"});
   s.warmup_tasks = {"words"};
   s.warmup_samples = 40;
+  s.warmup_max_len = 100;
   SyntheticMixer mixer(s, tok, T);
   std::map<std::string, int> before, after;
   std::vector<int32_t> window, targets;
+  int64_t longest_after = 0;
   for (int64_t i = 0; i < 80; ++i) {
     text.fill(i, window, targets);
     const MixInfo info = mixer.apply(i, window.data(), targets.data());
     ASSERT_TRUE(info.synthetic) << i;
     ++(i < 40 ? before : after)[info.task];
+    if (i < 40) EXPECT_LE(info.end - info.begin, 100) << i;
+    longest_after = std::max(longest_after, i < 40 ? 0 : info.end - info.begin);
   }
   EXPECT_EQ(before["words"], 40);
   EXPECT_EQ(after["words"], 0);
   EXPECT_GT(after["kv"], 5);
   EXPECT_GT(after["needle"], 5);
+  EXPECT_GT(longest_after, 150);  // the limit is the warm-up's only
 }
 
 TEST(SyntheticMixer, WarmupStepsWithoutTasksIsRefused) {
