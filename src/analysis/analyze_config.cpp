@@ -62,6 +62,10 @@ void add_analyze_keys(config::Schema& s, AnalyzeConfig& a) {
                        "pretrain.train.seq_len); VALUE is a literal or another KEY. Default: qk_norm=model.qk_norm "
                        "!= none, gqa=model.n_kv_heads < model.n_heads, sliding=model.layer_pattern contains S, "
                        "short_pretrain=pretrain.train.seq_len < 8192");
+  add_key(s, "analyze", "regression_configs", a.regression_configs, std::string(""),
+          "the configurations the regressions and the feature-count model are fitted over, as a conjunction "
+          "'KEY OP VALUE & ...' (as a side of analyze.finding), e.g. one extension recipe of a study that has "
+          "several; empty = every configuration of the pool");
   add_key(s, "analyze", "bootstrap_samples", a.bootstrap_samples, 2000L,
           "resamples of the paired bootstrap of config differences", config::at_least<long>(100));
   config::add_list_key(s, "analyze", "finding", a.findings,
@@ -135,6 +139,7 @@ void check_analyze_config(const AnalyzeConfig& a) {
   check([&] { parse_score_name(a.short_score, "analyze.short_score"); });
   for (const auto& f : a.features) check([&] { parse_feature(f); });
   for (const auto& f : a.findings) check([&] { parse_finding(f); });
+  if (!a.regression_configs.empty()) check([&] { parse_conjunction(a.regression_configs, "analyze.regression_configs"); });
   for (const auto& n : split_list(a.finding_scores)) check([&] { parse_score_name(n, "analyze.finding_scores"); });
   if (!problems.empty()) fail("invalid analyze configuration:", problems);
 }

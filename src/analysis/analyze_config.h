@@ -23,6 +23,7 @@ struct AnalyzeConfig {
   std::string seed_keys;      // comma-separated keys that only choose a seed
   std::string ignore_keys;    // keys that do not change the model (layout, logging); * globs
   std::vector<std::string> features;  // name=predicate
+  std::string regression_configs;     // predicates joined by '&' selecting the regressions' configurations; "" = all
   std::vector<std::string> findings;  // "NAME: A over B" (findings.h)
   std::string finding_scores;         // comma-separated score names; "" = long_score
   // Statistics.

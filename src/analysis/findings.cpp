@@ -17,6 +17,12 @@ using nlohmann::json;
 using Opt = std::optional<double>;
 
 std::vector<Predicate> parse_side(const std::string& side, const std::string& entry) {
+  return parse_conjunction(side, cat("analyze.finding '", entry, "'"));
+}
+
+}  // namespace
+
+std::vector<Predicate> parse_conjunction(const std::string& side, const std::string& where) {
   std::vector<Predicate> out;
   size_t from = 0;
   for (;;) {
@@ -25,7 +31,7 @@ std::vector<Predicate> parse_side(const std::string& side, const std::string& en
     try {
       out.push_back(parse_feature("x=" + one).pred);
     } catch (const std::exception&) {
-      fail("analyze.finding '", entry, "': '", one, "' is not a predicate 'KEY OP VALUE' (OP one of == != < <= > >= "
+      fail(where, ": '", one, "' is not a predicate 'KEY OP VALUE' (OP one of == != < <= > >= "
            "contains !contains, separated by spaces; predicates joined by &)");
     }
     if (amp == std::string::npos) break;
@@ -33,6 +39,8 @@ std::vector<Predicate> parse_side(const std::string& side, const std::string& en
   }
   return out;
 }
+
+namespace {
 
 struct Side {
   std::vector<size_t> configs;

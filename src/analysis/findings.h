@@ -20,6 +20,10 @@ struct Finding {
 // Throws naming the entry when it is malformed.
 Finding parse_finding(const std::string& entry);
 
+// "KEY OP VALUE & KEY OP VALUE ...": a side of a finding, or any other selection of
+// configurations; throws naming `where` (the key or entry) when malformed.
+std::vector<Predicate> parse_conjunction(const std::string& text, const std::string& where);
+
 // Whether every predicate holds for the configuration; empty with `why` when one cannot be
 // evaluated (a missing key, a non-numeric value under an ordering).
 std::optional<bool> side_holds(const std::vector<Predicate>& side, const RunConfig& cfg, std::string& why);

@@ -1,5 +1,6 @@
 #include "analysis/pool.h"
 
+#include "analysis/findings.h"
 #include "analysis/linalg.h"
 #include "analysis/stats.h"
 #include "eval/tasks.h"
@@ -518,8 +519,26 @@ void section_noise_and_differences(const Study& s, const AnalyzeConfig& cfg, Rep
 
 // ---------------------------------------------------------------------------------------------
 
-void section_regressions(const Study& s, const AnalyzeConfig& cfg, Report& rep) {
+// The pool's configurations that analyze.regression_configs selects (all when it is empty), as a
+// study of their runs only.
+Study regression_pool(const Study& s, const AnalyzeConfig& cfg, Report& rep) {
+  if (cfg.regression_configs.empty()) return s;
+  const auto preds = parse_conjunction(cfg.regression_configs, "analyze.regression_configs");
+  Study sub = s;
+  sub.configs.clear();
+  for (const auto& g : s.configs) {
+    std::string why;
+    const auto holds = side_holds(preds, s.runs[g.runs[0]].config, why);
+    if (holds.value_or(false)) sub.configs.push_back(g);
+  }
+  rep.text(cat("Fitted over the ", sub.configs.size(), " of ", s.configs.size(), " configurations that match `",
+               cfg.regression_configs, "` (analyze.regression_configs)."));
+  return sub;
+}
+
+void section_regressions(const Study& all, const AnalyzeConfig& cfg, Report& rep) {
   rep.heading("What predicts the long-context score");
+  const Study s = regression_pool(all, cfg, rep);
   const ScoreName score = parse_score_name(cfg.long_score, "analyze.long_score");
   const ScoreName short_score = parse_score_name(cfg.short_score, "analyze.short_score");
   const std::vector<Feature> features = cfg.features.empty() ? default_features() : [&] {

@@ -102,7 +102,7 @@ train::SampleFn text_sampler(const std::string& stage, const config::Config& cfg
                        "% of the windows, loss on ", d.synthetic_loss == "all" ? "every token" : "the answer");
     if (d.warmup_steps > 0)
       description += cat(" (the first ", d.warmup_steps, " steps: ", d.warmup_tasks,
-                         d.warmup_max_len > 0 ? cat(" of at most ", d.warmup_max_len, " tokens") : "", ")");
+                         d.warmup_max_len > 0 ? cat(" of at most ", d.warmup_max_len, " tokens growing to the window") : "", ")");
   }
   const data::StreamSpec stream{T, cfg.train.seed};
   auto window = std::make_shared<std::vector<int32_t>>(static_cast<size_t>(T + 1));

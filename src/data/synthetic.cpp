@@ -478,7 +478,12 @@ MixInfo SyntheticMixer::apply(int64_t index, int32_t* window, int32_t* targets) 
   const int64_t W = seq_len_ + 1;
   Rng r{sample_key(spec_.seed, index, 1, 0x1e46ull)};
   const bool warmup = index < spec_.warmup_samples;
-  const int64_t hi = warmup && spec_.warmup_max_len > 0 ? std::min(spec_.warmup_max_len, W) : W;
+  // The warm-up's cap grows linearly from warmup_max_len to the window: an induction circuit
+  // found on short copies does not reach distances it never saw (with RoPE on every dimension),
+  // so the distances are widened gradually rather than all at once.
+  int64_t hi = W;
+  if (warmup && spec_.warmup_max_len > 0 && spec_.warmup_max_len < W)
+    hi = spec_.warmup_max_len + (W - spec_.warmup_max_len) * index / spec_.warmup_samples;
   const int64_t lo = std::min(spec_.min_len, hi);
   const int64_t L = lo + r.below(hi - lo + 1);
   const auto& tasks = warmup ? spec_.warmup_tasks : spec_.tasks;

@@ -101,7 +101,7 @@ struct MixerSpec {
   bool loss_on_prompt = false;     // data.synthetic_loss = all
   std::vector<std::string> warmup_tasks = {};  // drawn instead of `tasks` by windows < warmup_samples
   int64_t warmup_samples = 0;                 // data.warmup_steps x train.global_batch
-  int64_t warmup_max_len = 0;                 // largest warm-up example; 0 = the window
+  int64_t warmup_max_len = 0;                 // largest first warm-up example, growing to the window; 0 = the window
 };
 
 // Where the example sits in a window of seq_len + 1 tokens.
@@ -117,8 +117,9 @@ struct MixInfo {
 // (a hash of (seed, i) compared with ratio); a chosen window keeps its first seq_len + 1 − L text
 // tokens and ends with one raw-format example of L tokens, L uniform in [min_len, seq_len + 1],
 // built from the window's own remaining text as haystack (needle, vt, docqa); windows below
-// warmup_samples draw their task from warmup_tasks, L at most warmup_max_len (a curriculum by
-// sample index, so it does not depend on the process layout or on resumption). Targets on the
+// warmup_samples draw their task from warmup_tasks, with L at most a cap that grows linearly from
+// warmup_max_len to the window over the warm-up (a curriculum by sample index, so it does not
+// depend on the process layout or on resumption). Targets on the
 // example are masked except on the answer and EOS (unless loss_on_prompt).
 class SyntheticMixer {
  public:

@@ -420,6 +420,21 @@ TEST(Findings, ParseAndSelect) {
   EXPECT_THROW(parse_finding("two words: model.n_heads == 4 over model.n_heads == 8"), Error);   // name
 }
 
+TEST(Findings, AConjunctionAloneSelectsAndNamesItsKeyWhenMalformed) {
+  RunConfig cfg;
+  cfg.stages.push_back({"pretrain", config::ini_map("[model]\nrope_base_full = 10000\n")});
+  cfg.stages.push_back({"extend", config::ini_map("[model]\nrope_base_full = 80000\nfreeze = layers.*.attn.w?\n")});
+  std::string why;
+  EXPECT_TRUE(*side_holds(parse_conjunction("extend.model.freeze contains attn", "k"), cfg, why));
+  EXPECT_FALSE(*side_holds(parse_conjunction("model.rope_base_full == 80000 & extend.model.freeze !contains attn", "k"), cfg, why));
+  try {
+    parse_conjunction("model.rope_base_full = 80000", "analyze.regression_configs");
+    ADD_FAILURE() << "a malformed predicate was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("analyze.regression_configs"), std::string::npos) << e.what();
+  }
+}
+
 // ------------------------------------------------------------------ probes
 
 TEST(Probes, NeedleSpanDepthAndLengthInTheByteTokenizer) {

@@ -180,7 +180,8 @@ TEST(SyntheticMixer, LossAllKeepsEveryTarget) {
 }
 
 // The curriculum switches by sample index: windows before warmup_samples draw from the warm-up
-// tasks only and no longer than warmup_max_len, the rest from the main tasks only at any size.
+// tasks only, no longer than a cap growing from warmup_max_len to the window, the rest from the
+// main tasks only at any size.
 TEST(SyntheticMixer, WarmupTasksComeFirst) {
   const Tokenizer tok;
   const int64_t T = 256;
@@ -198,7 +199,8 @@ TEST(SyntheticMixer, WarmupTasksComeFirst) {
     const MixInfo info = mixer.apply(i, window.data(), targets.data());
     ASSERT_TRUE(info.synthetic) << i;
     ++(i < 40 ? before : after)[info.task];
-    if (i < 40) EXPECT_LE(info.end - info.begin, 100) << i;
+    if (i < 40) EXPECT_LE(info.end - info.begin, 100 + (T + 1 - 100) * i / 40) << i;
+    if (i < 10) EXPECT_LE(info.end - info.begin, 140) << i;  // the cap starts near 100
     longest_after = std::max(longest_after, i < 40 ? 0 : info.end - info.begin);
   }
   EXPECT_EQ(before["words"], 40);
