@@ -9,9 +9,17 @@
 #
 # A .study file is bash that sets: name, models (comma-separated names of model_dir/<name>.ini),
 # model_dir, seeds, stages (subset of pretrain,extend,sft,evaluate,analyze), recipe_<stage> files,
-# and corpus + tokenizer (byte|bpe, vocab_size for bpe) for the shards, or data (a prepared shard
-# directory). Runs land in RUNS_ROOT/<name>/<model>-s<seed>/<stage>, the report in
+# and corpus + tokenizer (byte|bpe, vocab_size for bpe, prepare_args: more prepare options) for
+# the shards, or data (a prepared shard directory). Runs land in RUNS_ROOT/<name>/<model>-s<seed>/<stage>, the report in
 # RUNS_ROOT/<name>/analysis. Re-running continues: finished stages (DONE) are skipped.
+# Optional branches of a chain (here only, not with --slurm), each ending in its own evaluate:
+#   evaluate_base=1       the pretrained checkpoint evaluated at the same lengths without extension
+#                         (eval.allow_beyond_training): <model>-s<seed>/evaluate_base
+#   extend_variants="yarn:A.ini+B.ini frozen:E.ini,F.ini"   more extension recipes (A+B: two
+#                         extend stages, the second --init'ed from the first; E,F: E with F layered
+#                         over it), each -> sft -> evaluate:
+#                         <model>-s<seed>/{extend_yarn,extend_yarn_2,sft_yarn,evaluate_yarn}
+#   variant_models_<name>=a,b   run variant <name> for these models only (default: all)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -21,7 +29,7 @@ die() { echo "run_study: error: $*" >&2; exit 2; }
 study_file=$1; shift
 [[ -f $study_file ]] || die "no study file $study_file"
 name="" models="" model_dir=inputs/models seeds=1 stages=pretrain,evaluate,analyze corpus="" tokenizer=byte
-vocab_size=4096 data=""
+vocab_size=4096 data="" evaluate_base=0 extend_variants="" prepare_args=""
 declare recipe_pretrain="" recipe_extend="" recipe_sft="" recipe_evaluate="" recipe_analyze=""
 # shellcheck disable=SC1090
 source "$study_file"
@@ -47,8 +55,12 @@ if [[ -z $data ]]; then
   data=$dir/shards
   if [[ ! -f $data/DONE ]]; then
     [[ -n $corpus ]] || die "$study_file sets neither data nor corpus"
+    # The default corpus is fetched on first use (jobs/fetch_corpus.sh: offline sources, ~15 s).
+    [[ -d $corpus || $corpus != data/corpus/* ]] || jobs/fetch_corpus.sh data/corpus >/dev/null
     args=(--input "$corpus" --output "$data" --tokenizer "$tokenizer")
     [[ $tokenizer == bpe ]] && args+=(--vocab-size "$vocab_size")
+    # shellcheck disable=SC2206
+    args+=($prepare_args)
     "$HEADROOM_BIN/prepare" "${args[@]}" >/dev/null
   fi
 fi
@@ -62,6 +74,8 @@ done
 stamp "study $name: ${#model_list[@]} configurations x seeds $seeds, stages $stages, shards $data"
 
 if ((slurm)); then
+  [[ $evaluate_base == 0 && -z $extend_variants ]] ||
+    die "$study_file sets evaluate_base or extend_variants, which only the local runner knows"
   args=(--study "$name" --runs-root "$runs_root" --models "$(IFS=,; echo "${model_files[*]}")" --seeds "$seeds"
         --stages "$stages" --data "$data")
   for s in pretrain extend sft evaluate analyze; do
@@ -73,18 +87,35 @@ fi
 
 # Here: each chain is the job scripts run as plain programs (one rank, one thread), `parallel` at once.
 has() { [[ ",$stages," == *",$1,"* ]]; }
-job() {  # job STAGE VAR=VALUE...: jobs/STAGE.slurm as a plain program into $cdir/STAGE (cdir: the caller's)
-  local s=$1 t
+job() {  # job NAME VAR=VALUE...: jobs/NAME.slurm (or STAGE_SCRIPT=...) as a plain program into $cdir/NAME
+  local s=$1 t script
   shift
   t=$(date +%s)
+  script=$s
+  for a in "$@"; do [[ $a == STAGE_SCRIPT=* ]] && script=${a#STAGE_SCRIPT=}; done
   mkdir -p "$cdir/$s"
-  env "$@" RUN_DIR="$cdir/$s" NP=1 HEADROOM_LAUNCHER=none bash "jobs/$s.slurm" >"$cdir/$s/job.out" 2>&1 ||
+  env "$@" RUN_DIR="$cdir/$s" NP=1 HEADROOM_LAUNCHER=none bash "jobs/$script.slurm" >"$cdir/$s/job.out" 2>&1 ||
     { echo "FAILED $cdir/$s (see $cdir/$s/job.out)"; return 1; }
   echo "finished $cdir/$s in $(( $(date +%s) - t ))s"
 }
+branch() {  # branch SUFFIX INIT EXTEND_RECIPES(+-joined): extend... -> sft -> evaluate, dirs <stage>SUFFIX
+  local suf=$1 prev=$2 recipes=$3 k=0 r name extra l
+  IFS=+ read -ra rs <<<"$recipes"
+  for r in "${rs[@]}"; do
+    k=$((k + 1)); name=extend$suf; ((k > 1)) && name+=_$k
+    IFS=, read -ra layers <<<"$r"  # a,b: recipe a with b layered over it
+    extra=""
+    for l in "${layers[@]:1}"; do extra+=" --config $l"; done
+    job "$name" INIT="$prev" RECIPE="${layers[0]}" EXTRA_ARGS="$extra" DATA_DIR="$data" STAGE_SCRIPT=extend || return 1
+    prev=$cdir/$name
+  done
+  if has sft; then job "sft$suf" INIT="$prev" RECIPE="$recipe_sft" DATA_DIR="$data" STAGE_SCRIPT=sft || return 1; prev=$cdir/sft$suf; fi
+  if has evaluate; then job "evaluate$suf" INIT="$prev" EVAL_CONFIG="$recipe_evaluate" STAGE_SCRIPT=evaluate || return 1; fi
+}
 chain() {  # chain MODEL_FILE SEED
-  local mfile=$1 seed=$2 cdir prev="" v
-  cdir=$dir/$(basename "$mfile" .ini)-s$seed
+  local mfile=$1 seed=$2 cdir prev="" v model spec vname vrec only
+  model=$(basename "$mfile" .ini)
+  cdir=$dir/$model-s$seed
   for s in pretrain extend sft; do
     has "$s" || continue
     v=recipe_$s
@@ -97,10 +128,22 @@ chain() {  # chain MODEL_FILE SEED
   done
   if has evaluate; then
     job evaluate INIT="$prev" EVAL_CONFIG="$recipe_evaluate" || return 1
+    if [[ $evaluate_base == 1 ]] && has pretrain; then
+      job evaluate_base INIT="$cdir/pretrain" EVAL_CONFIG="$recipe_evaluate" STAGE_SCRIPT=evaluate \
+        EXTRA_ARGS="--eval.allow_beyond_training true" || return 1
+    fi
   fi
+  for spec in $extend_variants; do
+    vname=${spec%%:*} vrec=${spec#*:}
+    v=variant_models_$vname; only=${!v:-}
+    [[ -z $only || ",$only," == *",$model,"* ]] || continue
+    branch "_$vname" "$cdir/pretrain" "$vrec" || return 1
+  done
+  echo "chain $model-s$seed done"
 }
-export -f chain job has
-export dir data stages recipe_pretrain recipe_extend recipe_sft recipe_evaluate
+export -f chain branch job has
+export dir data stages recipe_pretrain recipe_extend recipe_sft recipe_evaluate evaluate_base extend_variants
+for v in ${!variant_models_*}; do export "${v?}"; done
 export OMP_NUM_THREADS=1
 IFS=, read -ra seed_list <<<"$seeds"
 n=$(( ${#model_files[@]} * ${#seed_list[@]} ))
@@ -111,7 +154,7 @@ for seed in "${seed_list[@]}"; do for f in "${model_files[@]}"; do echo "$f $see
     k=0
     while read -r line; do
       echo "  $line"
-      if [[ $line == finished*evaluate* || ( $line == finished*pretrain* && ",$stages," != *,evaluate,* ) ]]; then
+      if [[ $line == chain*done ]]; then
         k=$((k + 1)); el=$(( $(date +%s) - t0 ))
         stamp "chain $k/$n done, ETA $(( el * (n - k) / k ))s"
       fi
@@ -121,7 +164,7 @@ stamp "all chains ran"
 if has analyze; then
   evals=()
   for seed in "${seed_list[@]}"; do for f in "${model_files[@]}"; do
-    evals+=("$dir/$(basename "$f" .ini)-s$seed/evaluate")
+    for e in "$dir/$(basename "$f" .ini)-s$seed"/evaluate*/; do [[ -f $e/DONE ]] && evals+=("${e%/}"); done
   done; done
   rm -rf "$dir/analysis"  # analyze writes a fresh report each time
   RUNS="${evals[*]}" OUT=$dir/analysis ANALYZE_CONFIG=$recipe_analyze bash jobs/analyze.slurm >"$dir/analyze.out" 2>&1 ||
