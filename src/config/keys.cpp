@@ -209,8 +209,8 @@ void add_data_keys(Schema& s, DataConfig& d) {
   add_key(s, "data", "warmup_max_len", d.warmup_max_len, 0L,
           "pretrain/extend: largest warm-up example in tokens at the start of the warm-up, growing "
           "linearly to the window (seq_len + 1) by its end (sizes uniform in [synthetic_min_len, "
-          "that cap]): short copies first let a small model find the induction circuit quickly, "
-          "and the growing cap carries it to the distances of the window; 0 = the window throughout",
+          "that cap]), so the warm-up starts on short copies and ends on copies as long as the "
+          "window; 0 = the window throughout",
           at_least<long>(0));
   add_key(s, "data", "sft_file", d.sft_file, std::string(""),
           "sft: JSONL file of {\"prompt\": ..., \"response\": ...} pairs; empty = only "

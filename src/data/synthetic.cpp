@@ -478,9 +478,9 @@ MixInfo SyntheticMixer::apply(int64_t index, int32_t* window, int32_t* targets) 
   const int64_t W = seq_len_ + 1;
   Rng r{sample_key(spec_.seed, index, 1, 0x1e46ull)};
   const bool warmup = index < spec_.warmup_samples;
-  // The warm-up's cap grows linearly from warmup_max_len to the window: an induction circuit
-  // found on short copies does not reach distances it never saw (with RoPE on every dimension),
-  // so the distances are widened gradually rather than all at once.
+  // The warm-up's cap grows linearly from warmup_max_len to the window: a copy circuit learnt on
+  // short copies alone scored worse on whole-window copies as it trained (RoPE on every
+  // dimension: it never saw those distances), so the distances are widened step by step.
   int64_t hi = W;
   if (warmup && spec_.warmup_max_len > 0 && spec_.warmup_max_len < W)
     hi = spec_.warmup_max_len + (W - spec_.warmup_max_len) * index / spec_.warmup_samples;
