@@ -70,7 +70,12 @@ def main():
           f"ratio {rng / st.mean(swings):.2f}")
     diag = f"{root}/analysis/tables/diagnostics.csv"
     if os.path.exists(diag):
-        width = {"narrow": 8, "k8_v32": 8}  # head_dim_qk; every other architecture has 32
+        models = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../inputs/studies/toy_ruler/models")
+        width = {}  # head_dim_qk, read from the model file rather than assumed
+        for m in ORDER:
+            for line in open(f"{models}/{m}.ini"):
+                if line.split("=")[0].strip() == "head_dim_qk":
+                    width[m] = int(line.split("=")[1])
         by = {}
         answering = missing = 0
         for d in csv.DictReader(open(diag)):
@@ -80,7 +85,7 @@ def main():
                 answering += 1
                 missing += int(d["retrieval_heads"] or 0) == 0
             if RECIPES.get(kind) == "main" and d["retrieval_fraction"]:
-                by.setdefault((width.get(model, 32), model), []).append(float(d["retrieval_fraction"]))
+                by.setdefault((width[model], model), []).append(float(d["retrieval_fraction"]))
         print(f"\nretrieval heads: {answering - missing} of {answering} runs that answer a probe have at least one")
         print("| head_dim_qk | architecture | runs | retrieval-head fraction (mean) |\n|---|---|---|---|")
         for (w, m), v in sorted(by.items(), key=lambda kv: (kv[0][0], ORDER.index(kv[0][1]))):
