@@ -4,6 +4,7 @@
 // task is asked in exactly the words it was trained on.
 #pragma once
 
+#include <array>
 #include <string>
 #include <utility>
 
@@ -26,5 +27,28 @@ std::pair<std::string, std::string> niah_template(const std::string& type_plural
 
 // "One of the special magic {type_plural} for {key} is: {value}."
 std::string niah_needle(const std::string& type_plural, const std::string& key, const std::string& value);
+
+// RULER's eight needle-in-a-haystack tasks as shapes: evaluate's niah suite (eval/tasks.cpp) and
+// the trainer's `niah_mix` synthetic task (synthetic.h) draw from this one table.
+struct RulerNiahShape {
+  const char* task;
+  const char* haystack;    // "noise" (RULER's noise line), "essay" (text), "needles" (distractor needles)
+  const char* key_type;    // "words" (adjective-noun), "uuids"
+  const char* value_type;  // "numbers" (7 digits), "uuids"
+  int n_keys;              // needles with distinct keys; the ones not queried are distractors
+  int n_values;            // values per key
+  int n_queries;           // keys asked about
+};
+
+inline constexpr std::array<RulerNiahShape, 8> kRulerNiahShapes{{
+    {"niah_single_1", "noise", "words", "numbers", 1, 1, 1},
+    {"niah_single_2", "essay", "words", "numbers", 1, 1, 1},
+    {"niah_single_3", "essay", "words", "uuids", 1, 1, 1},
+    {"niah_multikey_1", "essay", "words", "numbers", 4, 1, 1},
+    {"niah_multikey_2", "needles", "words", "numbers", 1, 1, 1},
+    {"niah_multikey_3", "needles", "uuids", "uuids", 1, 1, 1},
+    {"niah_multivalue", "essay", "words", "numbers", 1, 4, 1},
+    {"niah_multiquery", "essay", "words", "numbers", 4, 1, 4},
+}};
 
 }  // namespace headroom::data

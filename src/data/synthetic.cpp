@@ -15,7 +15,7 @@
 namespace headroom::data {
 namespace {
 
-constexpr std::array<const char*, 7> kTasks{"kv", "needle", "niah", "vt", "docqa", "copy", "words"};
+constexpr std::array<const char*, 8> kTasks{"kv", "needle", "niah", "niah_mix", "vt", "docqa", "copy", "words"};
 
 // A small counter-based generator: the n-th draw of a key.
 struct Rng {
@@ -51,6 +51,17 @@ std::string digits(Rng& r, int n) {
   std::string s(static_cast<size_t>(n), '0');
   s[0] = static_cast<char>('1' + r.below(9));
   for (size_t i = 1; i < s.size(); ++i) s[i] = static_cast<char>('0' + r.below(10));
+  return s;
+}
+
+// RFC 4122 version 4, as evaluate draws them (eval/draws.cpp).
+std::string uuid(Rng& r) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (int i = 0; i < 32; ++i) {
+    if (i == 8 || i == 12 || i == 16 || i == 20) s += '-';
+    s += i == 12 ? '4' : i == 16 ? kHex[8 + r.below(4)] : kHex[r.below(16)];
+  }
   return s;
 }
 
@@ -194,6 +205,91 @@ TaskExample build_niah(const NeedleDraw& n, const std::string& hay) {
   const auto [tmpl, prefix] = niah_template("numbers", 1);
   const std::string& query = n.keys[n.query];
   TaskExample ex{"niah", fill(tmpl, {{"query", query}, {"context", insert_at_words(hay, items)}}), n.values[n.query]};
+  ex.answer_prefix = fill(prefix, {{"query", query}});
+  return ex;
+}
+
+// One of RULER's eight niah shapes (data/ruler_niah.h) with its keys, values and depths: what
+// does not depend on the haystack's size.
+struct MixDraw {
+  RulerNiahShape shape;
+  std::vector<std::string> keys;
+  std::vector<std::vector<std::string>> values;
+  std::vector<std::string> needles;  // RULER's sentences, shuffled
+  std::vector<double> where;         // sorted fractions, one per needle
+  std::vector<size_t> queried;
+  uint64_t lines_key;                // the distractor needles of a "needles" haystack
+};
+
+std::string draw_token(Rng& r, const std::string& type) {
+  if (type == "uuids") return uuid(r);
+  if (type == "numbers") return digits(r, 7);
+  return cat(kAdjectives[r.below(kAdjectives.size())], "-", kNouns[r.below(kNouns.size())]);
+}
+
+MixDraw draw_mix(const Draw& d, const RulerNiahShape& shape) {
+  Rng r = d.rng();
+  MixDraw m{shape, {}, {}, {}, {}, {}, r.next()};
+  const int n_keys = std::max(shape.n_keys, shape.n_queries);
+  std::set<std::string> seen;
+  while (static_cast<int>(m.keys.size()) < n_keys) {
+    std::string k = draw_token(r, shape.key_type);
+    if (seen.insert(k).second) m.keys.push_back(std::move(k));
+  }
+  for (const auto& k : m.keys) {
+    m.values.emplace_back();
+    for (int v = 0; v < shape.n_values; ++v) {
+      m.values.back().push_back(draw_token(r, shape.value_type));
+      m.needles.push_back(niah_needle(shape.value_type, k, m.values.back().back()));
+    }
+  }
+  for (size_t i = m.needles.size(); i > 1; --i) std::swap(m.needles[i - 1], m.needles[static_cast<size_t>(r.below(static_cast<int64_t>(i)))]);
+  for (size_t i = 0; i < m.needles.size(); ++i) m.where.push_back(r.unit());
+  std::sort(m.where.begin(), m.where.end());
+  std::vector<size_t> order(m.keys.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[static_cast<size_t>(r.below(static_cast<int64_t>(i)))]);
+  m.queried.assign(order.begin(), order.begin() + shape.n_queries);
+  return m;
+}
+
+// `n` lines of distractor needles (keys that are none of the real ones), as RULER's multikey_2/3
+// haystack; line i is the same whatever n is.
+std::string distractor_lines(const MixDraw& m, int64_t n) {
+  Rng r{m.lines_key};
+  const std::set<std::string> real(m.keys.begin(), m.keys.end());
+  std::string out;
+  for (int64_t i = 0; i < n;) {
+    std::string k = draw_token(r, m.shape.key_type), v = draw_token(r, m.shape.value_type);
+    if (real.count(k)) continue;
+    out += cat(i ? "\n" : "", niah_needle(m.shape.value_type, k, v));
+    ++i;
+  }
+  return out;
+}
+
+// RULER's prompt for the shape: needles at their depths (between sentences of text or noise, or
+// as lines among distractor lines), RULER's template for queries x values answers, and the
+// answer: every value of every queried key, in order, comma-separated (RULER scores each one as a
+// substring of the prediction).
+TaskExample build_niah_mix(const MixDraw& m, const std::string& hay) {
+  std::vector<std::pair<double, std::string>> items;
+  const bool lines = std::string(m.shape.haystack) == "needles";
+  for (size_t i = 0; i < m.needles.size(); ++i) items.emplace_back(m.where[i], cat(lines ? "\n" : " ", m.needles[i]));
+  std::vector<std::string> queries;
+  std::string answer;
+  for (size_t q : m.queried) {
+    queries.push_back(m.keys[q]);
+    for (const auto& v : m.values[q]) answer += (answer.empty() ? "" : ", ") + v;
+  }
+  std::string query = queries.back();
+  if (queries.size() > 1) {
+    query.clear();
+    for (size_t i = 0; i + 1 < queries.size(); ++i) query += (i ? ", " : "") + queries[i];
+    query += ", and " + queries.back();
+  }
+  const auto [tmpl, prefix] = niah_template(m.shape.value_type, m.shape.n_queries * m.shape.n_values);
+  TaskExample ex{"niah_mix", fill(tmpl, {{"query", query}, {"context", insert_at_words(hay, items)}}), answer};
   ex.answer_prefix = fill(prefix, {{"query", query}});
   return ex;
 }
@@ -371,15 +467,42 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
       n = std::max<int64_t>(1, n - std::max<int64_t>(1, (len - budget + per - 1) / per));
     }
   }
-  if (task != "needle" && task != "niah" && task != "vt" && task != "docqa")
+  if (task != "needle" && task != "niah" && task != "niah_mix" && task != "vt" && task != "docqa")
     fail("unknown synthetic task '", task, "' (tasks are ", kSyntheticTaskNames, ")");
 
   // Haystack tasks: measure the fixed part, then fill the rest with haystack text.
   std::vector<int32_t> hay_tokens, noise_tokens;
   const NeedleDraw needles_full = draw_needles(d, 3), needles_one = draw_needles(d, 1);
   const ChainDraw chain_full = draw_chain(d, 4, true), chain_min = draw_chain(d, 2, false);
+  // niah_mix: one of RULER's shapes, drawn by the key; too big for the budget, a single needle
+  // in the same kind of haystack (noise, else text).
+  const RulerNiahShape& shape = kRulerNiahShapes[static_cast<size_t>(mix64(key ^ 0x5e4aull) % kRulerNiahShapes.size())];
+  const MixDraw mix_full = draw_mix(d, shape),
+                mix_one = draw_mix(d, kRulerNiahShapes[std::string(shape.haystack) == "noise" ? 0 : 1]);
+  int64_t line_tokens = 0;  // of a distractor line, measured once
   auto build = [&](int64_t n, bool full, TaskExample& ex) -> bool {
     hay_tokens.clear();
+    if (task == "niah_mix") {
+      const MixDraw& m = full ? mix_full : mix_one;
+      const std::string h = m.shape.haystack;
+      if (h == "needles") {  // about n tokens of distractor lines
+        if (line_tokens == 0) {
+          std::vector<int32_t> t;
+          enc_.encode(distractor_lines(m, 8), t);
+          line_tokens = std::max<int64_t>(1, static_cast<int64_t>(t.size()) / 8);
+        }
+        ex = build_niah_mix(m, distractor_lines(m, n / line_tokens));
+        return true;
+      }
+      if (h == "noise") {
+        if (noise_tokens.empty()) enc_.encode(kNoise, noise_tokens);
+        for (int64_t i = 0; i < n; ++i) hay_tokens.push_back(noise_tokens[static_cast<size_t>(i) % noise_tokens.size()]);
+      } else if (n > 0) {
+        haystack(mix64(key ^ 0x4a59ull), n, hay_tokens);
+      }
+      ex = build_niah_mix(m, decode(tok_, hay_tokens));
+      return true;
+    }
     const bool noise = (task == "needle" || task == "niah") && needles_full.noise;
     if (noise) {
       if (noise_tokens.empty()) enc_.encode(kNoise, noise_tokens);

@@ -12,6 +12,10 @@
 //           numbers for <key> is: <7 digits>." in the haystack, RULER's singular niah template as
 //           the question and its answer prefix "The special magic number for <key> mentioned in the
 //           provided text is" -> the number: evaluate's niah prompts, word for word
+//   niah_mix  RULER's eight niah tasks (data/ruler_niah.h: single 1-3, multikey 1-3, multivalue,
+//           multiquery), one drawn per example: UUID keys and values, distractor keys, a haystack
+//           of distractor needles, several values or queries (answer: every value, comma-separated);
+//           a shape too big for the budget becomes one needle in the same kind of haystack
 //   vt      variable tracking: a chain "VAR A = 12345." "VAR B = A." ... (2-4 names, plus an
 //           optional distractor chain with another value) inserted in order into a haystack, then
 //           "Which variables are assigned the value 12345?" -> the chain's names in order
@@ -28,7 +32,7 @@
 // Two encodings (see prompt_template.h):
 //   raw          BOS <prompt>"\nAnswer:" " "<answer> EOS        (pretrain, extend: the mixer)
 //   instruction  BOS "### Instruction:\n"<prompt>"\n\n### Response:\n"<answer> EOS   (sft)
-// A task with its own answer prefix (niah) has it in place of "\nAnswer:" (raw) and after the
+// A task with its own answer prefix (niah, niah_mix) has it in place of "\nAnswer:" (raw) and after the
 // response header, leading whitespace stripped (instruction), then " "<answer>: as evaluate asks.
 // The prompt is encoded as one string and the answer as another, as evaluate encodes a prompt and
 // then generates the answer. Loss masks put the loss on the answer tokens and EOS.
@@ -44,7 +48,7 @@
 namespace headroom::data {
 
 inline constexpr const char* kRawAnswerPrefix = "\nAnswer:";
-inline constexpr const char* kSyntheticTaskNames = "kv, needle, niah, vt, docqa, copy, words";
+inline constexpr const char* kSyntheticTaskNames = "kv, needle, niah, niah_mix, vt, docqa, copy, words";
 
 // "kv,needle" -> {"kv", "needle"}; "" when valid, else why not (for a config key check).
 std::string check_task_list(const std::string& csv);

@@ -1,5 +1,6 @@
 #include "eval/tasks.h"
 
+#include "data/ruler_niah.h"
 #include "eval/common_words.h"
 #include "eval/frequent_words.h"
 #include "eval/json_kv.h"
@@ -15,23 +16,27 @@
 namespace headroom::eval {
 namespace {
 
+NeedleType needle_type(const std::string& name) {
+  if (name == "words") return NeedleType::kWords;
+  if (name == "numbers") return NeedleType::kNumbers;
+  if (name == "uuids") return NeedleType::kUuids;
+  fail("unknown needle type '", name, "'");
+}
+
+NiahSpec niah_spec(const data::RulerNiahShape& r) {
+  const std::string h = r.haystack;
+  const Haystack hay = h == "noise" ? Haystack::kNoise : h == "essay" ? Haystack::kEssay : Haystack::kNeedles;
+  return {hay, needle_type(r.key_type), needle_type(r.value_type), r.n_keys, r.n_values, r.n_queries};
+}
+
 TaskSpec niah(const std::string& name, NiahSpec spec) {
   return {name, Metric::kMatchAll, 128, true, spec.haystack == Haystack::kEssay,
           [name, spec](TaskContext& c, const SampleKey& k) { return niah_builder(name, spec, c.res, k); }};
 }
 
 std::vector<TaskSpec> make_tasks() {
-  using H = Haystack;
-  using N = NeedleType;
   std::vector<TaskSpec> t;
-  t.push_back(niah("niah_single_1", {H::kNoise, N::kWords, N::kNumbers, 1, 1, 1}));
-  t.push_back(niah("niah_single_2", {H::kEssay, N::kWords, N::kNumbers, 1, 1, 1}));
-  t.push_back(niah("niah_single_3", {H::kEssay, N::kWords, N::kUuids, 1, 1, 1}));
-  t.push_back(niah("niah_multikey_1", {H::kEssay, N::kWords, N::kNumbers, 4, 1, 1}));
-  t.push_back(niah("niah_multikey_2", {H::kNeedles, N::kWords, N::kNumbers, 1, 1, 1}));
-  t.push_back(niah("niah_multikey_3", {H::kNeedles, N::kUuids, N::kUuids, 1, 1, 1}));
-  t.push_back(niah("niah_multivalue", {H::kEssay, N::kWords, N::kNumbers, 1, 4, 1}));
-  t.push_back(niah("niah_multiquery", {H::kEssay, N::kWords, N::kNumbers, 4, 1, 4}));
+  for (const data::RulerNiahShape& r : data::kRulerNiahShapes) t.push_back(niah(r.task, niah_spec(r)));
   t.push_back({"vt", Metric::kMatchAll, 30, true, false,
                [](TaskContext&, const SampleKey& k) { return vt_builder("vt", k); }});
   t.push_back({"cwe", Metric::kMatchAll, 120, true, false,

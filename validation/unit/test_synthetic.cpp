@@ -228,7 +228,7 @@ TEST(TaskGenerator, ExamplesFitTheBudgetAndUseIt) {
       out.insert(out.end(), hay.begin() + start, hay.begin() + start + std::min<int64_t>(n, 20000));
     };
     for (const ExampleFormat fmt : {ExampleFormat::kRaw, ExampleFormat::kInstruction})
-      for (const char* task : {"kv", "needle", "niah", "vt", "docqa", "copy", "words"}) {
+      for (const char* task : {"kv", "needle", "niah", "niah_mix", "vt", "docqa", "copy", "words"}) {
         const int64_t least = gen.min_tokens(task, fmt);
         for (int64_t budget : {least, least + 17, int64_t{300}, int64_t{1000}, int64_t{4000}}) {
           if (budget < least) continue;
@@ -291,6 +291,63 @@ TEST(TaskGenerator, NiahIsEvaluatesOwnPromptTokenForToken) {
       want.push_back(kEos);
       EXPECT_EQ(e.tokens, want) << "format " << static_cast<int>(fmt) << ", key " << key;
     }
+}
+
+// niah_mix asks RULER's eight niah shapes in RULER's words: every queried value is in a needle
+// sentence for its key, the answer lists them all, and the shapes (UUIDs, distractor keys, needle
+// haystacks, several values or queries) all occur; too small a budget gives one needle.
+TEST(TaskGenerator, NiahMixDrawsRulersShapes) {
+  const Tokenizer tok = fixtures::small_bpe();
+  TaskGenerator gen(tok);
+  std::vector<int32_t> hay;
+  Encoder(tok).encode(fixtures::english_text(), hay);
+  const HaystackFn fn = [&](uint64_t, int64_t n, std::vector<int32_t>& out) {
+    out.insert(out.end(), hay.begin(), hay.begin() + std::min<int64_t>(n, static_cast<int64_t>(hay.size())));
+  };
+  const std::regex prefix(" The special magic (numbers?|uuids?) for (.+) mentioned in the provided text (is|are)");
+  const std::regex uuid("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+  std::map<std::string, int> seen;
+  for (uint64_t key = 1; key <= 96; ++key) {
+    const EncodedExample e = gen.make("niah_mix", key, 800, fn, ExampleFormat::kRaw);
+    ASSERT_LE(static_cast<int64_t>(e.tokens.size()), 800);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(e.text.answer_prefix, m, prefix)) << e.text.answer_prefix;
+    const std::string type = m[1].str(), query = m[2].str();
+    const std::string plural = type.back() == 's' ? type : type + "s";
+    std::vector<std::string> values;
+    std::istringstream in(e.text.answer);
+    for (std::string v; std::getline(in, v, ',');) values.push_back(v.substr(v[0] == ' '));
+    EXPECT_EQ((values.size() > 1), (m[3].str() == "are")) << "RULER's plural template for several answers";
+    int needles = 0;
+    for (size_t p = 0; (p = e.text.prompt.find("One of the special magic", p)) != std::string::npos; ++p) ++needles;
+    for (const auto& v : values) {
+      EXPECT_TRUE(plural == "uuids" ? std::regex_match(v, uuid) : v.size() == 7) << v;
+      // the value's needle names one of the queried keys
+      const size_t at = e.text.prompt.find(" is: " + v + ".");
+      ASSERT_NE(at, std::string::npos) << v << " in " << e.text.prompt;
+      const size_t from = e.text.prompt.rfind("One of the special magic " + plural + " for ", at);
+      ASSERT_NE(from, std::string::npos);
+      const size_t kb = from + std::string("One of the special magic  for ").size() + plural.size();
+      const std::string k = e.text.prompt.substr(kb, at - kb);
+      EXPECT_TRUE(query == k || query.rfind(k + ",", 0) == 0 || query.find(" " + k + ",") != std::string::npos ||
+                  query.find("and " + k) != std::string::npos) << k << " not among the queried " << query;
+    }
+    const bool lines = needles > 4;  // a haystack of distractor needles (the others hold at most 4)
+    const bool uuid_key = std::regex_search(query, uuid);
+    const bool several_keys = needles > static_cast<int>(values.size()) && !lines;
+    ++seen[uuid_key ? "multikey_3" : lines ? "needles" : values.size() > 1 && query.find(", and ") != std::string::npos
+                                                                             ? "multiquery"
+           : values.size() > 1 ? "multivalue" : plural == "uuids" ? "single_3" : several_keys ? "multikey_1" : "single"];
+  }
+  for (const char* shape : {"single", "single_3", "multikey_1", "needles", "multikey_3", "multivalue", "multiquery"})
+    EXPECT_GE(seen[shape], 3) << shape << " (of 96 examples)";
+  // Too small for four needles: one needle, one number.
+  const int64_t least = gen.min_tokens("niah_mix", ExampleFormat::kRaw);
+  for (uint64_t key = 1; key <= 16; ++key) {
+    const EncodedExample e = gen.make("niah_mix", key, least, fn, ExampleFormat::kRaw);
+    EXPECT_LE(static_cast<int64_t>(e.tokens.size()), least);
+    EXPECT_EQ(e.text.answer.find(','), std::string::npos) << e.text.answer;
+  }
 }
 
 TEST(TaskGenerator, WordsRepeatsDistinctWords) {
