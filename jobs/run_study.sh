@@ -5,6 +5,7 @@
 #
 #   jobs/run_study.sh inputs/studies/toy_cpu.study              # here: chains run 2 at a time, 1 core each
 #   jobs/run_study.sh inputs/studies/toy_cpu.study --slurm      # on a cluster: jobs/submit_pipeline.sh
+#   jobs/run_study.sh STUDY --slurm -- --ntasks 1 --local       # after --: more submit_pipeline options
 #   jobs/run_study.sh STUDY --parallel N --runs-root DIR --seeds 1,2 --models a,b
 #
 # A .study file is bash that sets: name, models (comma-separated names of model_dir/<name>.ini),
@@ -12,13 +13,14 @@
 # and corpus + tokenizer (byte|bpe, vocab_size for bpe, prepare_args: more prepare options) for
 # the shards, or data (a prepared shard directory). Runs land in RUNS_ROOT/<name>/<model>-s<seed>/<stage>, the report in
 # RUNS_ROOT/<name>/analysis. Re-running continues: finished stages (DONE) are skipped.
-# Optional branches of a chain (here only, not with --slurm), each ending in its own evaluate:
+# Optional branches of a chain, each ending in its own evaluate:
 #   evaluate_base=1       the pretrained checkpoint evaluated at the same lengths without extension
-#                         (eval.allow_beyond_training): <model>-s<seed>/evaluate_base
+#                         (eval.allow_beyond_training): <model>-s<seed>/evaluate_base (also --slurm)
 #   extend_variants="yarn:A.ini+B.ini frozen:E.ini,F.ini"   more extension recipes (A+B: two
 #                         extend stages, the second --init'ed from the first; E,F: E with F layered
 #                         over it), each -> sft -> evaluate:
 #                         <model>-s<seed>/{extend_yarn,extend_yarn_2,sft_yarn,evaluate_yarn}
+#                         (here only: --slurm refuses a study with variants)
 #   variant_models_<name>=a,b   run variant <name> for these models only (default: all)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,7 +35,7 @@ vocab_size=4096 data="" evaluate_base=0 extend_variants="" prepare_args=""
 declare recipe_pretrain="" recipe_extend="" recipe_sft="" recipe_evaluate="" recipe_analyze=""
 # shellcheck disable=SC1090
 source "$study_file"
-parallel=2 runs_root=runs slurm=0
+parallel=2 runs_root=runs slurm=0 submit_args=()
 while (($#)); do
   case $1 in
     --parallel) parallel=$2; shift 2 ;;
@@ -41,6 +43,7 @@ while (($#)); do
     --seeds) seeds=$2; shift 2 ;;
     --models) models=$2; shift 2 ;;
     --slurm) slurm=1; shift ;;
+    --) shift; submit_args=("$@"); break ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
@@ -74,15 +77,15 @@ done
 stamp "study $name: ${#model_list[@]} configurations x seeds $seeds, stages $stages, shards $data"
 
 if ((slurm)); then
-  [[ $evaluate_base == 0 && -z $extend_variants ]] ||
-    die "$study_file sets evaluate_base or extend_variants, which only the local runner knows"
+  [[ -z $extend_variants ]] || die "$study_file sets extend_variants, which only the local runner knows"
   args=(--study "$name" --runs-root "$runs_root" --models "$(IFS=,; echo "${model_files[*]}")" --seeds "$seeds"
         --stages "$stages" --data "$data")
+  [[ $evaluate_base == 1 ]] && args+=(--evaluate-base)
   for s in pretrain extend sft evaluate analyze; do
     v=recipe_$s
     [[ -n ${!v} ]] && args+=(--recipe "$s=${!v}")
   done
-  exec jobs/submit_pipeline.sh "${args[@]}"
+  exec jobs/submit_pipeline.sh "${args[@]}" "${submit_args[@]}"
 fi
 
 # Here: each chain is the job scripts run as plain programs (one rank, one thread), `parallel` at once.

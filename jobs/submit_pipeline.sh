@@ -24,6 +24,9 @@
 #   --args STAGE=ARGS     extra program arguments for one stage (repeatable), e.g. --args "extend=--config inputs/recipes/extend_frozen.ini"
 #   --data DIR            token shards (train.h5, val.h5; default: data/shards)
 #   --ntasks N            ranks per pretrain/extend/sft/evaluate job (default: the job scripts' own)
+#   --evaluate-base       also evaluate each chain's pretrained checkpoint at the evaluate lengths,
+#                         without extension (eval.allow_beyond_training), into <chain>/evaluate_base;
+#                         analyze reads it too (the "extended vs not" comparison of one checkpoint)
 #   --sbatch "ARGS"       extra sbatch options for every job (partition, account, --time, ...)
 #   --local               when no Slurm is reachable, bring up the single-node one (jobs/slurm_local_up.sh)
 #   --dry-run             print the sbatch commands instead of running them
@@ -33,6 +36,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 study=study runs_root=runs models=d128_0.6b,d256_0.6b,d512_0.6b seeds=1,2
 stages=pretrain,extend,sft,evaluate,analyze toy=0 data=data/shards ntasks="" sbatch_extra="" local=0 dry=0
+evaluate_base=0
 declare -A recipe=() stage_args=()
 usage() { sed -n '2,/^set -euo/p' "$root/jobs/submit_pipeline.sh" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "submit_pipeline: error: $*" >&2; exit 2; }
@@ -48,6 +52,7 @@ while (($#)); do
     --args) [[ $2 == *=* ]] || die "--args takes STAGE=ARGS"; stage_args[${2%%=*}]=${2#*=}; shift 2 ;;
     --data) data=$2; shift 2 ;;
     --ntasks) ntasks=$2; shift 2 ;;
+    --evaluate-base) evaluate_base=1; shift ;;
     --sbatch) sbatch_extra=$2; shift 2 ;;
     --local) local=1; shift ;;
     --dry-run) dry=1; shift ;;
@@ -166,6 +171,7 @@ for m in "${model_list[@]}"; do
       submit pretrain "$chain" "$cdir/pretrain" "$script" "" MODEL="$mfile" RECIPE="${recipe[pretrain]}" SEED="$seed"
       prev=$last
     fi
+    pretrain_job=$prev
     previous_dir=$cdir/pretrain
     for s in extend sft; do
       if [[ -n ${want[$s]:-} ]]; then
@@ -183,6 +189,12 @@ for m in "${model_list[@]}"; do
       if [[ -n $last ]]; then eval_jobs+=("$last"); fi
     fi
     eval_dirs+=("$cdir/evaluate")
+    if ((evaluate_base)) && [[ -n ${want[evaluate]:-} ]]; then
+      submit evaluate "$chain" "$cdir/evaluate_base" jobs/evaluate.slurm "$pretrain_job" INIT="$cdir/pretrain" \
+        EVAL_CONFIG="${recipe[evaluate]:-}" EXTRA_ARGS="${stage_args[evaluate]:-} --eval.allow_beyond_training true"
+      if [[ -n $last ]]; then eval_jobs+=("$last"); fi
+      eval_dirs+=("$cdir/evaluate_base")
+    fi
   done
 done
 if [[ -n ${want[analyze]:-} ]]; then
