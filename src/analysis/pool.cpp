@@ -111,14 +111,14 @@ void section_configs(const Study& s, Report& rep) {
                      "INI) agree once the seed keys and the ignored keys are removed. Keys that differ between "
                      "configurations (a → joins a key's values along the lineage when a later stage changed it; "
                      "'stages' is the lineage): ", keys.empty() ? "none" : keys, "."));
-  Table t{"configs", "Configurations", {"config", "label", "runs", "seeds"}, {}, ""};
+  Table t{"configs", "Configurations", {"config", "label", "keys", "runs", "seeds"}, {}, ""};
   for (const auto& g : s.configs) {
     std::string runs, seeds;
     for (size_t i : g.runs) {
       runs.append(runs.empty() ? "" : " ").append(s.runs[i].name);
       seeds.append(seeds.empty() ? "" : " | ").append(s.runs[i].seed_text);
     }
-    t.rows.push_back({g.id, g.label, runs, seeds});
+    t.rows.push_back({g.id, g.label, g.keys_label, runs, seeds});
   }
   rep.table(std::move(t));
 }

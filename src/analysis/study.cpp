@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -460,6 +461,39 @@ std::string profile_label(const std::map<std::string, std::string>& profile, con
   return out.empty() ? "all runs" : out;
 }
 
+namespace {
+
+// A run directory without its seed: <chain>-s<seed>/<stage> -> <chain>/<stage> (run_study's and
+// submit_pipeline's layout); "" when the path is not of that shape.
+std::string unseeded_name(const std::string& dir) {
+  const fs::path p = fs::path(dir).lexically_normal();
+  fs::path leaf = p.filename(), parent = p.parent_path();
+  if (leaf.empty()) leaf = parent.filename(), parent = parent.parent_path();
+  const std::string chain = parent.filename().string();
+  const size_t s = chain.rfind("-s");
+  if (s == std::string::npos || s + 2 == chain.size() ||
+      !std::all_of(chain.begin() + static_cast<std::ptrdiff_t>(s) + 2, chain.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }))
+    return "";
+  return chain.substr(0, s) + "/" + leaf.string();
+}
+
+void name_configs(Study& s) {
+  std::set<std::string> names;
+  bool distinct = true;
+  for (auto& g : s.configs) {
+    g.keys_label = profile_label(g.profile, s.varying_keys);
+    std::set<std::string> mine;
+    for (size_t i : g.runs) mine.insert(unseeded_name(s.runs[i].dir));
+    g.name = mine.size() == 1 ? *mine.begin() : "";
+    distinct = distinct && !g.name.empty() && names.insert(g.name).second;
+  }
+  // The key values are exact but long (a lineage's every differing key); a study's own directory
+  // names are what its author calls the configurations.
+  for (auto& g : s.configs) g.label = distinct ? g.name : g.keys_label;
+}
+
+}  // namespace
+
 std::vector<std::string> profile_differences(const ConfigGroup& a, const ConfigGroup& b) {
   std::set<std::string> keys;
   for (const auto& [k, v] : a.profile) keys.insert(k);
@@ -571,7 +605,7 @@ void group_configs(Study& s, const AnalyzeConfig& cfg) {
     if (vals.size() > 1) s.varying_keys.push_back(k);
   }
   std::stable_partition(s.varying_keys.begin(), s.varying_keys.end(), [](const std::string& k) { return k == "stages"; });
-  for (auto& g : s.configs) g.label = profile_label(g.profile, s.varying_keys);
+  name_configs(s);
 }
 
 }  // namespace headroom::analysis

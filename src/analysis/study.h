@@ -70,7 +70,9 @@ struct RunData {
 
 struct ConfigGroup {
   std::string id;     // C1, C2, ...
-  std::string label;  // the varying profile keys' values
+  std::string label;       // what tables and plots call it: `name` when the names tell configurations apart, else `keys_label`
+  std::string name;        // its runs' directories without the seed: "wide/evaluate_base" for wide-s1/evaluate_base, wide-s2/...
+  std::string keys_label;  // the varying profile keys' values
   std::vector<size_t> runs;
   std::map<std::string, std::string> keys;  // flattened "stage:section.key" -> value (seeds and ignored keys removed)
   // For reading: "section.key" -> its value, or its values along the lineage joined by "→" when the
