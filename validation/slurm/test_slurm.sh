@@ -101,6 +101,15 @@ done
 submit --study tiny --models toy_d128,toy_llama3 --seeds 1 --stages pretrain,extend,sft "${short[@]}" >"$WORK/tiny2.out" 2>&1
 check "re-running submits nothing" grep -q "0 submitted, 0 already queued, 6 finished" "$WORK/tiny2.out"
 
+# The base evaluation's jobs (--evaluate-base, as printed by --dry-run): the pretrained checkpoint
+# evaluated beyond its length after pretrain, and analyze reading it next to the chain's evaluate.
+submit --study base --models toy_d128 --seeds 1 --evaluate-base --dry-run >"$WORK/base.out" 2>&1
+check "--evaluate-base: an evaluate of the pretrained checkpoint" \
+  grep -qE "evaluate: RUN_DIR=$WORK/runs/base/toy_d128-s1/evaluate_base .*INIT=$WORK/runs/base/toy_d128-s1/pretrain .*--eval.allow_beyond_training true" "$WORK/base.out"
+check "  ...after pretrain" grep -qE "evaluate_base/slurm-%j.out --dependency=afterok:<toy_d128-s1/pretrain> " "$WORK/base.out"
+check "  ...and analyze reads it" \
+  grep -qE "analyze: .*RUNS=$WORK/runs/base/toy_d128-s1/evaluate $WORK/runs/base/toy_d128-s1/evaluate_base" "$WORK/base.out"
+
 # 3 + 4 together: a failing chain and a preempted job.
 fail_args=(--args "pretrain=--train.steps 12 --train.log_every 2 --train.checkpoint_every 2"
            --args "extend=--train.steps 4" --args "sft=--train.steps 4")
