@@ -566,6 +566,10 @@ int64_t TaskGenerator::min_tokens(const std::string& task, ExampleFormat fmt) {
 
 SyntheticMixer::SyntheticMixer(MixerSpec spec, const Tokenizer& tok, int64_t seq_len)
     : spec_(std::move(spec)), seq_len_(seq_len), gen_(tok) {
+  // A curriculum over synthetic examples that never occur would be ignored without a word.
+  if (spec_.ratio <= 0 && spec_.warmup_samples > 0)
+    fail("data.warmup_steps > 0 with data.synthetic_ratio = 0: the warm-up replaces synthetic "
+         "examples and there are none; set data.warmup_steps = 0 or a synthetic_ratio above 0");
   if (spec_.ratio <= 0) return;
   if (spec_.tasks.empty()) fail("data.synthetic_tasks names no task");
   if (spec_.min_len > seq_len + 1)

@@ -215,6 +215,12 @@ TEST(SyntheticMixer, WarmupStepsWithoutTasksIsRefused) {
   MixerSpec s = spec(1.0);
   s.warmup_samples = 8;
   EXPECT_THROW(SyntheticMixer(s, tok, 256), Error);
+  MixerSpec none = spec(0.0);  // a warm-up of synthetic examples where there are none
+  none.warmup_tasks = {"words"};
+  none.warmup_samples = 8;
+  EXPECT_THROW(SyntheticMixer(none, tok, 256), Error);
+  none.warmup_samples = 0;
+  EXPECT_NO_THROW(SyntheticMixer(none, tok, 256));
 }
 
 TEST(TaskGenerator, ExamplesFitTheBudgetAndUseIt) {
