@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -36,6 +37,15 @@ Windows english_windows(const Tokenizer& tok, int64_t T) {
   Encoder enc(tok);
   enc.encode(fixtures::english_text(), w.stream);
   return w;
+}
+
+// The fixture's English text as every example's haystack: its first n tokens.
+HaystackFn english_prefix(const Tokenizer& tok) {
+  auto hay = std::make_shared<std::vector<int32_t>>();
+  Encoder(tok).encode(fixtures::english_text(), *hay);
+  return [hay](uint64_t, int64_t n, std::vector<int32_t>& out) {
+    out.insert(out.end(), hay->begin(), hay->begin() + std::min<int64_t>(n, static_cast<int64_t>(hay->size())));
+  };
 }
 
 MixerSpec spec(double ratio, uint64_t seed = 7, std::vector<std::string> tasks = {"kv", "needle", "vt", "docqa"}) {
@@ -271,11 +281,7 @@ TEST(TaskGenerator, CopyRepeatsItsDigits) {
 TEST(TaskGenerator, NiahIsEvaluatesOwnPromptTokenForToken) {
   const Tokenizer tok = fixtures::small_bpe();
   TaskGenerator gen(tok);
-  std::vector<int32_t> hay;
-  Encoder(tok).encode(fixtures::english_text(), hay);
-  const HaystackFn fn = [&](uint64_t, int64_t n, std::vector<int32_t>& out) {
-    out.insert(out.end(), hay.begin(), hay.begin() + std::min<int64_t>(n, static_cast<int64_t>(hay.size())));
-  };
+  const HaystackFn fn = english_prefix(tok);
   const std::regex prefix(" The special magic number for ([a-z]+-[a-z]+) mentioned in the provided text is");
   for (const ExampleFormat fmt : {ExampleFormat::kRaw, ExampleFormat::kInstruction})
     for (uint64_t key = 1; key <= 8; ++key) {
@@ -305,11 +311,7 @@ TEST(TaskGenerator, NiahIsEvaluatesOwnPromptTokenForToken) {
 TEST(TaskGenerator, NiahMixDrawsRulersShapes) {
   const Tokenizer tok = fixtures::small_bpe();
   TaskGenerator gen(tok);
-  std::vector<int32_t> hay;
-  Encoder(tok).encode(fixtures::english_text(), hay);
-  const HaystackFn fn = [&](uint64_t, int64_t n, std::vector<int32_t>& out) {
-    out.insert(out.end(), hay.begin(), hay.begin() + std::min<int64_t>(n, static_cast<int64_t>(hay.size())));
-  };
+  const HaystackFn fn = english_prefix(tok);
   const std::regex prefix(" The special magic (numbers?|uuids?) for (.+) mentioned in the provided text (is|are)");
   const std::regex uuid("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
   std::map<std::string, int> seen;
