@@ -40,6 +40,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import noise_floor  # noqa: E402
 
 FIGURES = ["probe_auc", "probe_acc", "probe_exact", "pretrain_final_loss", "eval_loss"]
+# RULER's niah tasks: their average per length is the long-context figure next to RULER's.
+NIAH = [f"niah_{t}" for t in ("single_1", "single_2", "single_3", "multikey_1", "multikey_2",
+                               "multikey_3", "multivalue", "multiquery")]
+
+
+def figure_names(runs):
+    """FIGURES, then the per-length RULER and niah averages (ruler@L, niah@L) the runs have."""
+    extra = {k for r in runs for k in r if k.startswith(("ruler@", "niah@"))}
+    return FIGURES + sorted(extra, key=lambda k: (k.split("@")[0], int(k.split("@")[1])))
 
 
 def read_jsonl(path):
@@ -80,6 +89,16 @@ def run_figures(chain_dir):
         curves = r.get("loss_by_position") or r.get("loss") or []
         if isinstance(curves, list) and curves and "mean_loss" in curves[0]:
             out["eval_loss"] = curves[0]["mean_loss"]
+        # The scored RULER lengths: the average over the tasks that fit a length (evaluate's own)
+        # and over the niah tasks among them.
+        cell = {(t["task"], t["length"]): t["score"] for t in r.get("tasks", []) if t.get("score") is not None}
+        for b in r.get("ruler", {}).get("by_length", []):
+            if b.get("score") is None:
+                continue
+            out[f"ruler@{b['length']}"] = b["score"]
+            niah = [cell[(t, b["length"])] for t in NIAH if (t, b["length"]) in cell]
+            if niah:
+                out[f"niah@{b['length']}"] = sum(niah) / len(niah)
     return out
 
 
@@ -99,7 +118,7 @@ def record(study_dir, command):
         c = configs.setdefault(r["config"], {"seeds": []})
         c["seeds"].append(r["seed"])
     for name, c in configs.items():
-        for fig in FIGURES:
+        for fig in figure_names(runs.values()):
             v = [r[fig] for r in runs.values() if r["config"] == name and fig in r]
             if v:
                 c[fig] = {"mean": sum(v) / len(v), "min": min(v), "max": max(v)}
@@ -125,7 +144,7 @@ SEED_SIGMAS = 4.0
 def pooled_seed_sd(ref):
     """{figure: the seed standard deviation pooled over the reference's configurations}."""
     out = {}
-    for fig in FIGURES:
+    for fig in figure_names(ref["runs"].values()):
         ss, dof = 0.0, 0
         for name in ref["configs"]:
             v = [r[fig] for r in ref["runs"].values() if r["config"] == name and fig in r]
@@ -152,7 +171,7 @@ def check(reference, study_dir):
             bad.append(f"{name}: configuration {r['config']} is not in {reference}")
             continue
         same = ref["runs"].get(name)
-        for fig in FIGURES:
+        for fig in figure_names(ref["runs"].values()):
             if fig not in c or fig not in sd:
                 continue
             if fig not in r:

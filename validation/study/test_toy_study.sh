@@ -1,11 +1,29 @@
 #!/usr/bin/env bash
-# Runs the reduced toy study (inputs/studies/toy_cpu_ci.study: two configurations, seed 1, the full
-# study's recipes) and checks every run against the full study's recorded seed bands
-# (validation/reference/toy_cpu_study.json, written by validation/study/record_toy_study.sh).
-# usage: test_toy_study.sh BIN SRC PY
+# Runs a reduced toy study (a CI subset of a full one: some configurations, seed 1, the full study's
+# recipes) and checks every run against the full study's recorded seed bands
+# (validation/reference/<full>_study.json, written by validation/study/record_toy_study.sh).
+# usage: test_toy_study.sh BIN SRC PY CI_STUDY REFERENCE
+#   e.g. ... inputs/studies/toy_cpu_ci.study validation/reference/toy_cpu_study.json
+# A study on the default corpus (data/corpus) uses SRC/data/corpus when it is complete, else
+# $HEADROOM_CORPUS, else one jobs/fetch_corpus.sh gathers here (about 15 s): the same text.
 set -uo pipefail
-BIN=$1 SRC=$2 PY=$3
+BIN=$1 SRC=$2 PY=$3 STUDY=$4 REFERENCE=$5
 WORK=$(mktemp -d /tmp/headroom_study.XXXXXX); trap 'rm -rf "$WORK"' EXIT
 export HEADROOM_BIN=$BIN
-"$SRC/jobs/run_study.sh" "$SRC/inputs/studies/toy_cpu_ci.study" --runs-root "$WORK" || { echo "FAIL: the study did not run"; exit 1; }
-"$PY" "$SRC/validation/study/study_reference.py" check "$SRC/validation/reference/toy_cpu_study.json" "$WORK/toy_cpu_ci"
+study=$SRC/$STUDY
+name=$(cd "$SRC" && bash -c 'source "$1"; echo "$name"' _ "$study")
+if (cd "$SRC" && bash -c 'source "$1"; [[ $corpus == data/corpus/* ]]' _ "$study") &&
+   [[ ! -f $SRC/data/corpus/manifest.json ]]; then
+  corpus=${HEADROOM_CORPUS:-$WORK/corpus}
+  if [[ ! -f $corpus/manifest.json ]]; then
+    "$SRC/jobs/fetch_corpus.sh" "$corpus" >"$WORK/fetch.log" 2>&1 || { echo "FAIL: fetch_corpus"; cat "$WORK/fetch.log"; exit 1; }
+  fi
+  # The same study on that copy: its training text, and evaluate's essay haystack.
+  evaluate=$(cd "$SRC" && bash -c 'source "$1"; echo "$recipe_evaluate"' _ "$study")
+  { cat "$SRC/$evaluate"; echo; echo "[eval]"; echo "essay = $corpus/essay"; } >"$WORK/evaluate.ini"
+  printf 'source %q\ncorpus=%q\nrecipe_evaluate=%q\n' "$study" "$corpus/train" "$WORK/evaluate.ini" >"$WORK/ci.study"
+  study=$WORK/ci.study
+  echo "corpus: $corpus"
+fi
+"$SRC/jobs/run_study.sh" "$study" --runs-root "$WORK" || { echo "FAIL: the study did not run"; exit 1; }
+"$PY" "$SRC/validation/study/study_reference.py" check "$SRC/$REFERENCE" "$WORK/$name"

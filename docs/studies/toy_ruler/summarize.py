@@ -29,7 +29,8 @@ def load(root):
             niah = [cell[(t, b["length"])] for t in NIAH if (t, b["length"]) in cell]
             rows.append({"model": model, "recipe": RECIPES[os.path.basename(run)], "seed": int(seed),
                          "length": b["length"], "ruler": b["score"], "niah": sum(niah) / len(niah),
-                         "niah_tasks": len(niah)})
+                         "niah_tasks": len(niah),
+                         **{t: cell.get((t, b["length"]), "") for t in NIAH}})
     return rows
 
 
@@ -68,6 +69,13 @@ def main():
     print(f"\nmain recipe, RULER@{L}: range over architectures {rng:.2f} (max {max(means, key=means.get)}, "
           f"min {min(means, key=means.get)}), mean seed swing {st.mean(swings):.2f} over {len(swings)} pairs, "
           f"ratio {rng / st.mean(swings):.2f}")
+    # Which of RULER's niah tasks the extended models answer, at 4L.
+    print(f"\nmain recipe, niah tasks at {L} (mean over seeds):")
+    print("| architecture | " + " | ".join(t[5:] for t in NIAH) + " |\n|---|" + "---|" * len(NIAH))
+    for m in means:
+        cells = [[r[t] for r in rows if r["model"] == m and r["recipe"] == "main" and r["length"] == L and r[t] != ""]
+                 for t in NIAH]
+        print(f"| {m} | " + " | ".join(f"{st.mean(c):.0f}" if c else "–" for c in cells) + " |")
     diag = f"{root}/analysis/tables/diagnostics.csv"
     if os.path.exists(diag):
         models = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../inputs/studies/toy_ruler/models")
