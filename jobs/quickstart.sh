@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# The main job on a fresh machine: install and build, gather the default corpus and turn it into
-# token shards with a trained byte-level BPE, then run a tiny study through Slurm — two toy
-# architectures (head width 16 vs 64, inputs/models/toy_d128.ini and toy_d512.ini) × two seeds,
-# each a chain pretrain -> extend -> sft -> evaluate, and one analyze over all of them — on the
+# The main job on a fresh machine: install and build, gather the default corpus, then run the
+# quickstart study (inputs/studies/quickstart.study: the toy RULER protocol for one architecture x
+# a seed pair — pretrain at 128 tokens, extend to 512, sft, evaluate at 256/384/512, and the same
+# pretrained checkpoint evaluated without extension — then one analyze) through Slurm: on the
 # cluster that `scontrol ping` reaches, or on a single-node cluster it brings up
-# (jobs/slurm_local_up.sh; stop it with jobs/slurm_local_down.sh). evaluate and analyze are left
-# out while their programs are not built. Prints each stage's wall time and where the results are.
+# (jobs/slurm_local_up.sh; stop it with jobs/slurm_local_down.sh). Prints each stage's wall time,
+# where the results are, and the report's headline tables.
 #
-# Environment: QUICKSTART_MODELS (default toy_d128,toy_d512), QUICKSTART_SEEDS (1,2),
-# QUICKSTART_STUDY (tiny), QUICKSTART_NO_STUDY=1 (stop after the shards), QUICKSTART_WAIT (seconds
-# to wait for the study, default 3600). Re-running continues the study (finished stages are kept).
+# Environment: QUICKSTART_STUDY (a .study file, default inputs/studies/quickstart.study),
+# QUICKSTART_MODELS and QUICKSTART_SEEDS (override the study's, e.g. QUICKSTART_MODELS=wide,narrow:
+# the head-width pair, about 4 minutes more), QUICKSTART_WAIT (seconds to wait for the study,
+# default 3600). Re-running continues the study (finished stages are kept).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -19,15 +20,8 @@ stamp() { echo "quickstart: [$(( $(date +%s) - t_start ))s] $*"; }
 HEADROOM_BUILD_TARGETS=${HEADROOM_BUILD_TARGETS:-"prepare pretrain extend sft evaluate analyze"} jobs/setup.sh
 stamp "built"
 jobs/fetch_corpus.sh data/corpus
-if [[ -f data/shards/DONE ]]; then
-  echo "quickstart: data/shards already prepared ($(cat data/shards/DONE))"
-else
-  build/bin/prepare --input data/corpus/train --output data/shards --tokenizer bpe --vocab-size 4096
-fi
-stamp "corpus and shards ready"
+stamp "corpus ready"
 echo "quickstart: corpus in data/corpus (licences: data/corpus/LICENSES.md), essay hold-out in data/corpus/essay"
-echo "quickstart: shards in data/shards (train.h5, val.h5, tokenizer.txt; log: data/shards/log.txt)"
-[[ -n ${QUICKSTART_NO_STUDY:-} ]] && exit 0
 
 # Slurm: the one the environment reaches, else the local single-node cluster.
 if scontrol ping 2>/dev/null | grep -q UP; then
@@ -38,36 +32,48 @@ else
        "stop it with jobs/slurm_local_down.sh)"
 fi
 
-stages=pretrain,extend,sft
-missing=()
-for s in evaluate analyze; do
-  if [[ -x build/bin/$s ]]; then stages+=,$s; else missing+=("$s"); fi
-done
-((${#missing[@]})) && echo "quickstart: ${missing[*]} not built yet: the study runs pretrain -> extend -> sft only"
-study=${QUICKSTART_STUDY:-tiny}
-jobs/submit_pipeline.sh --study "$study" --toy --models "${QUICKSTART_MODELS:-toy_d128,toy_d512}" \
-  --seeds "${QUICKSTART_SEEDS:-1,2}" --stages "$stages" --ntasks 1
+study_file=${QUICKSTART_STUDY:-inputs/studies/quickstart.study}
+study=$(bash -c 'source "$1"; echo "$name"' _ "$study_file")
+overrides=()
+[[ -n ${QUICKSTART_MODELS:-} ]] && overrides+=(--models "$QUICKSTART_MODELS")
+[[ -n ${QUICKSTART_SEEDS:-} ]] && overrides+=(--seeds "$QUICKSTART_SEEDS")
+# One rank per job: the toy models are far too small to split.
+jobs/run_study.sh "$study_file" "${overrides[@]}" --slurm -- --ntasks 1
 stamp "study submitted; waiting for it"
 status=0
 jobs/study_report.sh "runs/$study" --wait "${QUICKSTART_WAIT:-3600}" || status=$?
 stamp "study finished"
 echo
-echo "quickstart: run directories in runs/$study/<model>-s<seed>/{pretrain,extend,sft,evaluate}" \
-     "(config.ini, log.txt, metrics.jsonl, checkpoints/, slurm-<job>.out)"
+echo "quickstart: run directories in runs/$study/<model>-s<seed>/{pretrain,extend,sft,evaluate,evaluate_base}" \
+     "(config.ini, log.txt, metrics.jsonl, checkpoints/, slurm-<job>.out); token shards in runs/$study/shards"
 if [[ -d runs/$study/analysis ]]; then
   echo "quickstart: report runs/$study/analysis/report.md, tables runs/$study/analysis/tables/, plots runs/$study/analysis/plots/"
-  # The headline: RULER by length per configuration, and the configuration differences with their
-  # intervals and verdicts (what the report opens with), as aligned columns.
-  for t in ruler_by_length config_differences findings; do
-    f=runs/$study/analysis/tables/$t.csv
-    [[ -f $f ]] || continue
-    echo
-    echo "quickstart: $t ($f)"
-    /usr/bin/python3 -c 'import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-w = [max(len(r[i]) if i < len(r) else 0 for r in rows) for i in range(len(rows[0]))]
-for r in rows: print("  " + "  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip())' "$f"
-  done
+  # The headline: RULER by length per configuration, the extension's effect with its interval and
+  # verdict against the seed swing, and the retrieval heads, as aligned columns.
+  /usr/bin/python3 - "runs/$study/analysis/tables" <<'PY'
+import csv, os, sys
+show = [("ruler_by_length", "RULER by length (mean over seeds)", None),
+        ("findings", "Findings", ["finding", "score", "configs_a", "configs_b", "mean_a", "mean_b", "effect",
+                                  "mean_seed_swing", "ci_low", "ci_high", "verdict", "seeds_to_resolve"]),
+        ("diagnostics_by_config", "Attention diagnostics (retrieval heads: Wu et al.'s score > 0.1)",
+         ["config", "label", "runs", "needle_mass", "retrieval_heads", "retrieval_fraction"])]
+for name, title, cols in show:
+    path = os.path.join(sys.argv[1], name + ".csv")
+    if not os.path.exists(path):
+        continue
+    rows = list(csv.DictReader(open(path)))
+    cols = cols or list(rows[0].keys()) if rows else []
+    def cell(v):
+        try:
+            return f"{float(v):.4g}"
+        except ValueError:
+            return v
+    table = [cols] + [[cell(r.get(c, "")) for c in cols] for r in rows]
+    w = [max(len(r[i]) for r in table) for i in range(len(cols))]
+    print(f"\nquickstart: {title} ({path})")
+    for r in table:
+        print("  " + "  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip())
+PY
 fi
 if ((status)); then
   echo "quickstart: a stage did not finish; its job log (slurm-<job>.out in its run directory) says why." \
