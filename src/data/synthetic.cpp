@@ -221,6 +221,11 @@ struct MixDraw {
   uint64_t lines_key;                // the distractor needles of a "needles" haystack
 };
 
+template <class T>
+void shuffle(std::vector<T>& v, Rng& r) {  // Fisher-Yates
+  for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[static_cast<size_t>(r.below(static_cast<int64_t>(i)))]);
+}
+
 std::string draw_token(Rng& r, const std::string& type) {
   if (type == "uuids") return uuid(r);
   if (type == "numbers") return digits(r, 7);
@@ -243,12 +248,12 @@ MixDraw draw_mix(const Draw& d, const RulerNiahShape& shape) {
       m.needles.push_back(niah_needle(shape.value_type, k, m.values.back().back()));
     }
   }
-  for (size_t i = m.needles.size(); i > 1; --i) std::swap(m.needles[i - 1], m.needles[static_cast<size_t>(r.below(static_cast<int64_t>(i)))]);
+  shuffle(m.needles, r);
   for (size_t i = 0; i < m.needles.size(); ++i) m.where.push_back(r.unit());
   std::sort(m.where.begin(), m.where.end());
   std::vector<size_t> order(m.keys.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[static_cast<size_t>(r.below(static_cast<int64_t>(i)))]);
+  shuffle(order, r);
   m.queried.assign(order.begin(), order.begin() + shape.n_queries);
   return m;
 }
