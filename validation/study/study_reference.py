@@ -79,6 +79,13 @@ def run_figures(chain_dir):
         out["resolution"] = {"probe_exact": 1.0 / p[-1]["examples"],
                              "probe_acc": 1.0 / p[-1]["answer_tokens"],
                              "probe_auc": 1.0 / p[-1]["answer_tokens"]}
+    # The BLAS kernels the pretraining ran on (its log's "BLAS: ... kernels NAME" line): with the
+    # same kernels a run reproduces its reference bit for bit, with others it is another draw.
+    log = os.path.join(pre, "log.txt")
+    if os.path.exists(log):
+        m = re.search(r"BLAS: .*kernels (\S+)", open(log).read())
+        if m:
+            out["kernels"] = m.group(1)
     metrics = os.path.join(pre, "metrics.jsonl")
     if os.path.exists(metrics):
         losses = [m["loss"] for m in read_jsonl(metrics)][-10:]
@@ -187,7 +194,8 @@ def check(reference, study_dir):
         kin = [x for x in ref["runs"].values() if x["config"] == r["config"] and learnt(x)]
         own_kind = learnt(r) and kin
         print(f"  {name}: checked against {'the learnt seeds ' + str(sorted(x['seed'] for x in kin)) if own_kind else 'all seeds'}"
-              f" of {r['config']} (probe_exact {r.get('probe_exact', float('nan')):.3g}; learnt at >= {LEARNT_EXACT})")
+              f" of {r['config']} (probe_exact {r.get('probe_exact', float('nan')):.3g}; learnt at >= {LEARNT_EXACT});"
+              f" BLAS kernels {r.get('kernels', '?')}, the reference run's {same.get('kernels', '?') if same else '-'}")
         sd = sd_learnt if own_kind else sd_all
         for fig in figure_names(ref["runs"].values()):
             if fig not in c or fig not in sd:
