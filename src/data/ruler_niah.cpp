@@ -19,6 +19,13 @@ std::pair<std::string, std::string> niah_template(const std::string& type_plural
   return {fill(tmpl, {{"type_needle_v", type}}), fill(prefix, {{"type_needle_v", type}})};
 }
 
+std::string niah_query(const std::vector<std::string>& keys) {
+  if (keys.size() == 1) return keys[0];
+  std::string q;
+  for (size_t i = 0; i + 1 < keys.size(); ++i) q += (i ? ", " : "") + keys[i];
+  return q + ", and " + keys.back();
+}
+
 std::string niah_needle(const std::string& type_plural, const std::string& key, const std::string& value) {
   return "One of the special magic " + type_plural + " for " + key + " is: " + value + ".";
 }

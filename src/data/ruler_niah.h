@@ -7,6 +7,7 @@
 #include <array>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace headroom::data {
 
@@ -24,6 +25,9 @@ inline constexpr const char* kNiahAnswerPrefix =
 // `type_plural` ("numbers", "words", "uuids"; RULER's singular forms when n_answers is 1); {context}
 // and {query} are left for the caller.
 std::pair<std::string, std::string> niah_template(const std::string& type_plural, int n_answers);
+
+// RULER's {query} for several keys: "a", "a, and b", "a, b, and c".
+std::string niah_query(const std::vector<std::string>& keys);
 
 // "One of the special magic {type_plural} for {key} is: {value}."
 std::string niah_needle(const std::string& type_plural, const std::string& key, const std::string& value);

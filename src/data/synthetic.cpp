@@ -287,12 +287,7 @@ TaskExample build_niah_mix(const MixDraw& m, const std::string& hay) {
     queries.push_back(m.keys[q]);
     for (const auto& v : m.values[q]) answer += (answer.empty() ? "" : ", ") + v;
   }
-  std::string query = queries.back();
-  if (queries.size() > 1) {
-    query.clear();
-    for (size_t i = 0; i + 1 < queries.size(); ++i) query += (i ? ", " : "") + queries[i];
-    query += ", and " + queries.back();
-  }
+  const std::string query = niah_query(queries);
   const auto [tmpl, prefix] = niah_template(m.shape.value_type, m.shape.n_queries * m.shape.n_values);
   TaskExample ex{"niah_mix", fill(tmpl, {{"query", query}, {"context", insert_at_words(hay, items)}}), answer};
   ex.answer_prefix = fill(prefix, {{"query", query}});

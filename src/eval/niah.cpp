@@ -129,9 +129,7 @@ Builder niah_builder(const std::string& task, const NiahSpec& spec, const Resour
       queries.push_back(p.keys[static_cast<size_t>(q)]);
       for (const auto& v : p.values[static_cast<size_t>(q)]) s.references.push_back(v);
     }
-    const std::string query = queries.size() == 1
-        ? queries[0]
-        : join({queries.begin(), queries.end() - 1}, ", ") + ", and " + queries.back();
+    const std::string query = data::niah_query(queries);
     std::string context;
     if (spec.haystack == Haystack::kNoise) {
       context = line_context(std::vector<std::string>(static_cast<size_t>(n), data::kNoiseLine), p);
