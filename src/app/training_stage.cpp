@@ -6,6 +6,7 @@
 #include "cpu/blas_kernels.h"
 #include "config/ini_text.h"
 #include "config/keys.h"
+#include "config/task_names.h"
 #include "data/loader.h"
 #include "data/long_context.h"
 #include "data/sft.h"
@@ -52,7 +53,7 @@ train::SampleFn sft_sampler(const config::Config& cfg, std::shared_ptr<data::Sha
   std::vector<data::SftPair> pairs;
   if (!d.sft_file.empty()) pairs = data::read_sft_jsonl(d.sft_file);
   data::SftSpec spec{cfg.train.seq_len, d.seed, d.sft_file_share, d.synthetic_ratio,
-                     data::parse_task_list(d.synthetic_tasks), d.synthetic_min_len};
+                     config::parse_task_list(d.synthetic_tasks), d.synthetic_min_len};
   auto packer = std::make_shared<data::SftPacker>(
       spec, data::read_shard_tokenizer(*shard), pairs,
       data::shard_haystack(*shard, data::read_doc_offsets(*shard)));
@@ -90,10 +91,10 @@ train::SampleFn text_sampler(const std::string& stage, const config::Config& cfg
   }
   std::shared_ptr<data::SyntheticMixer> mixer;
   if (d.synthetic_ratio > 0) {
-    data::MixerSpec spec{d.synthetic_ratio, data::parse_task_list(d.synthetic_tasks), d.seed,
+    data::MixerSpec spec{d.synthetic_ratio, config::parse_task_list(d.synthetic_tasks), d.seed,
                          d.synthetic_min_len, d.synthetic_loss == "all"};
     if (d.warmup_steps > 0) {
-      if (!d.warmup_tasks.empty()) spec.warmup_tasks = data::parse_task_list(d.warmup_tasks);
+      if (!d.warmup_tasks.empty()) spec.warmup_tasks = config::parse_task_list(d.warmup_tasks);
       spec.warmup_samples = d.warmup_steps * cfg.train.global_batch;
       spec.warmup_max_len = d.warmup_max_len;
     }
@@ -121,7 +122,7 @@ train::SampleFn text_sampler(const std::string& stage, const config::Config& cfg
 train::SampleFn probe_sampler(const config::Config& cfg) {
   auto val = std::make_shared<data::ShardReader>(data::open_shard(cfg.data.val));
   const int64_t T = cfg.train.seq_len;
-  data::MixerSpec spec{1.0, data::parse_task_list(cfg.train.probe_tasks), train::kProbeSeed, T + 1, false};
+  data::MixerSpec spec{1.0, config::parse_task_list(cfg.train.probe_tasks), train::kProbeSeed, T + 1, false};
   auto mixer = std::make_shared<data::SyntheticMixer>(spec, data::read_shard_tokenizer(*val), T);
   const data::StreamSpec stream{T, train::kProbeSeed};
   auto window = std::make_shared<std::vector<int32_t>>(static_cast<size_t>(T + 1));

@@ -1,6 +1,6 @@
 #include "config/keys.h"
 
-#include "data/synthetic.h"
+#include "config/task_names.h"
 #include "util/error.h"
 
 namespace headroom::config {
@@ -148,7 +148,7 @@ void add_train_keys(Schema& s, TrainConfig& t) {
   add_key(s, "train", "probe_tasks", t.probe_tasks, std::string("kv"),
           "synthetic tasks of the retrieval probe, comma-separated (as data.synthetic_tasks; "
           "each example's task drawn uniformly)",
-          Check<std::string>(data::check_task_list));
+          Check<std::string>(check_task_list));
 }
 
 void add_parallel_keys(Schema& s, ParallelConfig& p) {
@@ -188,7 +188,7 @@ void add_data_keys(Schema& s, DataConfig& d) {
           "distractor keys, needle haystacks, several values or queries), vt (variable tracking), docqa (which word follows a phrase of the text), copy "
           "(the induction warm-up: repeat a random digit string), words (the same with distinct words, "
           "so induction is unambiguous)",
-          Check<std::string>(data::check_task_list));
+          Check<std::string>(check_task_list));
   add_key(s, "data", "synthetic_min_len", d.synthetic_min_len, 96L,
           "smallest synthetic (and generated sft) example in tokens; sizes are uniform in "
           "[synthetic_min_len, seq_len + 1]",
@@ -201,7 +201,7 @@ void add_data_keys(Schema& s, DataConfig& d) {
           "pretrain/extend: synthetic tasks of the first data.warmup_steps steps, in place of "
           "data.synthetic_tasks (a curriculum: e.g. words, the induction warm-up, before niah); "
           "empty = none",
-          Check<std::string>(data::check_optional_task_list));
+          Check<std::string>(check_optional_task_list));
   add_key(s, "data", "warmup_steps", d.warmup_steps, 0L,
           "pretrain/extend: optimizer steps, counted from the start of this stage, whose synthetic "
           "examples come from data.warmup_tasks; extend inherits the checkpoint's value like every "

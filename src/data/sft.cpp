@@ -94,23 +94,21 @@ std::vector<PackedExample> SftPacker::pack(int64_t index, int32_t* window, uint8
   for (int64_t slot = 0; pos < W && slot < 4096; ++slot) {
     const int64_t room = W - pos;
     const uint64_t key = sample_key(spec_.seed, index, slot, 0x5f7ull);
-    uint64_t state = key;
-    auto draw = [&state] { return mix64(state += 0x9E3779B97F4A7C15ull); };
-    auto unit = [&] { return static_cast<double>(draw() >> 11) * 0x1.0p-53; };
+    SplitMix64 r{key};
     const EncodedExample* e = nullptr;
     EncodedExample generated;
-    const bool from_file = !file_.empty() && unit() < spec_.file_share;
+    const bool from_file = !file_.empty() && r.unit() < spec_.file_share;
     if (from_file) {
-      e = &file_[draw() % file_.size()];
+      e = &file_[r.next() % file_.size()];
       if (static_cast<int64_t>(e->tokens.size()) > room) e = nullptr;  // fill the room otherwise
     }
     if (!e) {
       if (!generates || room < min_generated_) break;
       const int64_t span = W - spec_.min_len + 1;
-      const int64_t size = std::min(room, spec_.min_len + static_cast<int64_t>(draw() % static_cast<uint64_t>(std::max<int64_t>(1, span))));
-      const bool synthetic = unit() < spec_.synthetic_ratio;
-      const std::string task = synthetic ? spec_.tasks[draw() % spec_.tasks.size()] : "docqa";
-      generated = gen_.make(task, draw(), std::max(size, min_generated_), docs_, ExampleFormat::kInstruction);
+      const int64_t size = std::min(room, spec_.min_len + static_cast<int64_t>(r.next() % static_cast<uint64_t>(std::max<int64_t>(1, span))));
+      const bool synthetic = r.unit() < spec_.synthetic_ratio;
+      const std::string task = synthetic ? spec_.tasks[r.next() % spec_.tasks.size()] : "docqa";
+      generated = gen_.make(task, r.next(), std::max(size, min_generated_), docs_, ExampleFormat::kInstruction);
       if (static_cast<int64_t>(generated.tokens.size()) > room) break;
       e = &generated;
     }

@@ -1,5 +1,6 @@
 #include "data/synthetic.h"
 
+#include "config/task_names.h"
 #include "data/prompt_template.h"
 #include "data/ruler_niah.h"
 #include "util/error.h"
@@ -15,15 +16,7 @@
 namespace headroom::data {
 namespace {
 
-constexpr std::array<const char*, 8> kTasks{"kv", "needle", "niah", "niah_mix", "vt", "docqa", "copy", "words"};
-
-// A small counter-based generator: the n-th draw of a key.
-struct Rng {
-  uint64_t state;
-  uint64_t next() { return mix64(state += 0x9E3779B97F4A7C15ull); }
-  int64_t below(int64_t n) { return n <= 1 ? 0 : static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
-  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-};
+using Rng = SplitMix64;
 
 constexpr std::array<const char*, 40> kAdjectives{
     "quiet", "bright", "hollow", "ancient", "silver", "frozen", "gentle", "crimson", "rapid",
@@ -373,37 +366,6 @@ bool build_docqa(const Draw& d, const std::string& text, TaskExample& ex) {
 
 }  // namespace
 
-std::string check_task_list(const std::string& csv) {
-  if (csv.empty()) return cat("must name at least one task (", kSyntheticTaskNames, ")");
-  size_t start = 0;
-  while (start <= csv.size()) {
-    const size_t comma = std::min(csv.find(',', start), csv.size());
-    const std::string name = csv.substr(start, comma - start);
-    if (std::find(kTasks.begin(), kTasks.end(), name) == kTasks.end())
-      return cat("has unknown task '", name, "'; tasks are ", kSyntheticTaskNames,
-                 " (comma-separated, no spaces)");
-    start = comma + 1;
-  }
-  return "";
-}
-
-std::string check_optional_task_list(const std::string& csv) {
-  return csv.empty() ? "" : check_task_list(csv);
-}
-
-std::vector<std::string> parse_task_list(const std::string& csv) {
-  if (const std::string why = check_task_list(csv); !why.empty())
-    fail("synthetic task list '", csv, "' ", why);
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= csv.size()) {
-    const size_t comma = std::min(csv.find(',', start), csv.size());
-    out.push_back(csv.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 EncodedExample encode_example(Encoder& enc, const TaskExample& ex, ExampleFormat fmt) {
   EncodedExample e{ex, {kBos}, 0};
   const bool own_prefix = !ex.answer_prefix.empty();
@@ -468,7 +430,7 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
     }
   }
   if (task != "needle" && task != "niah" && task != "niah_mix" && task != "vt" && task != "docqa")
-    fail("unknown synthetic task '", task, "' (tasks are ", kSyntheticTaskNames, ")");
+    fail("unknown synthetic task '", task, "' (tasks are ", config::kSyntheticTaskNames, ")");
 
   // Haystack tasks: measure the fixed part, then fill the rest with haystack text.
   std::vector<int32_t> hay_tokens, noise_tokens;

@@ -48,12 +48,7 @@
 namespace headroom::data {
 
 inline constexpr const char* kRawAnswerPrefix = "\nAnswer:";
-inline constexpr const char* kSyntheticTaskNames = "kv, needle, niah, niah_mix, vt, docqa, copy, words";
 
-// "kv,needle" -> {"kv", "needle"}; "" when valid, else why not (for a config key check).
-std::string check_task_list(const std::string& csv);
-std::string check_optional_task_list(const std::string& csv);  // as check_task_list, "" allowed
-std::vector<std::string> parse_task_list(const std::string& csv);
 
 struct TaskExample {
   std::string task;

@@ -35,6 +35,17 @@ inline uint64_t splitmix64_finalize(uint64_t x) {
 // SplitMix64: one step of the golden-ratio sequence, then the finaliser; a cheap bijective mix.
 inline uint64_t mix64(uint64_t x) { return splitmix64_finalize(x + 0x9E3779B97F4A7C15ull); }
 
+// A sequential SplitMix64 stream from a key: the n-th draw is mix64(key + n · golden ratio), so a
+// stream is as reproducible as its key (the data mixers' per-example draws).
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() { return mix64(state += 0x9E3779B97F4A7C15ull); }
+  // Uniform in [0, n) (modulo: the bias is below 2^-40 for the sizes drawn here).
+  int64_t below(int64_t n) { return n <= 1 ? 0 : static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
+  // Uniform in [0, 1) with 53 random bits.
+  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+};
+
 // FNV-1a 64 of a string: turns a parameter name into part of a key.
 inline uint64_t fnv1a64(std::string_view s) {
   uint64_t h = 0xCBF29CE484222325ull;

@@ -1,6 +1,7 @@
 // The synthetic retrieval mixer: deterministic from (seed, sample index), the configured share of
 // windows carries an example, each example sits at the window's end with its answer recoverable
 // from the window's own context, and the loss is on the answer and EOS only.
+#include "config/task_names.h"
 #include "data/synthetic.h"
 #include "eval/prompt.h"
 #include "stage_data_fixtures.h"
@@ -374,11 +375,11 @@ TEST(TaskGenerator, WordsRepeatsDistinctWords) {
 }
 
 TEST(TaskGenerator, TaskListsAreChecked) {
-  EXPECT_EQ(check_task_list("kv,needle,niah,vt,docqa,copy,words"), "");
-  EXPECT_NE(check_task_list("kv,nedle").find("unknown task 'nedle'"), std::string::npos);
-  EXPECT_NE(check_task_list("kv, vt"), "");
-  EXPECT_NE(check_task_list(""), "");
-  EXPECT_EQ(parse_task_list("vt,kv"), (std::vector<std::string>{"vt", "kv"}));
+  EXPECT_EQ(config::check_task_list("kv,needle,niah,vt,docqa,copy,words"), "");
+  EXPECT_NE(config::check_task_list("kv,nedle").find("unknown task 'nedle'"), std::string::npos);
+  EXPECT_NE(config::check_task_list("kv, vt"), "");
+  EXPECT_NE(config::check_task_list(""), "");
+  EXPECT_EQ(config::parse_task_list("vt,kv"), (std::vector<std::string>{"vt", "kv"}));
 }
 
 TEST(SyntheticMixer, RefusesWindowsTooSmallForATask) {
