@@ -1,4 +1,7 @@
-#include "analysis/stage.h"
+#include "app/analyze_stage.h"
+
+#include "analysis/diagnostics.h"
+#include "analysis/study.h"
 
 #include "analysis/analyze_config.h"
 #include "analysis/plots_script.h"
@@ -21,7 +24,8 @@
 #include <iostream>
 #include <map>
 
-namespace headroom::analysis {
+namespace headroom::app {
+using namespace analysis;
 namespace fs = std::filesystem;
 namespace po = config::po;
 namespace {
@@ -44,8 +48,6 @@ std::string shell_quote(const std::string& s) {
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
-
-}  // namespace
 
 DiagOptions diag_options(const AnalyzeConfig& a) {
   DiagOptions o;
@@ -98,6 +100,8 @@ void diagnose_run(RunData& r, const AnalyzeConfig& cfg, const DiagOptions& opt, 
   r.diag = run_diagnostics(m, tok, probes, opt, log);
   if (log) log(cat("diagnostics of ", r.name, " done in ", format_duration(seconds_since(t0))));
 }
+
+}  // namespace
 
 int run_analyze_stage(int argc, char** argv) {
   app::CommonFlags flags;
@@ -215,4 +219,4 @@ int run_analyze_stage(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace headroom::analysis
+}  // namespace headroom::app

@@ -2,21 +2,9 @@
 // checkpoint, the report (report.md, tables/*.csv, plots/*.png) in the output directory.
 #pragma once
 
-#include "analysis/diagnostics.h"
-#include "analysis/study.h"
+namespace headroom::app {
 
-#include <functional>
-#include <string>
-
-namespace headroom::analysis {
-
+// The whole app (one process); returns the exit status (errors throw; guarded_main prints them).
 int run_analyze_stage(int argc, char** argv);
 
-// Diagnostics of one run's checkpoint (its tokenizer, prompt template and model); fills r.diag, or
-// adds the reason to r.problems.
-void diagnose_run(RunData& r, const AnalyzeConfig& cfg, const DiagOptions& opt, const eval::Resources& res,
-                  const std::function<void(const std::string&)>& log);
-
-DiagOptions diag_options(const AnalyzeConfig& cfg);
-
-}  // namespace headroom::analysis
+}  // namespace headroom::app

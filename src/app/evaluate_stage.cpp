@@ -1,4 +1,4 @@
-#include "eval/stage.h"
+#include "app/evaluate_stage.h"
 
 #include "app/cli.h"
 #include "app/memory_check.h"
@@ -26,7 +26,8 @@
 #include <iostream>
 #include <memory>
 
-namespace headroom::eval {
+namespace headroom::app {
+using namespace eval;
 namespace fs = std::filesystem;
 namespace po = config::po;
 namespace {
@@ -177,4 +178,4 @@ int run_evaluate_stage(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace headroom::eval
+}  // namespace headroom::app
