@@ -95,7 +95,7 @@ void write_tensor(hid_t file, const std::string& file_name, const std::string& n
 }
 
 // The part [a, b) of tensor i (local block coordinates) whose moments this rank holds.
-std::pair<int64_t, int64_t> moment_range(const model::Model<float>& m, const train::AdamW<float>& opt,
+std::pair<int64_t, int64_t> moment_range(const model::Model<float>& m, const OptimizerMoments& opt,
                                          size_t i) {
   const int64_t off = m.offsets[i], n = m.shards[i].numel();
   return {std::clamp(opt.lo - off, int64_t{0}, n), std::clamp(opt.hi - off, int64_t{0}, n)};
@@ -136,7 +136,7 @@ std::string shared_timestamp(const parallel::Grid& grid) {
 }
 
 void write_file(const std::string& tmp, const parallel::Grid& grid, const model::Model<float>& m,
-                const train::AdamW<float>* opt, const CheckpointInfo& info) {
+                const OptimizerMoments* opt, const CheckpointInfo& info) {
   H5Handle file = h5_create_parallel_file(tmp, grid.world->handle());
   const bool replica_writer = grid.dp_rank == 0;
   for (size_t i = 0; i < m.specs.size(); ++i) {
@@ -151,9 +151,9 @@ void write_file(const std::string& tmp, const parallel::Grid& grid, const model:
     const auto [a, b] = moment_range(m, *opt, i);
     const bool writer = sh.owner && (opt->zero || replica_writer);
     write_tensor(file, tmp, "/optimizer/m/" + spec.name, spec, sh, a, b,
-                 to_host(m, opt->m.get(), opt->lo, i, a, b), writer, grid);
+                 to_host(m, opt->m, opt->lo, i, a, b), writer, grid);
     write_tensor(file, tmp, "/optimizer/v/" + spec.name, spec, sh, a, b,
-                 to_host(m, opt->v.get(), opt->lo, i, a, b), writer, grid);
+                 to_host(m, opt->v, opt->lo, i, a, b), writer, grid);
   }
   const bool root = grid.is_root();
   std::vector<double> cols[5];
@@ -178,7 +178,7 @@ void write_file(const std::string& tmp, const parallel::Grid& grid, const model:
   h5_attr(file, "/config", "tokenizer_id", info.tokenizer_id);
   h5_attr(file, "/state", "samples_consumed", info.samples_consumed);
   h5_attr(file, "/state", "data_seed", static_cast<int64_t>(info.data_seed));
-  h5_attr(file, "/state", "optimizer_step", opt ? static_cast<int64_t>(opt->step) : int64_t{0});
+  h5_attr(file, "/state", "optimizer_step", opt ? opt->step : int64_t{0});
   h5_attr(file, "/", "format", std::string(kCheckpointFormat));
   h5_attr(file, "/", "format_version", kCheckpointVersion);
   h5_attr(file, "/", "stage", info.stage);
@@ -194,7 +194,7 @@ void write_file(const std::string& tmp, const parallel::Grid& grid, const model:
 }  // namespace
 
 void save_checkpoint(const fs::path& path, const parallel::Grid& grid,
-                     const model::Model<float>& model, const train::AdamW<float>* opt,
+                     const model::Model<float>& model, const OptimizerMoments* opt,
                      const CheckpointInfo& info) {
   const fs::path tmp = temp_path_for(path);
   if (grid.is_root()) {
@@ -240,7 +240,7 @@ CheckpointInfo read_checkpoint_info(const fs::path& path) {
   return c;
 }
 
-void load_checkpoint_tensors(const fs::path& path, model::Model<float>& m, train::AdamW<float>* opt) {
+void load_checkpoint_tensors(const fs::path& path, model::Model<float>& m, OptimizerMoments* opt) {
   const std::string p = path.string();
   H5Handle f = h5_open_file(p);
   std::vector<float> host;
@@ -272,8 +272,8 @@ void load_checkpoint_tensors(const fs::path& path, model::Model<float>& m, train
     load("/model/", i, m.params.get(), 0, 0, m.shards[i].numel(), {m.tp.comm});
     if (!opt) continue;
     const auto [a, b] = moment_range(m, *opt, i);
-    load("/optimizer/m/", i, opt->m.get(), opt->lo, a, b, {m.tp.comm, opt->zero});
-    load("/optimizer/v/", i, opt->v.get(), opt->lo, a, b, {m.tp.comm, opt->zero});
+    load("/optimizer/m/", i, opt->m, opt->lo, a, b, {m.tp.comm, opt->zero});
+    load("/optimizer/v/", i, opt->v, opt->lo, a, b, {m.tp.comm, opt->zero});
   }
   if (opt) opt->step = h5_attr_int(f, p, "/state", "optimizer_step");
 }

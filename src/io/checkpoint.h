@@ -17,7 +17,6 @@
 #pragma once
 
 #include "model/model.h"
-#include "train/optimizer.h"
 
 #include <filesystem>
 #include <string>
@@ -25,6 +24,7 @@
 #include <vector>
 
 namespace headroom::parallel {
+struct Comm;
 struct Grid;
 }
 
@@ -35,6 +35,18 @@ inline constexpr int64_t kCheckpointVersion = 1;
 
 struct MetricRow {
   double step = 0, loss = 0, grad_norm = 0, lr = 0, tokens_per_s = 0;
+};
+
+// The optimizer state a checkpoint holds, as the optimizer hands it over (train/optimizer.h's
+// AdamW makes one): two moment arenas covering elements [lo, hi) of the model's parameter arena on
+// this rank (all of it without ZeRO-1), and the step count. `zero` is the data-parallel group the
+// moments are sharded over (ZeRO-1), null when every DP replica holds them all.
+struct OptimizerMoments {
+  float* m = nullptr;
+  float* v = nullptr;
+  int64_t lo = 0, hi = 0;
+  parallel::Comm* zero = nullptr;
+  int64_t step = 0;  // written by save; set by load
 };
 
 // Everything but the tensors.
@@ -56,7 +68,7 @@ struct CheckpointInfo {
 
 // Collective over grid.world. `opt` may be null (no optimizer state written).
 void save_checkpoint(const std::filesystem::path& path, const parallel::Grid& grid,
-                     const model::Model<float>& model, const train::AdamW<float>* opt,
+                     const model::Model<float>& model, const OptimizerMoments* opt,
                      const CheckpointInfo& info);
 
 // Reads attributes and small datasets; checks the format. Any rank, no collectives.
@@ -66,7 +78,7 @@ CheckpointInfo read_checkpoint_info(const std::filesystem::path& path);
 // refusing a checkpoint of another architecture with the dataset and both shapes, and verifying
 // each tensor's checksum over the TP group.
 void load_checkpoint_tensors(const std::filesystem::path& path, model::Model<float>& model,
-                             train::AdamW<float>* opt);
+                             OptimizerMoments* opt);
 
 // Run-directory helpers: checkpoints/step_00000100.h5, checkpoints/latest.
 std::filesystem::path checkpoint_path(const std::filesystem::path& run_dir, int64_t step);

@@ -73,10 +73,16 @@ io::CheckpointInfo info_of(const Loop& L) {
   return c;
 }
 
+// The optimizer's state as the checkpoint holds it (io/ knows no optimizer).
+io::OptimizerMoments moments_of(AdamW<float>& opt) {
+  return {opt.m.get(), opt.v.get(), opt.lo, opt.hi, opt.zero, static_cast<int64_t>(opt.step)};
+}
+
 void save(Loop& L) {
   const fs::path path = io::checkpoint_path(L.job.run_dir, L.step);
   const auto t0 = std::chrono::steady_clock::now();
-  io::save_checkpoint(path, L.grid, L.model, &L.opt, info_of(L));
+  const io::OptimizerMoments moments = moments_of(L.opt);
+  io::save_checkpoint(path, L.grid, L.model, &moments, info_of(L));
   if (L.grid.is_root()) {
     io::write_latest(L.job.run_dir, path);
     io::prune_checkpoints(L.job.run_dir, L.job.cfg.train.keep_last);
@@ -99,7 +105,9 @@ bool resume(Loop& L) {
     try {
       const auto t0 = std::chrono::steady_clock::now();
       const auto info = io::read_checkpoint_info(path);
-      io::load_checkpoint_tensors(path, L.model, &L.opt);
+      io::OptimizerMoments moments = moments_of(L.opt);
+      io::load_checkpoint_tensors(path, L.model, &moments);
+      L.opt.step = static_cast<long>(moments.step);
       std::error_code ec;
       const double mb = static_cast<double>(fs::file_size(path, ec)) / 1e6, secs = seconds_since(t0);
       L.step = info.step;
