@@ -3,7 +3,7 @@
 
 #include "cpu/cpu_kernels.h"
 #include "cpu/cpu_parallel.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 namespace headroom::kernels::cpu {
 

@@ -2,7 +2,7 @@
 #include <limits>
 
 #include "cpu/cpu_attention.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 namespace headroom::kernels::cpu::attention {
 

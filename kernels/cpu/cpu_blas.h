@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "util/error.h"
+#include "headroom_error.h"
 
 namespace headroom::kernels::cpu {
 

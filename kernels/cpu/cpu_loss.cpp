@@ -5,7 +5,7 @@
 
 #include "cpu/cpu_kernels.h"
 #include "cpu/cpu_math.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 namespace headroom::kernels::cpu {
 

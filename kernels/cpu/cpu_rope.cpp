@@ -2,7 +2,7 @@
 // head, dims i and i + rot_dims/2 form one rotating pair.
 #include "cpu/cpu_kernels.h"
 #include "cpu/cpu_parallel.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 namespace headroom::kernels::cpu {
 

@@ -1,7 +1,7 @@
 // cuda_ops() for builds without the CUDA backend: callers that ask for a GPU get a clear reason
 // instead of a link error.
 #include "ops.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 namespace headroom::kernels {
 

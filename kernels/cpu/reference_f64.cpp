@@ -2,7 +2,7 @@
 // single-threaded, no BLAS. It exists so the finite-difference checks of the model can run in
 // double precision; the fast fp32 kernels are checked against fp64 references in their own tests.
 #include "ops.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "cuda/simt.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 namespace headroom::kernels::HR_CUDA_NS {
 

@@ -2,7 +2,7 @@
 // call, the file:line and CUDA's own message.
 #pragma once
 
-#include "util/error.h"
+#include "headroom_error.h"
 
 #include <cuda_runtime.h>
 

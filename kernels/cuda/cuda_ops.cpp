@@ -3,7 +3,7 @@
 #include "cuda/cuda_tables.h"
 #include "cuda/device.h"
 #include "cuda/table.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 #include <cstdlib>
 #include <cstring>

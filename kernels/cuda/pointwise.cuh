@@ -5,7 +5,7 @@
 
 #include "cuda/entries.h"
 #include "cuda/runtime.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 #include <cmath>
 

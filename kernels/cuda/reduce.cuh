@@ -8,7 +8,7 @@
 
 #include "cuda/entries.h"
 #include "cuda/runtime.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 namespace headroom::kernels::HR_CUDA_NS {
 

@@ -15,7 +15,7 @@
 #if defined(__CUDACC__)
 #include "cuda/cuda_check.h"
 #include "cuda/stream.h"
-#include "util/error.h"
+#include "headroom_error.h"
 #endif
 
 namespace headroom::kernels::HR_CUDA_NS {

@@ -1,28 +1,5 @@
-// One error type for the whole library: a message that says what failed, where (file, dataset, key)
-// and why. Apps catch it at the top, print it, and stop every rank together.
+// The library's error type and message helpers (headroom::Error, cat, fail), defined by the lowest
+// layer, kernels/, which throws them too.
 #pragma once
 
-#include <sstream>
-#include <stdexcept>
-#include <string>
-
-namespace headroom {
-
-struct Error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// cat("dataset ", name, " has ", n, " rows") — GCC 12 has no <format>.
-template <class... Args>
-std::string cat(const Args&... args) {
-  std::ostringstream s;
-  (s << ... << args);
-  return s.str();
-}
-
-template <class... Args>
-[[noreturn]] void fail(const Args&... args) {
-  throw Error(cat(args...));
-}
-
-}  // namespace headroom
+#include "headroom_error.h"

@@ -33,7 +33,7 @@
 
 #include "noise_floor.h"
 #include "ops.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 namespace headroom::kernels::gputest {
 

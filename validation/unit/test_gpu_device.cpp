@@ -1,7 +1,7 @@
 // GPU smoke test: a visible GPU is described and its properties are sane. Exits 77 (CTest: skipped)
 // when the machine has no GPU, as CI's does.
 #include "cuda/device.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "test_kernels_support.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 namespace headroom::kernels::test {
 namespace {

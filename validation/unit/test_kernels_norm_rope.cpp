@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "test_kernels_support.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 namespace headroom::kernels::test {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "cpu/cpu_math.h"
 #include "test_kernels_support.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 namespace headroom::kernels::test {
 namespace {

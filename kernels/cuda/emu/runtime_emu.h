@@ -3,7 +3,7 @@
 
 #include "cuda/emu/emulator.h"
 #include "cuda/runtime.h"
-#include "util/error.h"
+#include "headroom_error.h"
 
 #include <cstdlib>
 #include <cstring>
