@@ -1,7 +1,8 @@
 // The retrieval probe's learning curves and the Findings table (pool.h declares both sections).
 #include "analysis/findings.h"
 
-#include "analysis/pool.h"
+#include "analysis/sections.h"
+#include "analysis/seed_noise.h"
 #include "analysis/stats.h"
 #include "util/error.h"
 #include "util/text.h"

@@ -5,7 +5,7 @@
 
 #include "analysis/analyze_config.h"
 #include "analysis/plots_script.h"
-#include "analysis/pool.h"
+#include "analysis/build_report.h"
 #include "app/cli.h"
 #include "app/memory_check.h"
 #include "config/keys.h"

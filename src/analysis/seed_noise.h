@@ -1,16 +1,15 @@
-// The study-level analysis: per-configuration tables, seed noise, configuration differences with
-// bootstrap intervals, regressions, the attention-diagnostics summaries, and the plot data, as a
-// Report (report.h). Everything that cannot be computed is recorded in Report::cannot with why.
+// Seed noise and the paired bootstrap's cells: the statistics that the seed-noise, differences
+// and findings sections share.
 #pragma once
 
-#include "analysis/analyze_config.h"
 #include "analysis/report.h"
 #include "analysis/stats.h"
 #include "analysis/study.h"
 
-namespace headroom::analysis {
+#include <string>
+#include <vector>
 
-Report build_report(const Study& s, const AnalyzeConfig& cfg, const DiagOptions& diag_opt);
+namespace headroom::analysis {
 
 // Seed swing of `score`: |a − b| over every pair of seeds of one configuration (pairs_table, when
 // given, gets one row per pair); range = max − min over every pool run with the score.
@@ -25,9 +24,5 @@ NoiseSummary seed_noise(const Study& s, const ScoreName& score, Table* pairs_tab
 // per sample when every run has samples.jsonl (per_sample), else per task; `method` names which.
 std::vector<BootCell> boot_cells(const Study& s, const ConfigGroup& a, const ConfigGroup& b, const ScoreName& score,
                                  bool& per_sample, std::string& method);
-
-// findings.cpp: the retrieval probe's learning curves, and the study's findings against seed noise.
-void section_probe(const Study& s, Report& rep);
-void section_findings(const Study& s, const AnalyzeConfig& cfg, Report& rep);
 
 }  // namespace headroom::analysis
