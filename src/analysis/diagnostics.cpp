@@ -52,50 +52,20 @@ void layer_rows(const model::Model<float>& m, long layer, const float* q_chunk, 
 std::vector<float> stream_prefill(model::Model<float>& m, model::KvCache<float>& cache, const int32_t* tokens,
                                   int64_t n, const std::vector<int64_t>& rows,
                                   const std::vector<int64_t>& residual_rows, RowSink& sink) {
-  // model::prefill's loop, with the attention rows and residuals read between layers.
-  const auto& c = m.local;
-  const auto& ops = *m.ops;
-  if (&ops != &kernels::cpu_ops()) fail("attention diagnostics run on the CPU backend only");
+  if (m.ops != &kernels::cpu_ops()) fail("attention diagnostics run on the CPU backend only");
   if (m.tp.size > 1) fail("attention diagnostics need the whole model on one process (tp = 1)");
-  const int64_t d = c.d_model, V = c.vocab_size;
-  const int64_t K = config::k_width(c), VD = config::v_width(c);
-  if (n <= 0) fail("stream_prefill: no tokens");
-  if (cache.len + n > cache.capacity)
-    fail("context of ", cache.len + n, " tokens exceeds the KV cache capacity ", cache.capacity);
-  for (int64_t t = 0; t < n; ++t)
-    if (tokens[t] < 0 || tokens[t] >= V) fail("token id ", tokens[t], " is outside the vocabulary [0, ", V, ")");
-  model::ensure_rope(m, cache.len + n);
-  model::Activations<float>& a = cache.chunk;
-  model::LayerActs<float>& l = a.layers[0];
-  const bool post = c.norm_order == "post";
-  std::vector<float> last(static_cast<size_t>(V)), scores;
+  const int64_t d = m.local.d_model;
+  std::vector<float> scores;
   std::vector<double> probs;
-  for (int64_t start = 0; start < n; start += cache.chunk_len) {
-    const int64_t n_rows = std::min(cache.chunk_len, n - start), pos = cache.len;
-    ops.copy_from_host(a.ids.get(), tokens + start, static_cast<size_t>(n_rows) * sizeof(int32_t));
-    ops.embedding_fwd(m.embed, a.ids.get(), a.resid[0], n_rows, d);
-    float *cur = a.resid[0], *next = a.resid[1];
-    for (long i = 0; i < c.n_layers; ++i) {
-      l.x_in = cur;
-      if (post) l.a_in = cur;
-      float* k_all = cache.k[static_cast<size_t>(i)].get();
-      l.k = k_all + pos * K;
-      l.v = cache.v[static_cast<size_t>(i)].get() + pos * VD;
-      model::layer_forward(m, i, l, next, 1, n_rows, pos, k_all, cache.v[static_cast<size_t>(i)].get(), a.stat);
-      layer_rows(m, i, l.q, pos, n_rows, k_all, rows, sink, scores, probs);
-      for (auto it = std::lower_bound(residual_rows.begin(), residual_rows.end(), pos);
-           it != residual_rows.end() && *it < pos + n_rows; ++it)
-        sink.residual(i, *it, next + (*it - pos) * d, d);
-      std::swap(cur, next);
-    }
-    if (start + n_rows == n) {
-      model::rms_forward(ops, cur + (n_rows - 1) * d, m.final_norm, a.xf, a.f_rstd, a.stat, 1, d, c.norm_eps);
-      ops.matmul(a.xf, m.lm_head, a.logits, 1, V, d, false, true, false);
-      ops.copy_to_host(last.data(), a.logits, static_cast<size_t>(V) * sizeof(float));
-    }
-    cache.len += n_rows;
-  }
-  return last;
+  // The attention rows and residuals are read between layers, while the chunk's keys are cached.
+  const model::LayerObserver<float> observe = [&](const model::LayerOutput<float>& o) {
+    layer_rows(m, o.layer, o.acts.q, o.pos, o.rows, o.cache.k[static_cast<size_t>(o.layer)].get(), rows, sink,
+               scores, probs);
+    for (auto it = std::lower_bound(residual_rows.begin(), residual_rows.end(), o.pos);
+         it != residual_rows.end() && *it < o.pos + o.rows; ++it)
+      sink.residual(o.layer, *it, o.out + (*it - o.pos) * d, d);
+  };
+  return model::prefill<float>(m, cache, tokens, n, nullptr, observe);
 }
 
 std::vector<int64_t> sample_positions(int64_t n, int64_t count) {

@@ -26,7 +26,7 @@ KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len)
 
 template <class T>
 std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, int64_t n,
-                       T* all_logits) {
+                       T* all_logits, const LayerObserver<T>& observe) {
   const auto& c = m.local;
   const auto& ops = *m.ops;
   const int64_t d = c.d_model, V = c.vocab_size;
@@ -54,6 +54,7 @@ std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, in
       l.v = cache.v[static_cast<size_t>(i)].get() + pos * VD;
       layer_forward(m, i, l, next, 1, rows, pos, cache.k[static_cast<size_t>(i)].get(),
                     cache.v[static_cast<size_t>(i)].get(), a.stat);
+      if (observe) observe(LayerOutput<T>{i, pos, rows, l, next, cache});
       std::swap(cur, next);
     }
     rms_forward(ops, cur, m.final_norm, a.xf, a.f_rstd, a.stat, rows, d, c.norm_eps);
@@ -92,7 +93,7 @@ std::vector<int32_t> greedy_generate(Model<T>& m, KvCache<T>& cache,
 
 #define HEADROOM_DECODE_INSTANTIATE(T)                                                     \
   template KvCache<T> make_kv_cache<T>(const Model<T>&, int64_t, int64_t);                \
-  template std::vector<T> prefill<T>(Model<T>&, KvCache<T>&, const int32_t*, int64_t, T*); \
+  template std::vector<T> prefill<T>(Model<T>&, KvCache<T>&, const int32_t*, int64_t, T*, const LayerObserver<T>&); \
   template std::vector<int32_t> greedy_generate<T>(Model<T>&, KvCache<T>&,                 \
                                                    const std::vector<int32_t>&, int64_t, int32_t);
 HEADROOM_DECODE_INSTANTIATE(float)

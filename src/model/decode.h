@@ -4,6 +4,7 @@
 
 #include "model/activations.h"
 
+#include <functional>
 #include <vector>
 
 namespace headroom::model {
@@ -21,11 +22,26 @@ struct KvCache {
 template <class T>
 KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len = 256);
 
+// What a layer of a prefill chunk produced, for observers (attention diagnostics): the chunk's
+// rows [pos, pos + rows), the layer's activations (queries in acts.q, [rows, Hq·dqk]), its output
+// rows [rows, d_model] and the layer's cache, whose keys cover positions [0, pos + rows).
+template <class T>
+struct LayerOutput {
+  long layer;
+  int64_t pos, rows;
+  const LayerActs<T>& acts;
+  const T* out;
+  const KvCache<T>& cache;
+};
+template <class T>
+using LayerObserver = std::function<void(const LayerOutput<T>&)>;
+
 // Appends tokens[0, n) to the cache, running them in chunks. Returns the logits of the last token
-// [V]; when all_logits is non-null it receives every token's logits [n, V] (host).
+// [V]; when all_logits is non-null it receives every token's logits [n, V] (host). `observe`, when
+// set, is called after every layer of every chunk.
 template <class T>
 std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, int64_t n,
-                       T* all_logits = nullptr);
+                       T* all_logits = nullptr, const LayerObserver<T>& observe = {});
 
 // Greedy decoding after `prompt`: up to max_new tokens, stopping after `stop` (if ≥ 0).
 template <class T>
