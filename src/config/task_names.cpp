@@ -5,18 +5,33 @@
 #include <algorithm>
 
 namespace headroom::config {
+namespace {
 
-std::string check_task_list(const std::string& csv) {
-  if (csv.empty()) return cat("must name at least one task (", kSyntheticTaskNames, ")");
+std::vector<std::string> split_commas(const std::string& csv) {
+  std::vector<std::string> out;
   size_t start = 0;
   while (start <= csv.size()) {
     const size_t comma = std::min(csv.find(',', start), csv.size());
-    const std::string name = csv.substr(start, comma - start);
-    if (std::find(kSyntheticTasks.begin(), kSyntheticTasks.end(), name) == kSyntheticTasks.end())
-      return cat("has unknown task '", name, "'; tasks are ", kSyntheticTaskNames,
-                 " (comma-separated, no spaces)");
+    out.push_back(csv.substr(start, comma - start));
     start = comma + 1;
   }
+  return out;
+}
+
+}  // namespace
+
+std::string synthetic_task_names() {
+  std::string out;
+  for (const char* t : kSyntheticTasks) out.append(out.empty() ? "" : ", ").append(t);
+  return out;
+}
+
+std::string check_task_list(const std::string& csv) {
+  if (csv.empty()) return cat("must name at least one task (", synthetic_task_names(), ")");
+  for (const std::string& name : split_commas(csv))
+    if (std::find(kSyntheticTasks.begin(), kSyntheticTasks.end(), name) == kSyntheticTasks.end())
+      return cat("has unknown task '", name, "'; tasks are ", synthetic_task_names(),
+                 " (comma-separated, no spaces)");
   return "";
 }
 
@@ -27,14 +42,7 @@ std::string check_optional_task_list(const std::string& csv) {
 std::vector<std::string> parse_task_list(const std::string& csv) {
   if (const std::string why = check_task_list(csv); !why.empty())
     fail("synthetic task list '", csv, "' ", why);
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= csv.size()) {
-    const size_t comma = std::min(csv.find(',', start), csv.size());
-    out.push_back(csv.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
+  return split_commas(csv);
 }
 
 }  // namespace headroom::config

@@ -10,7 +10,8 @@ namespace headroom::config {
 
 inline constexpr std::array<const char*, 8> kSyntheticTasks{"kv",    "needle", "niah", "niah_mix",
                                                             "vt",    "docqa",  "copy", "words"};
-inline constexpr const char* kSyntheticTaskNames = "kv, needle, niah, niah_mix, vt, docqa, copy, words";
+// "kv, needle, ...": the list for messages.
+std::string synthetic_task_names();
 
 // "" when csv is a comma-separated list of known tasks, else why not (for a config key check).
 std::string check_task_list(const std::string& csv);

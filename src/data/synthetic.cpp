@@ -430,7 +430,7 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
     }
   }
   if (task != "needle" && task != "niah" && task != "niah_mix" && task != "vt" && task != "docqa")
-    fail("unknown synthetic task '", task, "' (tasks are ", config::kSyntheticTaskNames, ")");
+    fail("unknown synthetic task '", task, "' (tasks are ", config::synthetic_task_names(), ")");
 
   // Haystack tasks: measure the fixed part, then fill the rest with haystack text.
   std::vector<int32_t> hay_tokens, noise_tokens;

@@ -210,8 +210,12 @@ TEST(SyntheticMixer, WarmupTasksComeFirst) {
     const MixInfo info = mixer.apply(i, window.data(), targets.data());
     ASSERT_TRUE(info.synthetic) << i;
     ++(i < 40 ? before : after)[info.task];
-    if (i < 40) EXPECT_LE(info.end - info.begin, 100 + (T + 1 - 100) * i / 40) << i;
-    if (i < 10) EXPECT_LE(info.end - info.begin, 140) << i;  // the cap starts near 100
+    if (i < 40) {
+      EXPECT_LE(info.end - info.begin, 100 + (T + 1 - 100) * i / 40) << i;
+    }
+    if (i < 10) {
+      EXPECT_LE(info.end - info.begin, 140) << i;  // the cap starts near 100
+    }
     longest_after = std::max(longest_after, i < 40 ? 0 : info.end - info.begin);
   }
   EXPECT_EQ(before["words"], 40);
