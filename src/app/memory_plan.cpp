@@ -128,12 +128,13 @@ ActivationFloats activation_floats(const config::ModelConfig& c, int64_t B, int6
   const int64_t chunk_rows = std::clamp<int64_t>((int64_t{1} << 21) / std::max<long>(c.vocab_size, 1), 1,
                                                  std::max<int64_t>(BT, 1));
   a.logits = block(mul(chunk_rows, c.vocab_size));
+  const int64_t head_rows = mul(2, block(mul(chunk_rows, d)));  // head_x, head_dx
   const int64_t heads = std::max<int64_t>(c.n_heads, 1);
   int64_t rest = 0;  // resid streams, final norm, losses, backward scratch
   for (const int64_t n : {mul(add(c.n_layers, 1), BTd), BTd, block(BT), block(BT), mul(3, BTd), mul(3, BTF),
                           mul(2, BTQ), mul(2, BTK), BTV, BTA, mul(2, block(mul(BT, heads)))})
     rest = add(rest, n);
-  a.arena = add(add(mul(c.n_layers, layer), rest), a.logits);
+  a.arena = add(add(add(mul(c.n_layers, layer), rest), a.logits), head_rows);
   return a;
 }
 
@@ -158,17 +159,20 @@ MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, in
   p.parts.push_back({"gradients", mul(P, kFloat), true, param_keys(m, tp)});
   p.parts.push_back({"optimizer moments", mul(2, moments, kFloat), true,
                      keys(param_keys(m, tp), key("parallel.zero1", cfg.parallel.zero1 ? "true" : "false"))});
-  // The arena without its logits chunk, plus the token ids and targets on the backend.
+  // The arena without its logits chunk, plus the token ids and targets on the backend and the LM
+  // head's compacted rows and targets.
   const int64_t acts = act.arena == kOverflow ? kOverflow : act.arena - act.logits;
-  p.parts.push_back({"activations", add(mul(acts, kFloat), mul(2, micro, T, kInt32)), true,
+  p.parts.push_back({"activations", add(mul(acts, kFloat), mul(4, micro, T, kInt32)), true,
                      keys(seq, batch, width_keys(m))});
   p.parts.push_back({"logits", mul(act.logits, kFloat), true, key("model.vocab_size", m.vocab_size)});
   p.parts.push_back({"RoPE tables", mul(rope.both, kFloat), true,
                      keys(seq, key("model.head_dim_qk", m.head_dim_qk))});
-  // Host: the rank's ids and targets for a step, the per-token losses of a micro-batch, the
-  // sampler's window and its temporaries, the RoPE tables being built, one checkpoint tensor.
+  // Host: the rank's ids and targets for a step, the per-token losses of a micro-batch and the LM
+  // head's compacted rows and targets, the sampler's window and its temporaries, the RoPE tables
+  // being built, one checkpoint tensor.
   int64_t host = mul(2, share, T, kInt32);
   host = add(host, mul(micro, T, kFloat));
+  host = add(host, mul(2, micro, T, kInt32));
   host = add(host, mul(3, add(T, 1), kInt32));
   host = add(host, mul(rope.largest, kFloat));
   host = add(host, mul(largest_tensor(l), kFloat));
@@ -203,7 +207,7 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
                      keys(len, key("model.n_layers", m.n_layers), key("model.n_kv_heads", m.n_kv_heads),
                           key("model.head_dim_qk", m.head_dim_qk), key("model.head_dim_v", m.head_dim_v))});
   const int64_t acts = act.arena == kOverflow ? kOverflow : act.arena - act.logits;
-  p.parts.push_back({"prefill activations", add(mul(acts, kFloat), mul(2, chunk, kInt32)), true,
+  p.parts.push_back({"prefill activations", add(mul(acts, kFloat), mul(4, chunk, kInt32)), true,
                      keys(pre, len, width_keys(m))});
   // The LM-head chunk on the backend, and token_logprobs' [chunk, vocab] host copy.
   p.parts.push_back({"logits", add(mul(act.logits, kFloat), mul(add(chunk, 1), m.vocab_size, kFloat)), false,

@@ -55,6 +55,8 @@ void carve(const config::ModelConfig& c, int64_t B, int64_t TT, Activations<T>& 
   a.losses = cv.take(BT);
   a.chunk_rows = std::clamp<int64_t>((int64_t{1} << 21) / c.vocab_size, 1, BT);
   a.logits = cv.take(a.chunk_rows * c.vocab_size);
+  a.head_x = cv.take(a.chunk_rows * d);
+  a.head_dx = cv.take(a.chunk_rows * d);
   a.dh = cv.take(BT * d);
   a.dx = cv.take(BT * d);
   a.dbranch = cv.take(BT * d);
@@ -86,6 +88,8 @@ Activations<T> make_activations(const config::ModelConfig& c, const kernels::Bas
   carve(c, B, T_len, a, hand_out);
   a.ids = kernels::Buffer<int32_t, kernels::BasicOps<T>>(ops, B * T_len);
   a.targets = kernels::Buffer<int32_t, kernels::BasicOps<T>>(ops, B * T_len);
+  a.head_rows = kernels::Buffer<int32_t, kernels::BasicOps<T>>(ops, B * T_len);
+  a.head_targets = kernels::Buffer<int32_t, kernels::BasicOps<T>>(ops, B * T_len);
   return a;
 }
 

@@ -41,12 +41,16 @@ struct Activations {
   int64_t B = 0, T_len = 0;
   kernels::Buffer<T, Ops> arena;
   kernels::Buffer<int32_t, Ops> ids, targets;  // [BT] on the backend
+  // The LM head runs only on rows that have a target: their indices and targets, compacted [≤ BT].
+  kernels::Buffer<int32_t, Ops> head_rows, head_targets;
   std::vector<LayerActs<T>> layers;
   std::vector<T*> resid;  // n_layers + 1 residual streams [BT, d]
   T* xf;                  // [BT, d] final-normed
   T* f_rstd;              // [BT]
   T* losses;              // [BT] per-token loss
   T* logits;              // [chunk, V] LM head chunk (forward+backward fused per chunk)
+  T* head_x;              // [chunk, d] the chunk's rows of xf, gathered
+  T* head_dx;             // [chunk, d] their gradient, before it is scattered into dx
   int64_t chunk_rows = 0;
   // backward scratch
   T *dh, *dx, *dbranch, *dff1, *dff2, *dff3, *dq, *dq_pre, *dk, *dk_pre, *dv, *datt, *stat, *dot;

@@ -30,25 +30,51 @@ void upload(const Model<T>& m, Activations<T>& a, const int32_t* ids, const int3
     m.ops->copy_from_host(a.targets.get(), targets, static_cast<size_t>(BT) * sizeof(int32_t));
 }
 
-// LM head + cross-entropy over row chunks. With backward, dlogits never leave the chunk: the
-// weight gradient and the gradient of xf are formed right away (dxf lands in a.dx).
+// The rows the LM head runs on: those with a target (a pretraining window of synthetic prompts
+// has a target only on its answers, so most rows skip the head's vocab-wide matmul and softmax), or
+// every row when the full logits are wanted. Uploads their indices and targets, compacted.
 template <class T>
-double head_loss(Model<T>& m, Activations<T>& a, bool backward, T grad_scale, T* logits_out) {
+int64_t upload_head_rows(const Model<T>& m, Activations<T>& a, const int32_t* targets, bool all) {
+  const int64_t BT = a.B * a.T_len;
+  std::vector<int32_t> rows, kept;
+  rows.reserve(static_cast<size_t>(BT));
+  kept.reserve(static_cast<size_t>(BT));
+  for (int64_t i = 0; i < BT; ++i)
+    if (all || targets[i] >= 0) {
+      rows.push_back(static_cast<int32_t>(i));
+      kept.push_back(targets[i]);
+    }
+  const auto n = static_cast<int64_t>(rows.size());
+  m.ops->copy_from_host(a.head_rows.get(), rows.data(), static_cast<size_t>(n) * sizeof(int32_t));
+  m.ops->copy_from_host(a.head_targets.get(), kept.data(), static_cast<size_t>(n) * sizeof(int32_t));
+  return n;
+}
+
+// LM head + cross-entropy over chunks of the head rows, gathered from xf. With backward, dlogits
+// never leave the chunk: the weight gradient and the gradient of the rows are formed right away and
+// the latter scattered into a.dx (zero on rows without a target, which add nothing to the loss).
+template <class T>
+double head_loss(Model<T>& m, Activations<T>& a, const int32_t* targets, bool backward, T grad_scale,
+                 T* logits_out) {
   const auto& ops = *m.ops;
   const int64_t BT = a.B * a.T_len, d = m.cfg.d_model, V = m.cfg.vocab_size;
-  for (int64_t r0 = 0; r0 < BT; r0 += a.chunk_rows) {
-    const int64_t R = std::min(a.chunk_rows, BT - r0);
-    const T* x = a.xf + r0 * d;
-    ops.matmul(x, m.lm_head, a.logits, R, V, d, false, true, false);
-    if (logits_out)
+  const int64_t n = upload_head_rows(m, a, targets, logits_out != nullptr);
+  if (backward) ops.fill(a.dx, T(0), BT * d);
+  for (int64_t r0 = 0; r0 < n; r0 += a.chunk_rows) {
+    const int64_t R = std::min(a.chunk_rows, n - r0);
+    const int32_t* rows = a.head_rows.get() + r0;
+    ops.embedding_fwd(a.xf, rows, a.head_x, R, d);  // a row gather
+    ops.matmul(a.head_x, m.lm_head, a.logits, R, V, d, false, true, false);
+    if (logits_out)  // every row is a head row here, in order
       ops.copy_to_host(logits_out + r0 * V, a.logits, static_cast<size_t>(R * V) * sizeof(T));
-    ops.cross_entropy(a.logits, a.targets.get() + r0, a.losses + r0, backward ? a.logits : nullptr,
+    ops.cross_entropy(a.logits, a.head_targets.get() + r0, a.losses + r0, backward ? a.logits : nullptr,
                       R, V, grad_scale);
     if (!backward) continue;
-    ops.matmul(a.logits, x, m.g_lm_head, V, d, R, true, false, true);
-    ops.matmul(a.logits, m.lm_head, a.dx + r0 * d, R, d, V, false, false, false);
+    ops.matmul(a.logits, a.head_x, m.g_lm_head, V, d, R, true, false, true);
+    ops.matmul(a.logits, m.lm_head, a.head_dx, R, d, V, false, false, false);
+    ops.embedding_bwd(a.head_dx, rows, a.dx, R, d);  // a scatter: the rows are distinct
   }
-  std::vector<T> losses(static_cast<size_t>(BT));
+  std::vector<T> losses(static_cast<size_t>(n));
   ops.copy_to_host(losses.data(), a.losses, losses.size() * sizeof(T));
   double sum = 0;
   for (T l : losses) sum += static_cast<double>(l);
@@ -82,7 +108,7 @@ LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids,
   const int64_t BT = a.B * a.T_len, d = m.cfg.d_model;
   upload(m, a, ids, targets);
   run_layers(m, a);
-  LossSum loss{head_loss(m, a, true, grad_scale, static_cast<T*>(nullptr)),
+  LossSum loss{head_loss(m, a, targets, true, grad_scale, static_cast<T*>(nullptr)),
                count_targets(targets, BT)};
   const auto& ops = *m.ops;
   // a.dx holds d loss / d xf; back through the final norm into the residual gradient a.dh.
@@ -99,7 +125,7 @@ LossSum forward_loss(Model<T>& m, Activations<T>& a, const int32_t* ids, const i
                      T* logits_out) {
   upload(m, a, ids, targets);
   run_layers(m, a);
-  return {head_loss(m, a, false, T(0), logits_out), count_targets(targets, a.B * a.T_len)};
+  return {head_loss(m, a, targets, false, T(0), logits_out), count_targets(targets, a.B * a.T_len)};
 }
 
 #define HEADROOM_FORWARD_INSTANTIATE(T)                                                    \

@@ -12,15 +12,23 @@
 
 namespace headroom::train {
 
+double head_flops_per_row(const config::ModelConfig& m) {
+  return 6.0 * static_cast<double>(m.vocab_size) * static_cast<double>(m.d_model);
+}
+
 double flops_per_token(const config::ModelConfig& m, long seq_len) {
-  const double n = static_cast<double>(model::count_non_embedding(model::param_specs(m)));
+  // The LM head is counted by its work, which a tied head does too (it has no tensor of its own).
+  double n = 0;
+  for (const auto& s : model::param_specs(m))
+    if (s.name != "embed.weight" && s.name != "lm_head.weight") n += static_cast<double>(s.numel());
   double keys = 0;
   const double causal = (static_cast<double>(seq_len) + 1) / 2;
   for (long i = 0; i < m.n_layers; ++i) {
     const bool sliding = m.layer_pattern[static_cast<size_t>(i) % m.layer_pattern.size()] == 'S';
     keys += sliding ? std::min(static_cast<double>(m.window), causal) : causal;
   }
-  return 6.0 * n + 6.0 * static_cast<double>(m.n_heads * (m.head_dim_qk + m.head_dim_v)) * keys;
+  return 6.0 * n + head_flops_per_row(m) +
+         6.0 * static_cast<double>(m.n_heads * (m.head_dim_qk + m.head_dim_v)) * keys;
 }
 
 double measure_matmul_rate(const kernels::Ops& ops) {

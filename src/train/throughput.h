@@ -1,7 +1,7 @@
 // Model FLOPs and the peak they are measured against.
 //
 // FLOPs per trained token = 6·N + 6·L·n_heads·(dqk + dv)·k̄, where N counts every parameter but
-// the input embedding (the LM head included), L the layers and k̄ the mean number of keys a query
+// the input embedding, and the LM head's vocab·d_model whether or not it is tied, L the layers and k̄ the mean number of keys a query
 // sees: (T+1)/2 on a causal full layer, about min(window, (T+1)/2) on a sliding one, averaged over
 // layers. 6·N is the forward (2) and backward (4) of every weight; the attention term is the
 // score and value products (2·(dqk + dv) per head and key forward, ×3 with the backward; the
@@ -18,6 +18,11 @@
 namespace headroom::train {
 
 double flops_per_token(const config::ModelConfig& m, long seq_len);
+
+// The LM head's share of flops_per_token, 6·vocab·d_model. The head runs only on rows with a
+// target (model/forward.cpp), so a step's model FLOPs are tokens·(flops_per_token − this) +
+// targets·this: a window with an answer-only loss does less work, and MFU says so.
+double head_flops_per_row(const config::ModelConfig& m);
 
 // The backend's single-precision GEMM rate in FLOP/s on one representative product, best of a few
 // repetitions: the peak MFU is reported against (on CPU, OpenBLAS sgemm with the current threads).

@@ -37,7 +37,8 @@ struct Loop {
   SpikeMonitor monitor;
   std::vector<io::MetricRow> metrics;
   int64_t step = 0, samples = 0, tokens = 0;
-  double matmul_rate = 0, flops_per_token = 0;
+  int64_t head_rows = 0;  // targets of the global batches run so far in this process (MFU's LM-head share)
+  double matmul_rate = 0, flops_per_token = 0, head_flops = 0;
 };
 
 void log(Loop& L, const std::string& line) {
@@ -171,6 +172,7 @@ double train_step(Loop& L, model::Activations<float>& acts, std::vector<int32_t>
   int64_t count = std::count_if(targets.begin(), targets.end(), [](int32_t v) { return v >= 0; });
   L.grid.dp_group->allreduce_sum(&count, 1);
   if (count == 0) fail("step ", L.step, ": the global batch has no unmasked target");
+  L.head_rows += count;
   model::zero_grads(L.model);
   double loss_sum = 0;
   for (int64_t m0 = 0; m0 < slice.count; m0 += micro) {
@@ -272,6 +274,7 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
   if (!resumed) log(L, cat("starting ", job.stage, " from ", job.init ? "the --init checkpoint" : "fresh weights"));
 
   L.flops_per_token = flops_per_token(c.model, c.train.seq_len);
+  L.head_flops = head_flops_per_row(c.model);
   std::string peak_source;
   L.matmul_rate = mfu_peak(c.train, ops, peak_source);
   log(L, cat("layout tp=", grid.tp, " dp=", grid.dp, ", micro-batch ", micro, " × ", share / micro,
@@ -293,7 +296,7 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
   const auto t_start = std::chrono::steady_clock::now();
   const int64_t first_step = L.step;
   auto t_log = t_start;
-  int64_t tokens_at_log = L.tokens;
+  int64_t tokens_at_log = L.tokens, head_rows_at_log = L.head_rows;
   TrainResult result;
   if (L.step == 0) maybe_probe(L, acts);
   while (L.step < c.train.steps) {
@@ -315,7 +318,9 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
     if (log_now) {
       const double dt = seconds_since(t_log);
       const double tps = static_cast<double>(L.tokens - tokens_at_log) / std::max(dt, 1e-9);
-      const double mfu = tps * L.flops_per_token / (L.matmul_rate * grid.world->size());
+      const double flops = static_cast<double>(L.tokens - tokens_at_log) * (L.flops_per_token - L.head_flops) +
+                           static_cast<double>(L.head_rows - head_rows_at_log) * L.head_flops;
+      const double mfu = flops / std::max(dt, 1e-9) / (L.matmul_rate * grid.world->size());
       const io::MetricRow row{static_cast<double>(L.step), loss, norm, lr, tps};
       L.metrics.push_back(row);
       const SpikeScores sc = spike_scores(L.monitor);
@@ -328,6 +333,7 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
                  format_duration(eta), skipped ? " | skipped" : ""));
       t_log = std::chrono::steady_clock::now();
       tokens_at_log = L.tokens;
+      head_rows_at_log = L.head_rows;
     }
     int64_t stop = stop_requested() ? stop_signal() : 0;
     grid.world->allreduce_max(&stop, 1);

@@ -87,7 +87,8 @@ TEST(MemoryPlan, ActivationsAreTheArenaMakeActivationsAllocates) {
   const auto m = model::make_model(cfg.model, kernels::cpu_ops());
   const auto acts = model::make_activations(m, 3, cfg.train.seq_len);
   const app::MemoryPlan p = app::training_plan("pretrain", cfg, 1, 2);
-  EXPECT_EQ(part(p, "activations") + part(p, "logits"), 4 * acts.arena.size() + 2 * 4 * 3 * cfg.train.seq_len);
+  const int64_t ints = acts.ids.size() + acts.targets.size() + acts.head_rows.size() + acts.head_targets.size();
+  EXPECT_EQ(part(p, "activations") + part(p, "logits"), 4 * acts.arena.size() + 4 * ints);
 }
 
 TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
@@ -99,7 +100,9 @@ TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
   for (size_t i = 0; i < cache.k.size(); ++i) kv += cache.k[i].size() + cache.v[i].size();
   const app::MemoryPlan p = app::evaluation_plan(cfg.model, false, {length, chunk});
   EXPECT_EQ(part(p, "KV cache"), 4 * kv);
-  EXPECT_EQ(part(p, "prefill activations"), 4 * (cache.chunk.arena.size() + 2 * chunk) -
+  const auto& c = cache.chunk;
+  const int64_t ints = c.ids.size() + c.targets.size() + c.head_rows.size() + c.head_targets.size();
+  EXPECT_EQ(part(p, "prefill activations"), 4 * (c.arena.size() + ints) -
                                                  4 * app::activation_floats(m.local, 1, chunk).logits);
   EXPECT_EQ(part(p, "parameters"), 4 * m.n_params);
   EXPECT_FALSE(app::overflows(p));

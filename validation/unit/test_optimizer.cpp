@@ -131,6 +131,18 @@ TEST(Throughput, FlopsPerTokenCountsWeightsAndTheKeysEachQuerySees) {
   EXPECT_DOUBLE_EQ(flops_per_token(sliding, T), 6 * n + 6 * attn * keys);
 }
 
+// The LM head is counted by its work: tied or not, the same FLOPs, and its share is 6·vocab·d_model
+// (what a row without a target saves, since the head runs only on rows with one).
+TEST(Throughput, TheLmHeadIsCountedTiedOrNot) {
+  const config::ModelConfig untied = tiny_model({}), tied = tiny_model({{"tie_embeddings", "true"}});
+  EXPECT_DOUBLE_EQ(flops_per_token(tied, 63), flops_per_token(untied, 63));
+  double head = 0;
+  for (const auto& s : param_specs(untied))
+    if (s.name == "lm_head.weight") head = static_cast<double>(s.numel());
+  ASSERT_GT(head, 0);
+  EXPECT_DOUBLE_EQ(head_flops_per_row(untied), 6 * head);
+}
+
 // The MFU denominator: train.peak_tflops when set, the nominal bf16 peak of a known GPU, else the
 // GEMM rate measured now. Names as CUDA reports them; the specific entries win over their prefixes.
 TEST(Throughput, PeakForMfu) {
