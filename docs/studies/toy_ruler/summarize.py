@@ -76,6 +76,21 @@ def main():
         cells = [[r[t] for r in rows if r["model"] == m and r["recipe"] == "main" and r["length"] == L and r[t] != ""]
                  for t in NIAH]
         print(f"| {m} | " + " | ".join(f"{st.mean(c):.0f}" if c else "–" for c in cells) + " |")
+    # Pretraining: did each run learn to retrieve at L (the probe's last exact share >= 0.5), and when.
+    print("\npretraining at L, probe exact at the last step per seed (onset: first probe step with exact >= 0.5):")
+    print("| architecture | seeds learnt | per seed: exact (onset) |\n|---|---|---|")
+    learnt_all = total = 0
+    for m in ORDER:
+        cells, learnt = [], 0
+        for run in sorted(glob.glob(f"{root}/{m}-s*/pretrain/probe.jsonl")):
+            probe = [json.loads(l) for l in open(run) if l.strip()]
+            onset = next((p["step"] for p in probe if p["exact"] >= 0.5), None)
+            learnt += probe[-1]["exact"] >= 0.5
+            cells.append(f"s{run.split('-s')[-1].split('/')[0]} {probe[-1]['exact']:.2f} ({onset or '✗'})")
+        if cells:
+            print(f"| {m} | {learnt} of {len(cells)} | " + ", ".join(cells) + " |")
+            learnt_all, total = learnt_all + learnt, total + len(cells)
+    print(f"learnt: {learnt_all} of {total} pretraining runs")
     diag = f"{root}/analysis/tables/diagnostics.csv"
     if os.path.exists(diag):
         models = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../inputs/studies/toy_ruler/models")
