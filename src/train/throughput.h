@@ -1,9 +1,9 @@
 // Model FLOPs and the peak they are measured against.
 //
 // FLOPs per trained token = 6·N + 6·L·n_heads·(dqk + dv)·k̄, where N counts every parameter but
-// the input embedding, and the LM head's vocab·d_model whether or not it is tied, L the layers and k̄ the mean number of keys a query
-// sees: (T+1)/2 on a causal full layer, about min(window, (T+1)/2) on a sliding one, averaged over
-// layers. 6·N is the forward (2) and backward (4) of every weight; the attention term is the
+// the input embedding, and the LM head's vocab·d_model whether or not it is tied, L the layers and
+// k̄ the mean number of keys a query sees: (T+1)/2 on a causal full layer, about min(window,
+// (T+1)/2) on a sliding one, averaged over layers. 6·N is the forward (2) and backward (4) of every weight; the attention term is the
 // score and value products (2·(dqk + dv) per head and key forward, ×3 with the backward; the
 // backward's recomputation of P is not counted). For dqk = dv = d_attn / n_heads on full layers
 // this is PaLM's causal 6·N + 6·L·T·d_attn. The one formula for the trainer's MFU and the
