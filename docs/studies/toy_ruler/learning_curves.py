@@ -22,6 +22,11 @@ def read_probe(run):
     return [rows[s] for s in sorted(rows)]
 
 
+def onset(rows):
+    """The first probe step with exact answers >= 0.5, or None."""
+    return next((r["step"] for r in rows if r["exact"] >= 0.5), None)
+
+
 def exact_at(rows, budget):
     seen = [r for r in rows if r["step"] <= budget]
     return seen[-1]["exact"] if seen else None
@@ -50,13 +55,13 @@ def main(argv):
     print("|---|---|" + "---|" * len(budgets) + "---|")
     learnt = {b: 0 for b in budgets}
     for name, rows in curves.items():
-        onset = next((r["step"] for r in rows if r["exact"] >= 0.5), None)
+        first = onset(rows)
         cells = []
         for b in budgets:
             e = exact_at(rows, b) if rows[-1]["step"] >= b else None
             cells.append("—" if e is None else f"{e:.2f}")
-            learnt[b] += onset is not None and onset <= b and rows[-1]["step"] >= b
-        print(f"| {name} | {onset if onset is not None else '✗'} | " + " | ".join(cells) +
+            learnt[b] += first is not None and first <= b and rows[-1]["step"] >= b
+        print(f"| {name} | {first if first is not None else '✗'} | " + " | ".join(cells) +
               f" | {rows[-1]['step']}: {rows[-1]['exact']:.2f} |")
     for b in budgets:
         reached = sum(1 for rows in curves.values() if rows[-1]["step"] >= b)

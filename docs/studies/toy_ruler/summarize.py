@@ -11,6 +11,9 @@ analyze report's configuration labels (every differing key of the lineage) do no
 """
 import csv, glob, json, os, statistics as st, sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import learning_curves  # noqa: E402  (the onset's one definition)
+
 NIAH = [f"niah_{t}" for t in ("single_1", "single_2", "single_3", "multikey_1", "multikey_2",
                                "multikey_3", "multivalue", "multiquery")]
 RECIPES = {"evaluate": "main", "evaluate_base": "none", "evaluate_yarn": "yarn", "evaluate_frozen": "frozen"}
@@ -83,8 +86,8 @@ def main():
     for m in ORDER:
         cells, learnt = [], 0
         for run in sorted(glob.glob(f"{root}/{m}-s*/pretrain/probe.jsonl")):
-            probe = [json.loads(l) for l in open(run) if l.strip()]
-            onset = next((p["step"] for p in probe if p["exact"] >= 0.5), None)
+            probe = learning_curves.read_probe(os.path.dirname(run))
+            onset = learning_curves.onset(probe)
             learnt += probe[-1]["exact"] >= 0.5
             cells.append(f"s{run.split('-s')[-1].split('/')[0]} {probe[-1]['exact']:.2f} ({onset or '✗'})")
         if cells:
