@@ -73,6 +73,7 @@ struct TrainConfig {
   long probe_every;        // steps between retrieval-probe scores (train/probe.h); 0 = off
   long probe_samples;      // probe examples
   std::string probe_tasks;  // synthetic tasks of the probe
+  std::string spike_rules;  // the spike monitor's rules (config/spike_rules.h)
 };
 
 struct ParallelConfig {

@@ -1,5 +1,6 @@
 #include "config/keys.h"
 
+#include "config/spike_rules.h"
 #include "config/task_names.h"
 #include "util/error.h"
 
@@ -149,6 +150,12 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "synthetic tasks of the retrieval probe, comma-separated (as data.synthetic_tasks; "
           "each example's task drawn uniformly)",
           Check<std::string>(check_task_list));
+  add_key(s, "train", "spike_rules", t.spike_rules, std::string("paper,olmo"),
+          "the stability monitor's rules (spike scores in metrics.jsonl and analyze's report), "
+          "comma-separated: built-ins paper (7σ two-sided over the previous 1000 steps, window 1000: "
+          "the OLMo 2 score) and olmo (mean + 6σ of the previous 128, window 10000: OLMo-core's "
+          "monitor), or name:window:sigmas:one|two:lookback for a rule of your own",
+          Check<std::string>(check_spike_rules));
 }
 
 void add_parallel_keys(Schema& s, ParallelConfig& p) {

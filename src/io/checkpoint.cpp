@@ -126,6 +126,50 @@ void write_config_attrs(hid_t file, const std::string& ini) {
   }
 }
 
+bool reserved_group(const std::string& name) {
+  for (const char* g : {"model", "optimizer", "config", "state", "tokenizer"})
+    if (name == g) return true;
+  return false;
+}
+
+void check_part_name(const std::string& name, const std::string& file) {
+  const bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+  });
+  if (!ok || reserved_group(name))
+    fail("checkpoint ", file, ": cannot store a part named '", name, "' (names are [a-z0-9_]+ and not one "
+         "of model, optimizer, config, state, tokenizer)");
+}
+
+std::vector<std::string> split_list(const std::string& csv) {
+  std::vector<std::string> out;
+  std::stringstream in(csv);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// Version 1 kept the logged history and the spike monitor's state under /metrics; they read as the
+// parts that version 2 writes for them.
+std::vector<CheckpointPart> read_v1_parts(hid_t f, const std::string& path) {
+  CheckpointPart metrics{"metrics", {}};
+  for (const char* name : {"step", "loss", "grad_norm", "lr", "tokens_per_s"})
+    metrics.arrays.emplace_back(name, h5_read<double>(f, path, std::string("/metrics/") + name));
+  CheckpointPart monitor{"spike_monitor", {{"state", h5_read<double>(f, path, "/metrics/spike_monitor")}}};
+  return {std::move(metrics), std::move(monitor)};
+}
+
+std::vector<CheckpointPart> read_parts(hid_t f, const std::string& path) {
+  std::vector<CheckpointPart> out;
+  for (const std::string& name : split_list(h5_attr_string(f, path, "/", "parts"))) {
+    CheckpointPart part{name, {}};
+    for (const std::string& array : h5_children(f, path, "/" + name))
+      part.arrays.emplace_back(array, h5_read<double>(f, path, "/" + name + "/" + array));
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
 // The same on every rank: collective attribute writes need identical values.
 std::string shared_timestamp(const parallel::Grid& grid) {
   char buf[32] = {};
@@ -156,14 +200,13 @@ void write_file(const std::string& tmp, const parallel::Grid& grid, const model:
                  to_host(m, opt->v, opt->lo, i, a, b), writer, grid);
   }
   const bool root = grid.is_root();
-  std::vector<double> cols[5];
-  for (const auto& r : info.metrics)
-    for (int c = 0; c < 5; ++c)
-      cols[c].push_back(c == 0 ? r.step : c == 1 ? r.loss : c == 2 ? r.grad_norm : c == 3 ? r.lr : r.tokens_per_s);
-  const char* names[5] = {"step", "loss", "grad_norm", "lr", "tokens_per_s"};
-  for (int c = 0; c < 5; ++c)
-    write_small(file, tmp, std::string("/metrics/") + names[c], cols[c], {cols[c].size()}, root);
-  write_small(file, tmp, "/metrics/spike_monitor", info.monitor_state, {info.monitor_state.size()}, root);
+  std::string part_names;
+  for (const auto& part : info.parts) {
+    check_part_name(part.name, tmp);
+    part_names += (part_names.empty() ? "" : ",") + part.name;
+    for (const auto& [array, values] : part.arrays)
+      write_small(file, tmp, "/" + part.name + "/" + array, values, {values.size()}, root);
+  }
   std::vector<int32_t> merges;
   for (const auto& [a, b] : info.merges) merges.insert(merges.end(), {a, b});
   write_small(file, tmp, "/tokenizer/merges", merges, {info.merges.size(), 2}, root);
@@ -188,6 +231,7 @@ void write_file(const std::string& tmp, const parallel::Grid& grid, const model:
   h5_attr(file, "/", "code_version", std::string(kCodeVersion));
   h5_attr(file, "/", "seed", static_cast<int64_t>(info.seed));
   h5_attr(file, "/", "lineage", info.lineage);
+  h5_attr(file, "/", "parts", part_names);
   file.close(tmp);
 }
 
@@ -217,8 +261,8 @@ CheckpointInfo read_checkpoint_info(const fs::path& path) {
   if (format != kCheckpointFormat)
     fail("checkpoint ", c.path, ": not a Headroom checkpoint (attribute format = '", format, "')");
   const int64_t version = h5_attr_int(f, c.path, "/", "format_version");
-  if (version != kCheckpointVersion)
-    fail("checkpoint ", c.path, ": format_version ", version, ", this build reads ", kCheckpointVersion);
+  if (version != 1 && version != kCheckpointVersion)
+    fail("checkpoint ", c.path, ": format_version ", version, ", this build reads 1 and ", kCheckpointVersion);
   c.stage = h5_attr_string(f, c.path, "/", "stage");
   c.step = h5_attr_int(f, c.path, "/", "step");
   c.tokens_seen = h5_attr_int(f, c.path, "/", "tokens_seen");
@@ -231,12 +275,7 @@ CheckpointInfo read_checkpoint_info(const fs::path& path) {
   c.optimizer_step = h5_attr_int(f, c.path, "/state", "optimizer_step");
   const auto merges = h5_read<int32_t>(f, c.path, "/tokenizer/merges");
   for (size_t i = 0; i + 1 < merges.size(); i += 2) c.merges.emplace_back(merges[i], merges[i + 1]);
-  const char* names[5] = {"step", "loss", "grad_norm", "lr", "tokens_per_s"};
-  std::vector<double> cols[5];
-  for (int k = 0; k < 5; ++k) cols[k] = h5_read<double>(f, c.path, std::string("/metrics/") + names[k]);
-  for (size_t r = 0; r < cols[0].size(); ++r)
-    c.metrics.push_back({cols[0][r], cols[1][r], cols[2][r], cols[3][r], cols[4][r]});
-  c.monitor_state = h5_read<double>(f, c.path, "/metrics/spike_monitor");
+  c.parts = version == 1 ? read_v1_parts(f, c.path) : read_parts(f, c.path);
   return c;
 }
 
@@ -276,6 +315,18 @@ void load_checkpoint_tensors(const fs::path& path, model::Model<float>& m, Optim
     load("/optimizer/v/", i, opt->v, opt->lo, a, b, {m.tp.comm, opt->zero});
   }
   if (opt) opt->step = h5_attr_int(f, p, "/state", "optimizer_step");
+}
+
+const std::vector<double>& CheckpointPart::at(const std::string& array) const {
+  for (const auto& [n, values] : arrays)
+    if (n == array) return values;
+  fail("checkpoint part '", name, "' has no array '", array, "'");
+}
+
+const CheckpointPart* CheckpointInfo::part(const std::string& name) const {
+  for (const auto& p : parts)
+    if (p.name == name) return &p;
+  return nullptr;
 }
 
 fs::path checkpoint_path(const fs::path& run_dir, int64_t step) {

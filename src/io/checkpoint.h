@@ -8,8 +8,15 @@
 //                        replica writes; attr checksum (sum of the float32 bit patterns, uint64)
 //   /optimizer/m/<name>, /optimizer/v/<name>   AdamW moments, same shapes
 //   /state               attrs: samples_consumed, data_seed, optimizer_step
-//   /metrics/{step,loss,grad_norm,lr,tokens_per_s}   float64 histories; /metrics/spike_monitor
 //   /tokenizer/merges    int32 [n, 2]
+//   /<part>/<array>      float64, written by the root rank: the named parts that the training
+//                        loop's callbacks hand over (train/callback.h), listed in the root
+//                        attribute `parts`; e.g. /metrics/{step,loss,grad_norm,lr,tokens_per_s}
+//                        (the logged history) and /spike_monitor/state
+//
+// Format version 2 (this build writes it) made the callbacks' state named parts; version 1 files,
+// which held /metrics/{step,...} and the monitor's state as /metrics/spike_monitor, still load:
+// they read as the parts "metrics" and "spike_monitor" (array "state").
 //
 // Tensors are stored whole and unfused, so a checkpoint written at one tp × dp layout loads at any
 // other. The file is written as <name>.tmp, closed, fsynced and renamed; checkpoints/latest (a
@@ -31,10 +38,16 @@ struct Grid;
 namespace headroom::io {
 
 inline constexpr const char* kCheckpointFormat = "headroom-checkpoint";
-inline constexpr int64_t kCheckpointVersion = 1;
+inline constexpr int64_t kCheckpointVersion = 2;
 
-struct MetricRow {
-  double step = 0, loss = 0, grad_norm = 0, lr = 0, tokens_per_s = 0;
+// State that an owner other than the model and the optimizer keeps in a checkpoint under its own
+// name: float64 arrays, written by the root rank as /<name>/<array>. Names are [a-z0-9_]+ and may
+// not be one of the checkpoint's own groups (model, optimizer, config, state, tokenizer).
+struct CheckpointPart {
+  std::string name;
+  std::vector<std::pair<std::string, std::vector<double>>> arrays;
+  // The array called `array`; throws headroom::Error naming the part when it has none.
+  const std::vector<double>& at(const std::string& array) const;
 };
 
 // The optimizer state a checkpoint holds, as the optimizer hands it over (train/optimizer.h's
@@ -62,8 +75,9 @@ struct CheckpointInfo {
   std::string lineage;  // JSON array
   std::string tokenizer_id;
   std::vector<std::pair<int32_t, int32_t>> merges;
-  std::vector<MetricRow> metrics;
-  std::vector<double> monitor_state;
+  std::vector<CheckpointPart> parts;
+  // The part called `name`, or null.
+  const CheckpointPart* part(const std::string& name) const;
 };
 
 // Collective over grid.world. `opt` may be null (no optimizer state written).

@@ -225,6 +225,18 @@ bool h5_exists(hid_t file, const std::string& path) {
   return true;
 }
 
+std::vector<std::string> h5_children(hid_t file, const std::string& file_name, const std::string& group) {
+  const std::string where = at(file_name, group);
+  H5Handle g(h5_check_id(H5Gopen2(file, group.c_str(), H5P_DEFAULT), where, "H5Gopen"), H5Gclose);
+  std::vector<std::string> out;
+  auto collect = [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
+    static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+    return 0;
+  };
+  h5_check(H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &out), where, "H5Literate");
+  return out;
+}
+
 template <class T>
 void h5_write(hid_t file, const std::string& file_name, const std::string& name, const T* data,
               const std::vector<hsize_t>& dims) {

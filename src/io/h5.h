@@ -47,6 +47,8 @@ H5Handle h5_open_file(const std::string& path);    // read-only, serial driver
 H5Handle h5_create_memory_file(const std::string& name);
 std::string h5_file_image(hid_t file, const std::string& name);
 bool h5_exists(hid_t file, const std::string& path);  // does /a/b/c exist (every link on the way)
+// The names of the links in group `group`, in name order.
+std::vector<std::string> h5_children(hid_t file, const std::string& file_name, const std::string& group);
 
 // Datasets of native element type T (float, double, int32_t, uint16_t, uint32_t, int64_t, uint64_t),
 // with `dims` the full shape. Intermediate groups are created.

@@ -113,4 +113,8 @@ HEADROOM_OPT_INSTANTIATE(float)
 HEADROOM_OPT_INSTANTIATE(double)
 #undef HEADROOM_OPT_INSTANTIATE
 
+io::OptimizerMoments checkpoint_moments(AdamW<float>& opt) {
+  return {opt.m.get(), opt.v.get(), opt.lo, opt.hi, opt.zero, static_cast<int64_t>(opt.step)};
+}
+
 }  // namespace headroom::train

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "buffer.h"
+#include "io/checkpoint.h"
 #include "model/model.h"
 #include "parallel/comm.h"
 
@@ -53,6 +54,10 @@ std::string first_nonfinite_grad(const model::Model<T>& model);
 // One AdamW step at learning rate lr; gradients are first scaled by clip_scale (1 = no clipping).
 template <class T>
 void adamw_step(model::Model<T>& model, AdamW<T>& opt, double lr, double clip_scale);
+
+// The optimizer's state as a checkpoint holds it: its moment arenas, their ZeRO-1 range and group,
+// and its step count (io/ knows no optimizer).
+io::OptimizerMoments checkpoint_moments(AdamW<float>& opt);
 
 // The clipping factor for a global norm: min(1, max_norm / norm); max_norm ≤ 0 disables clipping.
 double clip_scale(double norm, double max_norm);

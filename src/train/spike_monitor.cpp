@@ -13,7 +13,7 @@ namespace {
 
 constexpr double kMagic = 1936289131;  // "spik" as a big-endian 32-bit integer
 constexpr double kVersion = 1;
-constexpr long kMaxLength = 1L << 26;  // largest window / lookback accepted
+constexpr long kMaxLength = config::kMaxSpikeLength;
 constexpr double kMaxCount = 9007199254740992.0;  // 2^53: integers exact in a double
 // Recompute the sums when the largest d² added since the last recomputation exceeds this multiple
 // of the current Σd²: a value that dwarfed the rest has left the window, and subtracting it left
@@ -94,14 +94,8 @@ void observe_series(SpikeMonitor& m, int series, double x) {
 }
 
 void check_rule(const SpikeRule& r) {
-  if (r.name.empty()) fail("spike rule: empty name");
-  const auto where = cat("spike rule '", r.name, "': ");
-  if (r.window < 1 || r.window > kMaxLength)
-    fail(where, "window ", r.window, " must be in [1, ", kMaxLength, "]");
-  if (r.lookback < 2 || r.lookback > kMaxLength)
-    fail(where, "lookback ", r.lookback, " must be in [2, ", kMaxLength,
-         "] (a standard deviation needs two values)");
-  if (!std::isfinite(r.sigmas) || r.sigmas <= 0) fail(where, "sigmas ", r.sigmas, " must be finite and > 0");
+  if (const std::string why = config::spike_rule_problem(r); !why.empty())
+    fail("spike rule", r.name.empty() ? std::string() : cat(" '", r.name, "'"), ": ", why);
 }
 
 // Sequential reader over a saved state with messages that say what was being read.
@@ -130,16 +124,6 @@ struct Reader {
 };
 
 }  // namespace
-
-SpikeRule paper_spike_rule() { return {"paper", 1000, 7.0, true, 1000}; }
-SpikeRule olmo_spike_rule() { return {"olmo", 10000, 6.0, false, 128}; }
-std::vector<SpikeRule> default_spike_rules() { return {paper_spike_rule(), olmo_spike_rule()}; }
-
-SpikeRule builtin_spike_rule(std::string_view name) {
-  if (name == "paper") return paper_spike_rule();
-  if (name == "olmo") return olmo_spike_rule();
-  fail("spike rule '", name, "': no such built-in rule (built-ins: paper, olmo)");
-}
 
 SpikeMonitor make_spike_monitor(std::vector<SpikeRule> rules) {
   if (rules.empty()) fail("spike monitor: needs at least one rule");

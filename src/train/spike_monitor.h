@@ -55,6 +55,8 @@
 // two built-in rules once their windows are full.
 #pragma once
 
+#include "config/spike_rules.h"
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -63,18 +65,12 @@
 
 namespace headroom::train {
 
-struct SpikeRule {
-  std::string name;
-  long window = 0;         // steps over which the window score is taken
-  double sigmas = 0;       // threshold in reference standard deviations
-  bool two_sided = false;  // false: only upward excursions count
-  long lookback = 0;       // finite values forming the reference mean/std (≥ 2)
-};
-
-SpikeRule paper_spike_rule();                      // {"paper", 1000, 7, true, 1000}
-SpikeRule olmo_spike_rule();                       // {"olmo", 10000, 6, false, 128}
-std::vector<SpikeRule> default_spike_rules();      // {paper, olmo}
-SpikeRule builtin_spike_rule(std::string_view name);  // "paper" | "olmo"; throws otherwise
+// The rules are configuration (train.spike_rules): config/spike_rules.h.
+using config::SpikeRule;
+using config::paper_spike_rule;
+using config::olmo_spike_rule;
+using config::default_spike_rules;
+using config::builtin_spike_rule;
 
 // Running sums of d = x - shift over the reference window of one series under one rule.
 struct RollingMoments {

@@ -1,5 +1,6 @@
 """Reads a checkpoint with h5py alone and checks the documented layout: root and /config
-attributes, every /model tensor with its optimizer moments, the checksums, state and metrics.
+attributes, every /model tensor with its optimizer moments, the checksums, state, and the
+training callbacks' parts (metrics history, spike monitor).
 usage: read_checkpoint.py CHECKPOINT.h5"""
 import sys
 
@@ -10,8 +11,8 @@ path = sys.argv[1]
 with h5py.File(path, "r") as f:
     a = f.attrs
     assert a["format"] == "headroom-checkpoint", a["format"]
-    assert int(a["format_version"]) == 1
-    for k in ("stage", "step", "tokens_seen", "created_utc", "code_version", "seed", "lineage"):
+    assert int(a["format_version"]) == 2
+    for k in ("stage", "step", "tokens_seen", "created_utc", "code_version", "seed", "lineage", "parts"):
         assert k in a, f"root attribute {k} missing"
     cfg = f["config"].attrs
     for k in ("d_model", "n_layers", "n_heads", "n_kv_heads", "head_dim_qk", "head_dim_v",
@@ -30,7 +31,13 @@ with h5py.File(path, "r") as f:
         n += data.size
     st = f["state"].attrs
     assert int(st["samples_consumed"]) > 0 and int(st["optimizer_step"]) == int(a["step"])
+    # The training callbacks' parts, each a group of float64 arrays named in the root attribute.
+    parts = [p for p in str(a["parts"]).split(",") if p]
+    assert "metrics" in parts and "spike_monitor" in parts, parts
+    for p in parts:
+        assert all(ds.dtype == np.float64 for ds in f[p].values()), p
     assert len(f["metrics/loss"]) == len(f["metrics/step"])  # logged steps only: may be empty early
+    assert len(f["spike_monitor/state"]) > 0
     assert f["tokenizer/merges"].shape[1] == 2
     step, tensors = int(a["step"]), len(f["model"])
 print(f"h5py: {path}: step {step}, {tensors} tensors, {n} parameters, checksums match")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Checkpoints and resume: keep-last-N and latest; bit-exact resume on the same layout; a checkpoint
+# Checkpoints and resume: keep-last-N and latest; bit-exact resume on the same layout, also from a
+# format-1 checkpoint; a checkpoint
 # saved at tp=2 resumed at dp=2; h5py reads the layout; a damaged newest checkpoint is skipped with a
 # warning; another architecture is refused naming dataset and shapes; finished and unfinished runs
 # are not clobbered; SIGUSR1 checkpoints and exits 75; SIGKILL during a write leaves the previous
@@ -25,6 +26,13 @@ check "h5py reads the checkpoint" "$PY" "$SRC/validation/mpi/read_checkpoint.py"
 check "first half exits 75" expect_rc 75 run 1 "$WORK/b" "${args[@]}" --train.steps_per_run 10
 check "second half resumes" run 1 "$WORK/b" "${args[@]}" --resume auto
 check "resume is bit-exact" cmp "$WORK/b" "$WORK/a" --exact
+
+# A checkpoint in the format-1 layout (before the callbacks' named parts) still resumes bit-exactly.
+check "format-1 first half" expect_rc 75 run 1 "$WORK/v1" "${args[@]}" --train.steps_per_run 10
+check "  ...rewritten as format 1" "$PY" "$SRC/validation/mpi/to_v1_checkpoint.py" "$WORK/v1/checkpoints/step_00000010.h5"
+check "  ...resumes" run 1 "$WORK/v1" "${args[@]}" --resume auto
+check "  ...from it" grep -q "resumed from .*step_00000010.h5" "$WORK/v1.log"
+check "  ...bit-exactly" cmp "$WORK/v1" "$WORK/a" --exact
 
 # Saved at tp=2, resumed at dp=2.
 check "tp=2 first half" expect_rc 75 run 2 "$WORK/c" "${args[@]}" --parallel.tp 2 --train.steps_per_run 10

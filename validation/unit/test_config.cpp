@@ -4,6 +4,7 @@
 #include "config/ini_text.h"
 #include "config/keys.h"
 #include "config/load.h"
+#include "config/spike_rules.h"
 #include "util/error.h"
 
 #include <gtest/gtest.h>
@@ -158,6 +159,29 @@ TEST(Config, WindowLongerThanSequenceIsRefused) {
   // The same window is fine when no layer slides.
   Fixture f;
   f.parse({"--model.layer_pattern", "F", "--model.window", "1024", "--train.seq_len", "512"});
+}
+
+TEST(Config, SpikeRulesAreBuiltinsOrWrittenOut) {
+  Fixture f;
+  f.parse({"--train.spike_rules", "paper,tight:500:5.5:one:200"});
+  const auto rules = parse_spike_rules(f.cfg.train.spike_rules);
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_EQ(rules[0].name, "paper");
+  EXPECT_EQ(rules[0].lookback, 1000);
+  EXPECT_EQ(rules[1].name, "tight");
+  EXPECT_EQ(rules[1].window, 500);
+  EXPECT_EQ(rules[1].sigmas, 5.5);
+  EXPECT_FALSE(rules[1].two_sided);
+  EXPECT_EQ(rules[1].lookback, 200);
+  EXPECT_EQ(parse_spike_rules(Fixture().cfg.train.spike_rules).size(), 2u);  // the default: paper, olmo
+  expect_error([&] { Fixture().parse({"--train.spike_rules", "zscore"}); },
+               {"train.spike_rules", "'zscore' is not a built-in rule"});
+  expect_error([&] { Fixture().parse({"--train.spike_rules", "t:500:5:both:200"}); },
+               {"train.spike_rules", "name:window:sigmas:one|two:lookback"});
+  expect_error([&] { Fixture().parse({"--train.spike_rules", "t:500:5:two:1"}); },
+               {"train.spike_rules", "lookback 1"});
+  expect_error([&] { Fixture().parse({"--train.spike_rules", "olmo,olmo"}); }, {"'olmo' twice"});
+  expect_error([&] { Fixture().parse({"--train.spike_rules", ""}); }, {"at least one rule"});
 }
 
 TEST(Config, RopeDimsMustFitTheHead) {

@@ -1,0 +1,27 @@
+#include "train/callback.h"
+
+#include "util/error.h"
+
+namespace headroom::train {
+
+std::vector<io::CheckpointPart> callback_states(const Callbacks& callbacks) {
+  std::vector<io::CheckpointPart> parts;
+  for (const auto& cb : callbacks)
+    if (auto part = cb->state()) {
+      part->name = cb->name();
+      parts.push_back(std::move(*part));
+    }
+  return parts;
+}
+
+void restore_callbacks(Callbacks& callbacks, const io::CheckpointInfo& info) {
+  for (auto& cb : callbacks) {
+    if (!cb->state()) continue;  // keeps nothing, so there is nothing to restore
+    const io::CheckpointPart* part = info.part(cb->name());
+    if (!part)
+      fail("checkpoint ", info.path, " has no part '", cb->name(), "' for the training callback of that name");
+    cb->load_state(*part);
+  }
+}
+
+}  // namespace headroom::train
