@@ -5,6 +5,7 @@
 #include "io/atomic_file.h"
 #include "io/checkpoint.h"
 #include "util/error.h"
+#include "util/jsonl.h"
 
 #include <nlohmann/json.hpp>
 
@@ -174,7 +175,7 @@ void load_run(RunData& r, const AnalyzeConfig& cfg) {
       const fs::path pj = fs::path(s.run_dir) / "probe.jsonl";  // only when train.probe_every > 0
       if (fs::is_regular_file(pj, ec)) {
         try {
-          s.probe = parse_probe(read_text(pj));
+          s.probe = train::parse_probe_log(read_text(pj));
         } catch (const std::exception& e) {
           r.problems.push_back(cat(pj.string(), ": ", e.what(), ": no ", s.stage, " probe scores"));
         }
@@ -242,27 +243,6 @@ eval::Results parse_results(const std::string& text, const std::string& origin) 
   return r;
 }
 
-namespace {
-
-// The non-blank lines of a JSONL text with their line numbers; throws naming a line that is not JSON.
-std::vector<std::pair<int64_t, json>> jsonl_lines(const std::string& text) {
-  std::vector<std::pair<int64_t, json>> out;
-  std::istringstream in(text);
-  std::string line;
-  int64_t n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    try {
-      out.emplace_back(n, json::parse(line));
-    } catch (const std::exception& e) {
-      fail("line ", n, " is not JSON (", e.what(), ")");
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::map<SampleId, double> parse_samples(const std::string& text, const std::string& origin) {
   std::map<SampleId, double> out;
@@ -285,46 +265,15 @@ std::map<SampleId, double> parse_samples(const std::string& text, const std::str
 }
 
 void parse_metrics(const std::string& text, StageRun& s, long final_steps) {
-  std::map<int64_t, MetricPoint> points;
-  json last;
-  for (const auto& [n, j] : jsonl_lines(text)) {
-    if (!j.contains("step") || !j.contains("loss")) continue;
-    MetricPoint p;
-    p.step = j["step"].get<int64_t>();
-    p.loss = j["loss"].is_number() ? j["loss"].get<double>() : std::nan("");
-    p.grad_norm = j.contains("grad_norm") && j["grad_norm"].is_number() ? j["grad_norm"].get<double>() : std::nan("");
-    points[p.step] = p;
-    last = j;
-  }
-  s.metrics.clear();
-  for (auto& [step, p] : points) s.metrics.push_back(p);
-  if (s.metrics.empty()) fail("no logged step");
-  if (last.contains("spike") && last["spike"].is_object())
-    for (auto& [rule, v] : last["spike"].items())
-      s.spikes.push_back({rule, v.value("loss", std::nan("")), v.value("grad_norm", std::nan("")),
-                          v.value("combined", std::nan(""))});
+  train::MetricsLog log = train::parse_metrics_log(text);
+  if (log.points.empty()) fail("no logged step");
+  s.metrics = std::move(log.points);
+  s.spikes = std::move(log.last_spikes);
   double sum = 0;
   int64_t k = 0;
   for (auto it = s.metrics.rbegin(); it != s.metrics.rend() && k < final_steps; ++it)
     if (std::isfinite(it->loss)) sum += it->loss, ++k;
   if (k > 0) s.final_loss = sum / static_cast<double>(k);
-}
-
-std::vector<ProbePoint> parse_probe(const std::string& text) {
-  std::map<int64_t, ProbePoint> points;
-  for (const auto& [n, j] : jsonl_lines(text)) {
-    if (!j.contains("step") || !j.contains("token_acc")) fail("line ", n, " has no step or token_acc");
-    ProbePoint p;
-    p.step = j["step"].get<int64_t>();
-    p.tokens = j.value("tokens", int64_t{0});
-    p.loss = j.value("loss", std::nan(""));
-    p.token_acc = j["token_acc"].get<double>();
-    p.exact = j.value("exact", std::nan(""));
-    points[p.step] = p;
-  }
-  std::vector<ProbePoint> out;
-  for (auto& [step, p] : points) out.push_back(p);
-  return out;
 }
 
 const StageRun* probe_stage(const RunData& r) {

@@ -10,6 +10,7 @@
 #include "analysis/diagnostics.h"
 #include "analysis/features.h"
 #include "eval/results.h"
+#include "train/run_logs.h"
 
 #include <functional>
 #include <map>
@@ -20,22 +21,10 @@
 
 namespace headroom::analysis {
 
-struct MetricPoint {
-  int64_t step = 0;
-  double loss = 0, grad_norm = 0;
-};
-
-// Spike window scores of one rule at the stage's last logged step (metrics.jsonl "spike").
-struct SpikeFinal {
-  std::string rule;
-  double loss = 0, grad_norm = 0, combined = 0;
-};
-
-// One line of a stage's probe.jsonl (train/probe.h).
-struct ProbePoint {
-  int64_t step = 0, tokens = 0;
-  double loss = 0, token_acc = 0, exact = 0;
-};
+// A training run's logs as train/run_logs.h reads them.
+using train::MetricPoint;
+using train::ProbePoint;
+using train::SpikeFinal;
 
 struct StageRun {
   std::string stage;
@@ -95,11 +84,9 @@ Study load_study(const AnalyzeConfig& cfg, const std::function<void(const std::s
 eval::Results parse_results(const std::string& json_text, const std::string& origin);
 // samples.jsonl lines: scored samples only.
 std::map<SampleId, double> parse_samples(const std::string& text, const std::string& origin);
-// metrics.jsonl: points by step (a repeated step keeps its last line) and the last line's spikes.
+// metrics.jsonl (train/run_logs.h) into the stage: its points, the last line's spikes, and the
+// final loss (mean of the last final_steps logged losses); throws when no step was logged.
 void parse_metrics(const std::string& text, StageRun& s, long final_steps);
-
-// probe.jsonl: points by step, a repeated step (resume) keeping its last line.
-std::vector<ProbePoint> parse_probe(const std::string& text);
 // The last lineage stage with probe points, or null.
 const StageRun* probe_stage(const RunData& r);
 // Mean token accuracy over a probe curve: trapezoids over steps / steps covered (one point: itself).

@@ -4,14 +4,15 @@
 #include "config/spike_rules.h"
 #include "model/forward.h"
 #include "train/probe.h"
+#include "train/run_logs.h"
 #include "train/signals.h"
 #include "train/spike_monitor.h"
 #include "util/error.h"
+#include "util/jsonl.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 
 namespace headroom::train {
@@ -20,12 +21,6 @@ namespace {
 
 void log(LoopView& v, const std::string& line) {
   if (v.run) io::log_line(*v.run, line);
-}
-
-void append_jsonl(const fs::path& path, const nlohmann::json& j) {
-  std::ofstream f(path, std::ios::app);
-  f << j.dump() << '\n';
-  if (!f) fail(path.string(), ": write failed");
 }
 
 // Testing aids, off unless the environment asks: HEADROOM_INJECT_FAULT="error,rank=R,step=S"
@@ -77,7 +72,7 @@ class SpikeMonitorCallback : public Callback {
 };
 
 // The retrieval probe (train/probe.h) at step 0, every train.probe_every steps and the last step:
-// probe.jsonl and the log.
+// probe.jsonl (train/run_logs.h) and the log.
 class ProbeCallback : public Callback {
  public:
   ProbeCallback(const TrainJob& job, int64_t micro) {
@@ -106,16 +101,13 @@ class ProbeCallback : public Callback {
     log(v, cat("probe at step ", v.step, ": answer loss ", p.loss, ", token accuracy ", p.token_acc,
                ", exact ", p.exact, " (", p.examples, " examples of ", t.probe_tasks, ")"));
     if (!v.grid.is_root()) return;
-    const nlohmann::json j{{"step", v.step}, {"tokens", v.tokens}, {"loss", p.loss}, {"token_acc", p.token_acc},
-                           {"exact", p.exact}, {"examples", p.examples}, {"answer_tokens", p.answer_tokens},
-                           {"tasks", t.probe_tasks}};
-    append_jsonl(v.job.run_dir / "probe.jsonl", j);
+    append_jsonl(v.job.run_dir / "probe.jsonl", probe_line(v.step, v.tokens, p, t.probe_tasks));
   }
 };
 
-// metrics.jsonl, one line per logged step; the logged history is its checkpoint part ("metrics":
+// metrics.jsonl (train/run_logs.h), one line per logged step; the logged history is its checkpoint part ("metrics":
 // step, loss, grad_norm, lr, tokens_per_s), which h5py readers find at /metrics/<column>.
-class MetricsLog : public Callback {
+class MetricsLogCallback : public Callback {
  public:
   std::string name() const override { return "metrics"; }
   void on_log(LoopView& v, LogRecord& r) override {
@@ -123,10 +115,8 @@ class MetricsLog : public Callback {
                            r.tokens_per_s};
     for (int c = 0; c < 5; ++c) columns_[c].push_back(row[c]);
     if (!v.grid.is_root()) return;
-    nlohmann::json j{{"step", v.step}, {"loss", r.outcome.loss}, {"grad_norm", r.outcome.grad_norm},
-                     {"lr", r.outcome.lr}, {"tokens_per_s", r.tokens_per_s}, {"tokens", v.tokens}};
-    j.update(r.extra);
-    append_jsonl(v.job.run_dir / "metrics.jsonl", j);
+    append_jsonl(v.job.run_dir / "metrics.jsonl", metrics_line(v.step, v.tokens, r.outcome.loss, r.outcome.grad_norm,
+                                                               r.outcome.lr, r.tokens_per_s, r.extra));
   }
   std::optional<io::CheckpointPart> state() const override {
     io::CheckpointPart p{name(), {}};
@@ -178,7 +168,7 @@ Callbacks standard_callbacks(const TrainJob& job, int64_t micro_batch) {
   out.push_back(std::make_unique<FaultInjection>());
   out.push_back(std::make_unique<SpikeMonitorCallback>(job.cfg.train.spike_rules));
   if (job.cfg.train.probe_every > 0 && job.probe) out.push_back(std::make_unique<ProbeCallback>(job, micro_batch));
-  out.push_back(std::make_unique<MetricsLog>());
+  out.push_back(std::make_unique<MetricsLogCallback>());
   out.push_back(std::make_unique<CheckpointPolicy>());
   return out;
 }

@@ -369,10 +369,34 @@ TEST(Readers, SamplesAndMetrics) {
   EXPECT_THROW(parse_metrics("not json\n", bad, 2), Error);
 }
 
+TEST(Readers, TrainingLogsReadWhatTheirWritersWrite) {
+  // The writers' lines (train/run_logs.h), a spike field added as the monitor callback adds it.
+  nlohmann::json spike;
+  spike["spike"]["paper"] = {{"loss", 0.01}, {"grad_norm", 0.02}, {"combined", 0.03}};
+  const std::string metrics = train::metrics_line(10, 640, 3.5, 0.9, 1e-3, 1234, spike).dump() + "\n" +
+                              train::metrics_line(20, 1280, std::nan(""), 0.8, 1e-3, 1200, spike).dump() + "\n";
+  const train::MetricsLog log = train::parse_metrics_log(metrics);
+  ASSERT_EQ(log.points.size(), 2u);
+  EXPECT_EQ(log.points[0].step, 10);
+  EXPECT_EQ(log.points[0].loss, 3.5);
+  EXPECT_TRUE(std::isnan(log.points[1].loss));  // a non-finite loss is written as null
+  ASSERT_EQ(log.last_spikes.size(), 1u);
+  EXPECT_EQ(log.last_spikes[0].rule, "paper");
+  EXPECT_EQ(log.last_spikes[0].combined, 0.03);
+  train::ProbeScores ps;
+  ps.loss = 1.5, ps.token_acc = 0.75, ps.exact = 0.5, ps.examples = 32, ps.answer_tokens = 256;
+  const auto probe = train::parse_probe_log(train::probe_line(100, 6400, ps, "niah").dump() + "\n");
+  ASSERT_EQ(probe.size(), 1u);
+  EXPECT_EQ(probe[0].step, 100);
+  EXPECT_EQ(probe[0].tokens, 6400);
+  EXPECT_EQ(probe[0].token_acc, 0.75);
+  EXPECT_EQ(probe[0].exact, 0.5);
+}
+
 TEST(Readers, ProbeCurveScores) {
   // Step 20 repeated by a resume: the later line wins. Curve 0 -> 0.2 -> 0.6 over steps 0, 10, 20:
   // trapezoids (0.1·10 + 0.4·10) / 20 = 0.25.
-  const auto p = parse_probe("{\"step\":0,\"token_acc\":0,\"exact\":0,\"loss\":5}\n"
+  const auto p = train::parse_probe_log("{\"step\":0,\"token_acc\":0,\"exact\":0,\"loss\":5}\n"
                              "{\"step\":10,\"token_acc\":0.2,\"exact\":0,\"loss\":4}\n"
                              "{\"step\":20,\"token_acc\":0.9,\"exact\":0.5,\"loss\":1}\n\n"
                              "{\"step\":20,\"token_acc\":0.6,\"exact\":0.25,\"loss\":2}\n");
@@ -381,7 +405,7 @@ TEST(Readers, ProbeCurveScores) {
   EXPECT_NEAR(*probe_auc(p), 0.25, 1e-12);
   EXPECT_EQ(*probe_auc({p[1]}), 0.2);
   EXPECT_FALSE(probe_auc({}));
-  EXPECT_THROW(parse_probe("{\"step\":1}\n"), Error);
+  EXPECT_THROW(train::parse_probe_log("{\"step\":1}\n"), Error);
   RunData run;  // no results.json needed: the probe comes from the lineage's stages
   StageRun pre, ext;
   pre.stage = "pretrain";
