@@ -16,11 +16,10 @@ std::vector<io::CheckpointPart> callback_states(const Callbacks& callbacks) {
 
 void restore_callbacks(Callbacks& callbacks, const io::CheckpointInfo& info) {
   for (auto& cb : callbacks) {
-    if (!cb->state()) continue;  // keeps nothing, so there is nothing to restore
-    const io::CheckpointPart* part = info.part(cb->name());
-    if (!part)
+    if (const io::CheckpointPart* part = info.part(cb->name()))
+      cb->load_state(*part);
+    else if (cb->state())  // it keeps state, and this checkpoint has none for it
       fail("checkpoint ", info.path, " has no part '", cb->name(), "' for the training callback of that name");
-    cb->load_state(*part);
   }
 }
 
