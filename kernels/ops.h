@@ -18,86 +18,138 @@
 
 namespace headroom::kernels {
 
+// Each op's signature, written once. The table's members point to these function types, and every
+// backend declares its entries with them (cpu/cpu_kernels.h, cuda/entries.h, the fp64 reference),
+// so an entry that drifts from its contract fails to compile where it is declared.
+namespace sig {
+
+// --- memory ---------------------------------------------------------------------------------------
+using Alloc = void*(std::size_t bytes);  // throws std::bad_alloc / std::runtime_error on failure
+using Free = void(void* p);
+using CopyToHost = void(void* host_dst, const void* src, std::size_t bytes);
+using CopyFromHost = void(void* dst, const void* host_src, std::size_t bytes);
+template <class T> using Fill = void(T* x, T value, int64_t n);
+using Synchronize = void();
+
+// --- dense algebra --------------------------------------------------------------------------------
+// C[M,N] = op(A) · op(B) (+ C when accumulate). op(A) is [M,K]: A is [M,K], or [K,M] when trans_a.
+// op(B) is [K,N]: B is [K,N], or [N,K] when trans_b.
+template <class T>
+using Matmul = void(const T* A, const T* B, T* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                    bool trans_b, bool accumulate);
+// C = alpha · op(A) · op(B) + beta · C on sub-matrices of larger buffers: lda, ldb and ldc are the
+// row strides (elements) of A, B and C as stored, each at least its stored row's width (a head's
+// columns of a [T, H·d] tensor: ld = H·d). K ≥ 1. In the CUDA tables this op is fp32 (no bf16
+// rounding) in both: its callers read attention probabilities, not training products.
+template <class T>
+using MatmulStrided = void(const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
+                           int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, T alpha,
+                           T beta);
+template <class T> using Axpy = void(T* y, const T* x, T a, int64_t n);  // y += a * x
+// out = a + b (out may alias a or b)
+template <class T> using Add = void(T* out, const T* a, const T* b, int64_t n);
+template <class T> using Scale = void(T* x, T a, int64_t n);  // x *= a
+template <class T> using SumSquares = double(const T* x, int64_t n);  // sum of x², in double
+// Counts elements that are NaN or ±Inf.
+template <class T> using CountNonfinite = int64_t(const T* x, int64_t n);
+
+// --- embedding ------------------------------------------------------------------------------------
+template <class T>
+using EmbeddingFwd = void(const T* table, const int32_t* ids, T* out, int64_t n, int64_t d);
+// dtable[ids[i]] += dout[i]  (accumulates)
+template <class T>
+using EmbeddingBwd = void(const T* dout, const int32_t* ids, T* dtable, int64_t n, int64_t d);
+
+// --- RMSNorm, split so a tensor-parallel caller can all-reduce the per-row statistics -------------
+// y = x / sqrt(S / n_total + eps) * w, with S the sum of x² over the whole logical row. A row of this
+// call holds `n` of the row's `n_total` elements (n == n_total when nothing is split).
+template <class T> using RowSumsq = void(const T* x, T* sumsq, int64_t rows, int64_t n);
+template <class T>
+using RmsApply = void(const T* x, const T* w, const T* sumsq, T* y, T* rstd, int64_t rows,
+                      int64_t n, int64_t n_total, T eps);
+// dot[r] = sum_i x[r,i] * w[i] * dy[r,i]   (to be all-reduced like sumsq)
+template <class T>
+using RmsBwdDot = void(const T* x, const T* w, const T* dy, T* dot, int64_t rows, int64_t n);
+// dx = rstd*w*dy - rstd³/n_total * x * dot (overwrites dx); dw += sum_r dy * x * rstd.
+// dw may be null (frozen weight).
+template <class T>
+using RmsBwdApply = void(const T* x, const T* w, const T* dy, const T* rstd, const T* dot, T* dx,
+                         T* dw, int64_t rows, int64_t n, int64_t n_total);
+
+// --- RoPE -------------------------------------------------------------------------------------------
+// In place on x [rows = B*Tq, n_heads, head_dim]; row r has position pos0 + (r % Tq). The first
+// rot_dims of each head rotate as pairs (i, i + rot_dims/2) ("rotate half"); cos/sin are
+// [max_pos, rot_dims/2] tables (YaRN's attention factor already folded in). inverse applies the
+// transposed rotation (the backward pass).
+template <class T>
+using Rope = void(T* x, const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0,
+                  int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse);
+
+// --- attention --------------------------------------------------------------------------------------
+// Memory linear in T: no T×Tk score matrix is ever formed.
+template <class T>
+using AttentionFwd = void(const T* q, const T* k, const T* v, T* out, T* lse, int64_t B,
+                          int64_t Tq, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
+                          int64_t dqk, int64_t dv, int64_t window, T scale);
+// Overwrites dq, dk, dv.
+template <class T>
+using AttentionBwd = void(const T* q, const T* k, const T* v, const T* out, const T* lse,
+                          const T* dout, T* dq, T* dk, T* dv, int64_t B, int64_t Tq, int64_t Tk,
+                          int64_t q_pos0, int64_t Hq, int64_t Hkv, int64_t dqk, int64_t dv_dim,
+                          int64_t window, T scale);
+
+// --- MLP ---------------------------------------------------------------------------------------------
+template <class T> using SwigluFwd = void(const T* gate, const T* up, T* out, int64_t n);  // silu(gate) * up
+// Overwrites dgate, dup.
+template <class T>
+using SwigluBwd = void(const T* gate, const T* up, const T* dout, T* dgate, T* dup, int64_t n);
+
+// --- loss ----------------------------------------------------------------------------------------------
+// Per-row softmax cross-entropy over V logits. targets[r] < 0 masks row r (loss 0, gradient 0).
+// losses[r] receives the row's loss; when dlogits is non-null it receives
+// (softmax - onehot) * grad_scale for unmasked rows (overwrites; may alias logits).
+template <class T>
+using CrossEntropy = void(const T* logits, const int32_t* targets, T* losses, T* dlogits,
+                          int64_t rows, int64_t V, T grad_scale);
+
+// --- optimizer -----------------------------------------------------------------------------------------
+// Decoupled AdamW with bias correction at step `step` (1-based):
+//   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g²;  p -= lr * (m̂ / (sqrt(v̂) + eps) + wd * p)
+template <class T>
+using Adamw = void(T* p, const T* g, T* m, T* v, int64_t n, T lr, T beta1, T beta2, T eps,
+                   T weight_decay, int64_t step);
+
+}  // namespace sig
+
 template <class T>
 struct BasicOps {
   const char* name;
-
-  // --- memory -------------------------------------------------------------------------------------
-  void* (*alloc)(std::size_t bytes);  // throws std::bad_alloc / std::runtime_error on failure
-  void (*free)(void* p);
-  void (*copy_to_host)(void* host_dst, const void* src, std::size_t bytes);
-  void (*copy_from_host)(void* dst, const void* host_src, std::size_t bytes);
-  void (*fill)(T* x, T value, int64_t n);
-  void (*synchronize)();
-
-  // --- dense algebra --------------------------------------------------------------------------------
-  // C[M,N] = op(A) · op(B) (+ C when accumulate). op(A) is [M,K]: A is [M,K], or [K,M] when trans_a.
-  // op(B) is [K,N]: B is [K,N], or [N,K] when trans_b.
-  void (*matmul)(const T* A, const T* B, T* C, int64_t M, int64_t N, int64_t K,
-                 bool trans_a, bool trans_b, bool accumulate);
-  void (*axpy)(T* y, const T* x, T a, int64_t n);  // y += a * x
-  void (*add)(T* out, const T* a, const T* b, int64_t n);  // out = a + b (out may alias a or b)
-  void (*scale)(T* x, T a, int64_t n);                 // x *= a
-  double (*sum_squares)(const T* x, int64_t n);            // sum of x², accumulated in double
-  // Counts elements that are NaN or ±Inf.
-  int64_t (*count_nonfinite)(const T* x, int64_t n);
-
-  // --- embedding ------------------------------------------------------------------------------------
-  void (*embedding_fwd)(const T* table, const int32_t* ids, T* out, int64_t n, int64_t d);
-  // dtable[ids[i]] += dout[i]  (accumulates)
-  void (*embedding_bwd)(const T* dout, const int32_t* ids, T* dtable, int64_t n, int64_t d);
-
-  // --- RMSNorm, split so a tensor-parallel caller can all-reduce the per-row statistics -------------
-  // y = x / sqrt(S / n_total + eps) * w, with S the sum of x² over the whole logical row. A row of this
-  // call holds `n` of the row's `n_total` elements (n == n_total when nothing is split).
-  void (*row_sumsq)(const T* x, T* sumsq, int64_t rows, int64_t n);
-  void (*rms_apply)(const T* x, const T* w, const T* sumsq, T* y, T* rstd,
-                    int64_t rows, int64_t n, int64_t n_total, T eps);
-  // dot[r] = sum_i x[r,i] * w[i] * dy[r,i]   (to be all-reduced like sumsq)
-  void (*rms_bwd_dot)(const T* x, const T* w, const T* dy, T* dot, int64_t rows,
-                      int64_t n);
-  // dx = rstd*w*dy - rstd³/n_total * x * dot (overwrites dx); dw += sum_r dy * x * rstd.
-  // dw may be null (frozen weight).
-  void (*rms_bwd_apply)(const T* x, const T* w, const T* dy, const T* rstd,
-                        const T* dot, T* dx, T* dw, int64_t rows, int64_t n,
-                        int64_t n_total);
-
-  // --- RoPE -------------------------------------------------------------------------------------------
-  // In place on x [rows = B*Tq, n_heads, head_dim]; row r has position pos0 + (r % Tq). The first
-  // rot_dims of each head rotate as pairs (i, i + rot_dims/2) ("rotate half"); cos/sin are
-  // [max_pos, rot_dims/2] tables (YaRN's attention factor already folded in). inverse applies the
-  // transposed rotation (the backward pass).
-  void (*rope)(T* x, const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0,
-               int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse);
-
-  // --- attention --------------------------------------------------------------------------------------
-  // Memory linear in T: no T×Tk score matrix is ever formed.
-  void (*attention_fwd)(const T* q, const T* k, const T* v, T* out, T* lse,
-                        int64_t B, int64_t Tq, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
-                        int64_t dqk, int64_t dv, int64_t window, T scale);
-  // Overwrites dq, dk, dv.
-  void (*attention_bwd)(const T* q, const T* k, const T* v, const T* out,
-                        const T* lse, const T* dout, T* dq, T* dk, T* dv,
-                        int64_t B, int64_t Tq, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
-                        int64_t dqk, int64_t dv_dim, int64_t window, T scale);
-
-  // --- MLP ---------------------------------------------------------------------------------------------
-  void (*swiglu_fwd)(const T* gate, const T* up, T* out, int64_t n);  // silu(gate) * up
-  void (*swiglu_bwd)(const T* gate, const T* up, const T* dout, T* dgate,
-                     T* dup, int64_t n);  // overwrites dgate, dup
-
-  // --- loss ----------------------------------------------------------------------------------------------
-  // Per-row softmax cross-entropy over V logits. targets[r] < 0 masks row r (loss 0, gradient 0).
-  // losses[r] receives the row's loss; when dlogits is non-null it receives
-  // (softmax - onehot) * grad_scale for unmasked rows (overwrites; may alias logits).
-  void (*cross_entropy)(const T* logits, const int32_t* targets, T* losses, T* dlogits,
-                        int64_t rows, int64_t V, T grad_scale);
-
-  // --- optimizer -----------------------------------------------------------------------------------------
-  // Decoupled AdamW with bias correction at step `step` (1-based):
-  //   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g²;  p -= lr * (m̂ / (sqrt(v̂) + eps) + wd * p)
-  void (*adamw)(T* p, const T* g, T* m, T* v, int64_t n, T lr, T beta1,
-                T beta2, T eps, T weight_decay, int64_t step);
+  sig::Alloc* alloc;
+  sig::Free* free;
+  sig::CopyToHost* copy_to_host;
+  sig::CopyFromHost* copy_from_host;
+  sig::Fill<T>* fill;
+  sig::Synchronize* synchronize;
+  sig::Matmul<T>* matmul;
+  sig::MatmulStrided<T>* matmul_strided;
+  sig::Axpy<T>* axpy;
+  sig::Add<T>* add;
+  sig::Scale<T>* scale;
+  sig::SumSquares<T>* sum_squares;
+  sig::CountNonfinite<T>* count_nonfinite;
+  sig::EmbeddingFwd<T>* embedding_fwd;
+  sig::EmbeddingBwd<T>* embedding_bwd;
+  sig::RowSumsq<T>* row_sumsq;
+  sig::RmsApply<T>* rms_apply;
+  sig::RmsBwdDot<T>* rms_bwd_dot;
+  sig::RmsBwdApply<T>* rms_bwd_apply;
+  sig::Rope<T>* rope;
+  sig::AttentionFwd<T>* attention_fwd;
+  sig::AttentionBwd<T>* attention_bwd;
+  sig::SwigluFwd<T>* swiglu_fwd;
+  sig::SwigluBwd<T>* swiglu_bwd;
+  sig::CrossEntropy<T>* cross_entropy;
+  sig::Adamw<T>* adamw;
 };
 
 using Ops = BasicOps<float>;

@@ -1,58 +1,44 @@
-// The CPU backend's entry points, one per `Ops` member (see ops.h for the contracts). Internal to
-// kernels/: the model reaches them only through cpu_ops().
+// The CPU backend's entry points, one per `Ops` member, declared with ops.h's signatures (where the
+// contracts are). Internal to kernels/: the model reaches them only through cpu_ops().
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include "ops.h"
 
 namespace headroom::kernels::cpu {
 
-void* alloc(std::size_t bytes);
-void free(void* p);
-void copy_to_host(void* host_dst, const void* src, std::size_t bytes);
-void copy_from_host(void* dst, const void* host_src, std::size_t bytes);
-void fill(float* x, float value, int64_t n);
-void synchronize();
+sig::Alloc alloc;
+sig::Free free;
+sig::CopyToHost copy_to_host;
+sig::CopyFromHost copy_from_host;
+sig::Fill<float> fill;
+sig::Synchronize synchronize;
 
-void matmul(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
-            bool trans_b, bool accumulate);
-void axpy(float* y, const float* x, float a, int64_t n);
-void add(float* out, const float* a, const float* b, int64_t n);
-void scale(float* x, float a, int64_t n);
-double sum_squares(const float* x, int64_t n);
-int64_t count_nonfinite(const float* x, int64_t n);
+sig::Matmul<float> matmul;
+sig::MatmulStrided<float> matmul_strided;
+sig::Axpy<float> axpy;
+sig::Add<float> add;
+sig::Scale<float> scale;
+sig::SumSquares<float> sum_squares;
+sig::CountNonfinite<float> count_nonfinite;
 
-void embedding_fwd(const float* table, const int32_t* ids, float* out, int64_t n, int64_t d);
-void embedding_bwd(const float* dout, const int32_t* ids, float* dtable, int64_t n, int64_t d);
+sig::EmbeddingFwd<float> embedding_fwd;
+sig::EmbeddingBwd<float> embedding_bwd;
 
-void row_sumsq(const float* x, float* sumsq, int64_t rows, int64_t n);
-void rms_apply(const float* x, const float* w, const float* sumsq, float* y, float* rstd,
-               int64_t rows, int64_t n, int64_t n_total, float eps);
-void rms_bwd_dot(const float* x, const float* w, const float* dy, float* dot, int64_t rows,
-                 int64_t n);
-void rms_bwd_apply(const float* x, const float* w, const float* dy, const float* rstd,
-                   const float* dot, float* dx, float* dw, int64_t rows, int64_t n,
-                   int64_t n_total);
+sig::RowSumsq<float> row_sumsq;
+sig::RmsApply<float> rms_apply;
+sig::RmsBwdDot<float> rms_bwd_dot;
+sig::RmsBwdApply<float> rms_bwd_apply;
 
-void rope(float* x, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0,
-          int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse);
+sig::Rope<float> rope;
 
-void attention_fwd(const float* q, const float* k, const float* v, float* out, float* lse,
-                   int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
-                   int64_t dqk, int64_t dv, int64_t window, float scale);
-void attention_bwd(const float* q, const float* k, const float* v, const float* out,
-                   const float* lse, const float* dout, float* dq, float* dk, float* dv, int64_t B,
-                   int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv, int64_t dqk,
-                   int64_t dv_dim, int64_t window, float scale);
+sig::AttentionFwd<float> attention_fwd;
+sig::AttentionBwd<float> attention_bwd;
 
-void swiglu_fwd(const float* gate, const float* up, float* out, int64_t n);
-void swiglu_bwd(const float* gate, const float* up, const float* dout, float* dgate, float* dup,
-                int64_t n);
+sig::SwigluFwd<float> swiglu_fwd;
+sig::SwigluBwd<float> swiglu_bwd;
 
-void cross_entropy(const float* logits, const int32_t* targets, float* losses, float* dlogits,
-                   int64_t rows, int64_t V, float grad_scale);
+sig::CrossEntropy<float> cross_entropy;
 
-void adamw(float* p, const float* g, float* m, float* v, int64_t n, float lr, float beta1,
-           float beta2, float eps, float weight_decay, int64_t step);
+sig::Adamw<float> adamw;
 
 }  // namespace headroom::kernels::cpu

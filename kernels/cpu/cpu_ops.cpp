@@ -14,6 +14,7 @@ const Ops& cpu_ops() {
       .fill = cpu::fill,
       .synchronize = cpu::synchronize,
       .matmul = cpu::matmul,
+      .matmul_strided = cpu::matmul_strided,
       .axpy = cpu::axpy,
       .add = cpu::add,
       .scale = cpu::scale,

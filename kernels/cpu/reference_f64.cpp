@@ -3,6 +3,7 @@
 // double precision; the fast fp32 kernels are checked against fp64 references in their own tests.
 #include "ops.h"
 #include "headroom_error.h"
+#include "matmul_strides.h"
 
 #include <algorithm>
 #include <cmath>
@@ -27,14 +28,25 @@ void copy_bytes(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst
 void fill(D* x, D v, int64_t n) { std::fill(x, x + n, v); }
 void synchronize() {}
 
-void matmul(const D* A, const D* B, D* C, int64_t M, int64_t N, int64_t K, bool ta, bool tb,
-            bool acc) {
+void matmul_strided(const D* A, int64_t lda, const D* B, int64_t ldb, D* C, int64_t ldc, int64_t M,
+                    int64_t N, int64_t K, bool ta, bool tb, D alpha, D beta) {
+  check_matmul_strides("cpu-f64-reference", M, N, K, ta, tb, lda, ldb, ldc);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       D s = 0;
-      for (int64_t k = 0; k < K; ++k) s += (ta ? A[k * M + i] : A[i * K + k]) * (tb ? B[j * K + k] : B[k * N + j]);
-      C[i * N + j] = acc ? C[i * N + j] + s : s;
+      for (int64_t k = 0; k < K; ++k)
+        s += (ta ? A[k * lda + i] : A[i * lda + k]) * (tb ? B[j * ldb + k] : B[k * ldb + j]);
+      // beta == 0 overwrites (BLAS's rule): old contents, NaNs included, never leak in.
+      C[i * ldc + j] = beta == 0 ? alpha * s : alpha * s + beta * C[i * ldc + j];
     }
+}
+void matmul(const D* A, const D* B, D* C, int64_t M, int64_t N, int64_t K, bool ta, bool tb,
+            bool acc) {
+  if (K == 0) {
+    if (!acc) std::fill(C, C + M * N, D{0});
+    return;
+  }
+  matmul_strided(A, ta ? M : K, B, tb ? K : N, C, N, M, N, K, ta, tb, 1, acc ? 1 : 0);
 }
 void axpy(D* y, const D* x, D a, int64_t n) { for (int64_t i = 0; i < n; ++i) y[i] += a * x[i]; }
 void add(D* out, const D* a, const D* b, int64_t n) { for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i]; }
@@ -226,6 +238,7 @@ const BasicOps<double>& cpu_ops_f64() {
       .fill = fill,
       .synchronize = synchronize,
       .matmul = matmul,
+      .matmul_strided = matmul_strided,
       .axpy = axpy,
       .add = add,
       .scale = scale,

@@ -9,6 +9,7 @@
 // and callers pass offsets into larger buffers.
 #include "cuda/entries.h"
 #include "cuda/runtime.h"
+#include "matmul_strides.h"
 
 #include <cublasLt.h>
 
@@ -50,7 +51,17 @@ uint32_t alignment_of(const void* p) {
   return al;
 }
 
-using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, bool, uint32_t, uint32_t, uint32_t>;
+// Row strides of the stored A, B, C (elements).
+struct Strides {
+  int64_t a, b, c;
+};
+
+Strides packed(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b) {
+  return {trans_a ? M : K, trans_b ? K : N, N};
+}
+
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, bool, uint32_t, uint32_t, uint32_t,
+                           int64_t, int64_t, int64_t>;
 
 struct Plan {
   cublasLtMatmulDesc_t op = nullptr;
@@ -59,9 +70,9 @@ struct Plan {
 };
 
 const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, bool bf16,
-                     uint32_t align_a, uint32_t align_b, uint32_t align_c) {
+                     uint32_t align_a, uint32_t align_b, uint32_t align_c, Strides ld) {
   static std::map<PlanKey, Plan> cache;
-  const PlanKey key{M, N, K, trans_a, trans_b, bf16, align_a, align_b, align_c};
+  const PlanKey key{M, N, K, trans_a, trans_b, bf16, align_a, align_b, align_c, ld.a, ld.b, ld.c};
   if (auto it = cache.find(key); it != cache.end()) return it->second;
 
   Plan p;
@@ -75,15 +86,17 @@ const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b
   HEADROOM_LT_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_second,
                                                    sizeof op_second));
   const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
+  // A row-major matrix stored with row stride ld is the column-major view of its transpose with
+  // leading dimension ld.
   if (!trans_b)
-    HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.a, in, u(N), u(K), N));
+    HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.a, in, u(N), u(K), ld.b));
   else
-    HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.a, in, u(K), u(N), K));
+    HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.a, in, u(K), u(N), ld.b));
   if (!trans_a)
-    HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.b, in, u(K), u(M), K));
+    HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.b, in, u(K), u(M), ld.a));
   else
-    HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.b, in, u(M), u(K), M));
-  HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_32F, u(N), u(M), N));
+    HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.b, in, u(M), u(K), ld.a));
+  HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_32F, u(N), u(M), ld.c));
 
   cublasLtMatmulPreference_t pref = nullptr;
   HEADROOM_LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -129,10 +142,9 @@ __global__ void to_bf16_kernel(const float* x, uint16_t* y, int64_t n) {
 }
 
 void run(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
-         bool trans_b, bool accumulate, bool bf16) {
+         bool trans_b, float alpha, float beta, bool bf16, Strides ld) {
   const Plan& p = plan_for(M, N, K, trans_a, trans_b, bf16, alignment_of(A), alignment_of(B),
-                           alignment_of(C));
-  const float alpha = 1.f, beta = accumulate ? 1.f : 0.f;
+                           alignment_of(C), ld);
   HEADROOM_LT_CHECK(cublasLtMatmul(lt().handle, p.op, &alpha, B, p.a, A, p.b, &beta, C, p.c, C,
                                    p.c, &p.algo, lt().workspace, kWorkspaceBytes, stream()));
 }
@@ -152,7 +164,16 @@ bool trivial(float* C, int64_t M, int64_t N, int64_t K, bool accumulate) {
 void matmul_fp32(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K,
                  bool trans_a, bool trans_b, bool accumulate) {
   if (trivial(C, M, N, K, accumulate)) return;
-  run(A, B, C, M, N, K, trans_a, trans_b, accumulate, false);
+  run(A, B, C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, false,
+      packed(M, N, K, trans_a, trans_b));
+}
+
+void matmul_strided(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
+                    int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha,
+                    float beta) {
+  check_matmul_strides("cuda", M, N, K, trans_a, trans_b, lda, ldb, ldc);
+  if (M == 0 || N == 0) return;
+  run(A, B, C, M, N, K, trans_a, trans_b, alpha, beta, false, Strides{lda, ldb, ldc});
 }
 
 void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K,
@@ -166,7 +187,8 @@ void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N,
   uint16_t* b16 = parts.take<uint16_t>(K * N);
   launch("matmul(bf16 A)", to_bf16_kernel, grid_1d(M * K, 256), dim3(256), 0, A, a16, M * K);
   launch("matmul(bf16 B)", to_bf16_kernel, grid_1d(K * N, 256), dim3(256), 0, B, b16, K * N);
-  run(a16, b16, C, M, N, K, trans_a, trans_b, accumulate, true);
+  run(a16, b16, C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, true,
+      packed(M, N, K, trans_a, trans_b));
 }
 
 }  // namespace headroom::kernels::cuda

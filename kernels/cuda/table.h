@@ -17,6 +17,7 @@ inline Ops make_table(const char* name, bool bf16) {
   t.fill = HR_CUDA_NS::fill;
   t.synchronize = HR_CUDA_NS::synchronize;
   t.matmul = bf16 ? HR_CUDA_NS::matmul_bf16 : HR_CUDA_NS::matmul_fp32;
+  t.matmul_strided = HR_CUDA_NS::matmul_strided;
   t.axpy = HR_CUDA_NS::axpy;
   t.add = HR_CUDA_NS::add;
   t.scale = HR_CUDA_NS::scale;

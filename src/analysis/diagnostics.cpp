@@ -6,8 +6,6 @@
 #include "util/clock.h"
 #include "util/error.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -34,10 +32,8 @@ void layer_rows(const model::Model<float>& m, long layer, const float* q_chunk, 
     const float* q = q_chunk + (t - pos0) * Hq * dqk;
     for (int64_t g = 0; g < Hkv; ++g) {
       // scores[G, nk] = scale · Q_g[G, dqk] · K_g[first..t, dqk]ᵀ (K rows strided by K).
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(G), static_cast<blasint>(nk),
-                  static_cast<blasint>(dqk), scale, q + g * G * dqk, static_cast<blasint>(dqk),
-                  k_all + first * K + g * dqk, static_cast<blasint>(K), 0.0f, scores.data(),
-                  static_cast<blasint>(nk));
+      m.ops->matmul_strided(q + g * G * dqk, dqk, k_all + first * K + g * dqk, K, scores.data(), nk, G,
+                            nk, dqk, false, true, scale, 0.f);
       for (int64_t j = 0; j < G; ++j) {
         std::span<double> p(probs.data(), static_cast<size_t>(nk));
         softmax(std::span<const float>(scores.data() + j * nk, static_cast<size_t>(nk)), p);

@@ -231,6 +231,38 @@ TEST_P(GpuOps, Matmul) {
   for (float v : c.download()) EXPECT_EQ(v, 0.f);
 }
 
+// Sub-matrices of larger buffers with alpha and beta (analyze's attention rows): fp32 in both tables,
+// so judged against the fp32 floor. The gaps between C's rows are not the op's and must stay as they were.
+TEST_P(GpuOps, MatmulStrided) {
+  const Ops& d = dev();
+  const int64_t M = large() ? 96 : 12, N = large() ? 200 : 31, K = large() ? 64 : 8;
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb)
+      for (const float beta : {0.f, 0.5f}) {
+        const int64_t lda = (ta ? M : K) + 5, ldb = (tb ? K : N) + 7, ldc = N + 3;
+        const auto A = random_floats((ta ? K : M) * lda, 40 + ta), B = random_floats((tb ? N : K) * ldb, 50 + tb);
+        const auto C0 = random_floats(M * ldc, 60);
+        std::vector<float> want = C0;
+        cpu().matmul_strided(A.data(), lda, B.data(), ldb, want.data(), ldc, M, N, K, ta, tb, 0.25f, beta);
+        Dev<float> a(d, A), b(d, B), c(d, C0);
+        d.matmul_strided(a.get(), lda, b.get(), ldb, c.get(), ldc, M, N, K, ta, tb, 0.25f, beta);
+        const auto floor = noise_floors(false, {A, B, C0}, [&](const auto& ops, const auto& in) {
+          auto out = in[2];
+          ops.matmul_strided(in[0].data(), lda, in[1].data(), ldb, out.data(), ldc, M, N, K, ta, tb, 0.25f, beta);
+          return std::vector<std::decay_t<decltype(out)>>{out};
+        });
+        const auto got = c.download();
+        const std::string what = "matmul_strided ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) +
+                                 " beta=" + std::to_string(beta);
+        EXPECT_TRUE(close_to_floor(got, want, floor[0], label(what)));
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = N; j < ldc; ++j) ASSERT_EQ(got[i * ldc + j], C0[i * ldc + j]) << label(what) << " gap";
+      }
+  Dev<float> a(d, 8), b(d, 8), c(d, 8);
+  EXPECT_THROW(d.matmul_strided(a.get(), 1, b.get(), 2, c.get(), 2, 2, 2, 2, false, false, 1.f, 0.f),
+               headroom::Error);  // lda 1 < K 2
+}
+
 TEST_P(GpuOps, VectorOps) {
   const Ops& d = dev();
   const int64_t n = large() ? 1'000'003 : 5003;

@@ -19,6 +19,7 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
       reinterpret_cast<const void*>(o.copy_to_host),
       reinterpret_cast<const void*>(o.copy_from_host), reinterpret_cast<const void*>(o.fill),
       reinterpret_cast<const void*>(o.synchronize), reinterpret_cast<const void*>(o.matmul),
+      reinterpret_cast<const void*>(o.matmul_strided),
       reinterpret_cast<const void*>(o.axpy), reinterpret_cast<const void*>(o.add),
       reinterpret_cast<const void*>(o.scale),
       reinterpret_cast<const void*>(o.sum_squares),
@@ -108,6 +109,54 @@ TEST(KernelMatmul, EmptyInnerDimensionGivesZeroOrLeavesC) {
   std::fill(C.begin(), C.end(), 4.f);
   cpu().matmul(none.data(), none.data(), C.data(), 2, 3, 0, false, false, true);
   for (float c : C) EXPECT_EQ(c, 4.f);
+}
+
+// Sub-matrices of larger buffers (row strides past the row width) with alpha and beta, on the fp32
+// backend and the fp64 reference; the gaps between C's rows stay untouched, beta = 0 lets no NaN in.
+TEST(KernelMatmul, StridedSubMatricesWithAlphaAndBeta) {
+  const int64_t M = 9, N = 13, K = 6;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (float beta : {0.f, 0.75f}) {
+        SCOPED_TRACE(::testing::Message() << "trans_a=" << ta << " trans_b=" << tb << " beta=" << beta);
+        const int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 4, ldc = N + 2;
+        const auto A = random_floats((ta ? K : M) * lda, 31), B = random_floats((tb ? N : K) * ldb, 32);
+        auto C = random_floats(M * ldc, 33);
+        if (beta == 0.f)
+          for (int64_t i = 0; i < M; ++i) std::fill_n(C.begin() + i * ldc, N, std::numeric_limits<float>::quiet_NaN());
+        const std::vector<double> C64(C.begin(), C.end()), A64(A.begin(), A.end()), B64(B.begin(), B.end());
+        std::vector<double> want(static_cast<size_t>(M * ldc));
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < ldc; ++j) {
+            double s = 0;
+            for (int64_t k = 0; k < K; ++k)
+              s += A64[ta ? k * lda + i : i * lda + k] * B64[tb ? j * ldb + k : k * ldb + j];
+            want[i * ldc + j] = j >= N ? C64[i * ldc + j] : (beta == 0.f ? 0.5 * s : 0.5 * s + beta * C64[i * ldc + j]);
+          }
+        auto got = C;
+        cpu().matmul_strided(A.data(), lda, B.data(), ldb, got.data(), ldc, M, N, K, ta, tb, 0.5f, beta);
+        EXPECT_TRUE(close_normwise(got, want, 1e-6));
+        auto got64 = C64;
+        cpu_ops_f64().matmul_strided(A64.data(), lda, B64.data(), ldb, got64.data(), ldc, M, N, K, ta, tb, 0.5, beta);
+        for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got64[i], want[i], 1e-12 * (1 + std::abs(want[i]))) << i;
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = N; j < ldc; ++j) EXPECT_EQ(got[i * ldc + j], C[i * ldc + j]) << "gap " << i << "," << j;
+      }
+}
+
+TEST(KernelMatmul, StridesNarrowerThanARowAreRefusedByName) {
+  std::vector<float> x(64);
+  const auto msg = [&](int64_t lda, int64_t ldb, int64_t ldc) {
+    try {
+      cpu().matmul_strided(x.data(), lda, x.data(), ldb, x.data(), ldc, 3, 4, 5, false, false, 1.f, 0.f);
+    } catch (const headroom::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg(4, 4, 4).find("lda = 4 is less than A's row width 5"), std::string::npos) << msg(4, 4, 4);
+  EXPECT_NE(msg(5, 3, 4).find("ldb = 3"), std::string::npos) << msg(5, 3, 4);
+  EXPECT_NE(msg(5, 4, 2).find("ldc = 2"), std::string::npos) << msg(5, 4, 2);
 }
 
 TEST(KernelVector, AxpyAndScale) {
