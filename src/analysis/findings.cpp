@@ -1,6 +1,7 @@
 // The retrieval probe's learning curves and the Findings table (pool.h declares both sections).
 #include "analysis/findings.h"
 
+#include "analysis/run_scores.h"
 #include "analysis/sections.h"
 #include "analysis/seed_noise.h"
 #include "analysis/stats.h"

@@ -1,5 +1,6 @@
 #include "analysis/report_helpers.h"
 
+#include "analysis/config_groups.h"
 #include "analysis/features.h"
 #include "eval/tasks.h"
 

@@ -2,6 +2,7 @@
 #include "analysis/sections.h"
 
 #include "analysis/report_helpers.h"
+#include "analysis/run_scores.h"
 #include "analysis/seed_noise.h"
 #include "util/error.h"
 

@@ -4,6 +4,7 @@
 #include "analysis/findings.h"
 #include "analysis/linalg.h"
 #include "analysis/report_helpers.h"
+#include "analysis/run_scores.h"
 #include "util/error.h"
 
 #include <algorithm>

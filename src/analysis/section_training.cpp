@@ -2,6 +2,7 @@
 #include "analysis/sections.h"
 
 #include "analysis/report_helpers.h"
+#include "analysis/run_scores.h"
 #include "util/error.h"
 
 #include <algorithm>

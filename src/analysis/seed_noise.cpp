@@ -2,6 +2,7 @@
 #include "analysis/seed_noise.h"
 
 #include "analysis/report_helpers.h"
+#include "analysis/run_scores.h"
 #include "util/error.h"
 
 #include <algorithm>

@@ -1,9 +1,9 @@
 // A study as analyze reads it: for each evaluate run directory, results.json (and samples.jsonl
 // when present), the checkpoint it names, that checkpoint's lineage (every training stage with its
-// run directory and resolved configuration), and each stage's metrics.jsonl. Runs are grouped into
-// configurations (lineage configurations equal once the seed keys and the ignored keys are
-// removed) and into a comparable pool (same tokenizer, evaluation lengths and RULER tasks).
-// Anything missing is recorded as a problem of the run, never fatal.
+// run directory and resolved configuration), and each stage's metrics.jsonl, each through the reader
+// that sits beside its writer (eval/results.h, eval/sample_log.h, train/run_logs.h). Anything
+// missing is recorded as a problem of the run, never fatal. Grouping the runs into configurations
+// is config_groups.h's; a run's scores by name, run_scores.h's.
 #pragma once
 
 #include "analysis/analyze_config.h"
@@ -80,33 +80,10 @@ struct Study {
 // Reads every run; `log` gets progress lines.
 Study load_study(const AnalyzeConfig& cfg, const std::function<void(const std::string&)>& log);
 
-// parse results.json text (the schema of eval/results.cpp); throws naming `origin` when malformed.
-eval::Results parse_results(const std::string& json_text, const std::string& origin);
-// samples.jsonl lines: scored samples only.
+// samples.jsonl text (eval/sample_log.h) as scores of its scored samples.
 std::map<SampleId, double> parse_samples(const std::string& text, const std::string& origin);
 // metrics.jsonl (train/run_logs.h) into the stage: its points, the last line's spikes, and the
 // final loss (mean of the last final_steps logged losses); throws when no step was logged.
 void parse_metrics(const std::string& text, StageRun& s, long final_steps);
-// The last lineage stage with probe points, or null.
-const StageRun* probe_stage(const RunData& r);
-// Mean token accuracy over a probe curve: trapezoids over steps / steps covered (one point: itself).
-std::optional<double> probe_auc(const std::vector<ProbePoint>& p);
-
-// A run's score by name; empty when it has none.
-std::optional<double> score_of(const RunData& r, const ScoreName& s);
-// exp(mean loss) at `length` (0 = the shortest) of loss_by_position.
-std::optional<double> perplexity_of(const RunData& r, int64_t length);
-const StageRun* stage_of(const RunData& r, const std::string& stage);  // the last stage of that name
-
-// Groups runs into configurations and chooses the comparable pool.
-void group_configs(Study& s, const AnalyzeConfig& cfg);
-
-// The profile of one configuration (see ConfigGroup::profile) from a run's flattened keys.
-std::map<std::string, std::string> config_profile(const std::map<std::string, std::string>& flat,
-                                                  const std::vector<std::string>& stage_names);
-// "qk_norm=layer n_kv_heads=2": the profile values of the keys in `keys` (short names when unique).
-std::string profile_label(const std::map<std::string, std::string>& profile, const std::vector<std::string>& keys);
-// Profile keys whose values differ between a and b.
-std::vector<std::string> profile_differences(const ConfigGroup& a, const ConfigGroup& b);
 
 }  // namespace headroom::analysis

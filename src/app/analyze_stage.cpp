@@ -1,6 +1,7 @@
 #include "app/analyze_stage.h"
 
 #include "analysis/diagnostics.h"
+#include "analysis/config_groups.h"
 #include "analysis/study.h"
 
 #include "analysis/analyze_config.h"

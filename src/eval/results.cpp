@@ -1,5 +1,7 @@
 #include "eval/results.h"
 
+#include "util/error.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -15,6 +17,12 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 
 ordered_json optional_number(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
+
+std::optional<double> read_optional_number(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  if (!j[key].is_number()) fail("'", key, "' is not a number");
+  return j[key].get<double>();
+}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -84,6 +92,74 @@ std::string results_json(const Results& r) {
   else
     j["multiple_choice"] = nullptr;
   return j.dump(2) + "\n";
+}
+
+Results parse_results_json(const std::string& text, const std::string& origin) {
+  Results r;
+  try {
+    const json j = json::parse(text);
+    if (j.value("format", std::string()) != "headroom-eval-results")
+      fail("format is '", j.value("format", std::string()), "', expected headroom-eval-results");
+    if (j.value("format_version", 0) != 1)
+      fail("format_version is ", j.value("format_version", 0), ", this build reads 1");
+    r.checkpoint = j.value("checkpoint", std::string());
+    r.stage = j.value("stage", std::string());
+    r.step = j.value("step", int64_t{0});
+    r.config_id = j.value("config_id", std::string());
+    r.tokenizer_id = j.value("tokenizer_id", std::string());
+    r.prompt_template = j.value("prompt_template", std::string());
+    r.prompt_template_text = j.value("prompt_template_text", std::string());
+    r.code_version = j.value("code_version", std::string());
+    r.created_utc = j.value("created_utc", std::string());
+    r.ranks = j.value("ranks", 1);
+    r.seconds = j.value("seconds", 0.0);
+    if (j.contains("settings") && j["settings"].is_object()) {
+      const auto& s = j["settings"];
+      r.seed = s.value("seed", uint64_t{0});
+      r.samples = s.value("samples", int64_t{0});
+      if (s.contains("lengths")) r.lengths = s["lengths"].get<std::vector<int64_t>>();
+      if (s.contains("tasks")) r.tasks = s["tasks"].get<std::vector<std::string>>();
+      r.addressable_length = s.value("addressable_length", int64_t{0});
+      r.allow_beyond_training = s.value("allow_beyond_training", false);
+    }
+    for (const auto& t : j.value("tasks", json::array())) {
+      TaskScore ts;
+      ts.task = t.at("task").get<std::string>();
+      ts.length = t.at("length").get<int64_t>();
+      ts.score = read_optional_number(t, "score");
+      ts.n = t.value("n", int64_t{0});
+      ts.skipped = t.value("skipped", int64_t{0});
+      ts.skip_reason = t.value("skip_reason", std::string());
+      ts.metric = t.value("metric", std::string());
+      ts.mean_tokens = t.value("mean_tokens", 0.0);
+      ts.mean_units = t.value("mean_units", 0.0);
+      r.task_scores.push_back(ts);
+    }
+    if (j.contains("ruler") && j["ruler"].is_object()) {
+      for (const auto& a : j["ruler"].value("by_length", json::array()))
+        r.ruler_by_length.push_back({a.at("length").get<int64_t>(), read_optional_number(a, "score"),
+                                     a.value("n_tasks", int64_t{0})});
+      r.ruler_average = read_optional_number(j["ruler"], "average");
+    }
+    for (const auto& c : j.value("loss_by_position", json::array())) {
+      LossCurve lc;
+      lc.length = c.at("length").get<int64_t>();
+      lc.windows = c.value("windows", int64_t{0});
+      lc.mean_loss = c.at("mean_loss").get<double>();
+      for (const auto& b : c.value("buckets", json::array()))
+        lc.buckets.push_back({b.at("start").get<int64_t>(), b.at("end").get<int64_t>(), b.at("mean_loss").get<double>(),
+                              b.value("tokens", int64_t{0})});
+      r.loss.push_back(lc);
+    }
+    if (j.contains("multiple_choice") && j["multiple_choice"].is_object()) {
+      const auto& m = j["multiple_choice"];
+      r.mc = McSummary{m.value("file", std::string()), m.value("n", int64_t{0}), m.at("acc").get<double>(),
+                       m.at("acc_norm").get<double>()};
+    }
+  } catch (const std::exception& e) {
+    fail(origin, ": not a readable results.json (", e.what(), ")");
+  }
+  return r;
 }
 
 std::string results_csv(const Results& r) {

@@ -1,5 +1,5 @@
-// The outputs of evaluate: results.json (read by analyze; schema in src/eval/README.md),
-// results.csv (one row per task × length) and a compact table for stdout.
+// The outputs of evaluate: results.json (read back by parse_results_json, which analyze uses; schema
+// in src/eval/README.md), results.csv (one row per task × length) and a compact table for stdout.
 #pragma once
 
 #include <cstdint>
@@ -68,6 +68,9 @@ struct Results {
 };
 
 std::string results_json(const Results& r);
+// results.json text back into Results (every field results_json writes); throws headroom::Error
+// naming `origin` when the text is not a headroom-eval-results document of format version 1.
+Results parse_results_json(const std::string& text, const std::string& origin);
 std::string results_csv(const Results& r);
 std::string results_table(const Results& r);
 

@@ -7,6 +7,7 @@
 #include "eval/fit.h"
 #include "eval/loss_by_position.h"
 #include "eval/multiple_choice.h"
+#include "eval/sample_log.h"
 #include "eval/scoring.h"
 #include "eval/tasks.h"
 #include "util/clock.h"
@@ -79,25 +80,12 @@ struct Partial {
   std::vector<std::pair<int64_t, std::string>> lines;  // samples.jsonl lines by generated slot
 };
 
-std::string sample_line(const std::string& task, const Item& it, const Sample* s, double score,
-                        const std::string& prediction, const std::string& skip, const std::string& input = "") {
-  nlohmann::ordered_json j;
-  j["task"] = task;
-  j["length"] = it.length;
-  j["index"] = it.index;
-  if (s) {
-    j["score"] = score;
-    j["tokens"] = s->tokens;
-    j["units"] = s->units;
-    j["prediction"] = prediction;
-    j["references"] = s->references;
-    if (!input.empty()) j["input"] = input;  // eval.ruler_pred: the whole prompt text
-  } else {
-    j["score"] = nullptr;
-    j["skipped"] = skip;
-  }
-  // Generated text may hold invalid UTF-8; keep the line valid JSON whatever the model wrote.
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+SampleRecord sample_record(const std::string& task, const Item& it) {
+  SampleRecord r;
+  r.task = task;
+  r.length = it.length;
+  r.index = it.index;
+  return r;
 }
 
 void run_generate(const EvalJob& job, const Item& it, TaskContext& ctx, Decoder& dec, Partial& p) {
@@ -109,7 +97,9 @@ void run_generate(const EvalJob& job, const Item& it, TaskContext& ctx, Decoder&
     s = generate_sample(spec, ctx, {job.eval.seed, it.length, it.index, max_new});
   } catch (const TooLong& e) {
     out[kStatus] = kSkipped;
-    p.lines.emplace_back(static_cast<int64_t>(it.slot), sample_line(spec.name, it, nullptr, 0, "", e.what()));
+    SampleRecord r = sample_record(spec.name, it);
+    r.skipped = e.what();
+    p.lines.emplace_back(static_cast<int64_t>(it.slot), sample_line(r));
     return;
   }
   const std::vector<int32_t> prompt = ctx.prompts.ids(s.prompt, s.answer_prefix);
@@ -120,8 +110,14 @@ void run_generate(const EvalJob& job, const Item& it, TaskContext& ctx, Decoder&
   out[kTokens] = static_cast<double>(s.tokens);
   out[kUnits] = static_cast<double>(s.units);
   out[kStatus] = kScored;
-  const std::string input = job.eval.ruler_pred ? ctx.prompts.text(s.prompt, s.answer_prefix) : "";
-  p.lines.emplace_back(static_cast<int64_t>(it.slot), sample_line(spec.name, it, &s, score, prediction, "", input));
+  SampleRecord r = sample_record(spec.name, it);
+  r.score = score;
+  r.tokens = s.tokens;
+  r.units = s.units;
+  r.prediction = prediction;
+  r.references = s.references;
+  if (job.eval.ruler_pred) r.input = ctx.prompts.text(s.prompt, s.answer_prefix);
+  p.lines.emplace_back(static_cast<int64_t>(it.slot), sample_line(r));
 }
 
 // Offsets of each loss window's bucket values: windows of one length are contiguous.
@@ -162,7 +158,7 @@ Results aggregate(const EvalJob& job, const Work& w, const Partial& all, const s
     } else {
       ++c.skipped;
       if (c.skip_reason.empty())
-        c.skip_reason = nlohmann::json::parse(lines[it.slot]).value("skipped", std::string());
+        c.skip_reason = parse_sample_line(lines[it.slot]).skipped;
     }
   }
   for (size_t t = 0; t < job.tasks.size(); ++t)

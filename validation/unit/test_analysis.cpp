@@ -8,10 +8,12 @@
 #include "analysis/findings.h"
 #include "analysis/linalg.h"
 #include "analysis/probes.h"
+#include "analysis/run_scores.h"
 #include "analysis/stats.h"
 #include "analysis/study.h"
 #include "config/ini_text.h"
 #include "eval/niah.h"
+#include "eval/sample_log.h"
 #include "eval/resources.h"
 #include "eval/results.h"
 #include "eval/tasks.h"
@@ -325,7 +327,20 @@ TEST(Readers, ResultsJsonRoundTripsEvaluatesWriter) {
   r.ruler_average = 50.0;
   r.loss.push_back({512, 3, 2.5, {{0, 256, 2.7, 100}, {256, 512, 2.3, 100}}});
   r.mc = eval::McSummary{"mc.jsonl", 20, 40, 45};
-  const eval::Results p = parse_results(eval::results_json(r), "test");
+  r.config_id = "c0ffee";
+  r.prompt_template = "chat";
+  r.prompt_template_text = "<user>{prompt}</user>{answer_prefix}";
+  r.code_version = "0.1+abc";
+  r.created_utc = "2026-12-02T07:00:00Z";
+  r.ranks = 2;
+  r.seconds = 12.5;
+  r.seed = 7;
+  r.samples = 4;
+  r.addressable_length = 1024;
+  r.allow_beyond_training = true;
+  const eval::Results p = eval::parse_results_json(eval::results_json(r), "test");
+  // Every field the writer writes comes back: writing what was read gives the same text.
+  EXPECT_EQ(eval::results_json(p), eval::results_json(r));
   EXPECT_EQ(p.checkpoint, r.checkpoint);
   EXPECT_EQ(p.lengths, r.lengths);
   EXPECT_EQ(p.tasks, r.tasks);
@@ -343,13 +358,44 @@ TEST(Readers, ResultsJsonRoundTripsEvaluatesWriter) {
   EXPECT_EQ(*score_of(run, parse_score_name("ruler@512", "k")), 50.0);
   EXPECT_FALSE(score_of(run, parse_score_name("ruler@1024", "k")));
   EXPECT_NEAR(*perplexity_of(run, 0), std::exp(2.5), 1e-12);
-  EXPECT_THROW(parse_results("{\"format\": \"other\"}", "x"), Error);
+  EXPECT_THROW(eval::parse_results_json("{\"format\": \"other\"}", "x"), Error);
+  EXPECT_THROW(eval::parse_results_json("{\"format\": \"headroom-eval-results\", \"format_version\": 2}", "x"), Error);
+}
+
+TEST(Readers, SampleLinesRoundTripEvaluatesWriter) {
+  eval::SampleRecord scored;
+  scored.task = "niah_single_1";
+  scored.length = 512;
+  scored.index = 3;
+  scored.score = 0.5;
+  scored.tokens = 498;
+  scored.units = 12;
+  scored.prediction = "1234567";
+  scored.references = {"1234567", "7654321"};
+  scored.input = "the whole prompt";
+  eval::SampleRecord skipped;
+  skipped.task = "vt";
+  skipped.length = 256;
+  skipped.index = 0;
+  skipped.skipped = "the prompt takes 300 tokens";
+  const auto back = eval::parse_sample_log(eval::sample_line(scored) + "\n\n" + eval::sample_line(skipped) + "\n", "s");
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(eval::sample_line(back[0]), eval::sample_line(scored));
+  EXPECT_EQ(eval::sample_line(back[1]), eval::sample_line(skipped));
+  EXPECT_FALSE(back[1].score);
+  try {
+    eval::parse_sample_log("{\"task\":\"vt\",\"length\":1,\"index\":0,\"score\":1}\n", "samples.jsonl");
+    ADD_FAILURE() << "a scored line without its fields was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("samples.jsonl line 1"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Readers, SamplesAndMetrics) {
-  const auto s = parse_samples("{\"task\":\"vt\",\"length\":512,\"index\":0,\"score\":1.0}\n"
-                               "{\"task\":\"vt\",\"length\":512,\"index\":1,\"score\":null,\"skipped\":\"x\"}\n\n"
-                               "{\"task\":\"vt\",\"length\":512,\"index\":2,\"score\":0.5}\n",
+  const std::string fields = ",\"tokens\":500,\"units\":9,\"prediction\":\"a\",\"references\":[\"a\"]}\n";
+  const auto s = parse_samples("{\"task\":\"vt\",\"length\":512,\"index\":0,\"score\":1.0" + fields +
+                                   "{\"task\":\"vt\",\"length\":512,\"index\":1,\"score\":null,\"skipped\":\"x\"}\n\n"
+                                   "{\"task\":\"vt\",\"length\":512,\"index\":2,\"score\":0.5" + fields,
                                "s");
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s.at({"vt", 512, 2}), 0.5);
