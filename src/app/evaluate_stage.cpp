@@ -152,7 +152,7 @@ int run_evaluate_stage(int argc, char** argv) {
   // Before the model, the KV cache or the run directory (app/memory_check.h).
   const app::EvalShape shape{*std::max_element(job.lengths.begin(), job.lengths.end()), ecfg.prefill_chunk};
   const std::string memory =
-      app::check_memory_plan(app::evaluation_plan(cfg.model, cfg.train.device == "cuda", shape), *grid.world);
+      app::check_memory_plan(app::evaluation_plan(cfg.model, cfg.train.device == config::Device::kCuda, shape), *grid.world);
   std::unique_ptr<io::RunDir> run;
   if (grid.is_root()) {
     run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force));
@@ -165,7 +165,7 @@ int run_evaluate_stage(int argc, char** argv) {
   if (run) io::log_line(*run, memory);
 
   // train.device, as the training stages use it (the checkpoint's, or --train.device cpu|cuda).
-  const auto& ops = cfg.train.device == "cuda" ? kernels::cuda_ops() : kernels::cpu_ops();
+  const auto& ops = cfg.train.device == config::Device::kCuda ? kernels::cuda_ops() : kernels::cpu_ops();
   model::Model<float> model = model::make_model(cfg.model, ops);
   io::load_checkpoint_tensors(*ckpt, model, nullptr);
   const auto t0 = std::chrono::steady_clock::now();

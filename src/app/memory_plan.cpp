@@ -100,7 +100,7 @@ int64_t largest_tensor(const config::ModelConfig& l) {
 int64_t params_per_rank(const config::ModelConfig& m, int tp) {
   const config::ModelConfig l = model::local_config(m, tp);
   const int64_t d = l.d_model, q = mul(l.n_heads, l.head_dim_qk), kv_qk = mul(l.n_kv_heads, l.head_dim_qk);
-  const int64_t qk_norm = m.qk_norm == "layer" ? add(q, kv_qk) : m.qk_norm == "head" ? mul(2, l.head_dim_qk) : 0;
+  const int64_t qk_norm = m.qk_norm == config::QkNorm::kLayer ? add(q, kv_qk) : m.qk_norm == config::QkNorm::kHead ? mul(2, l.head_dim_qk) : 0;
   int64_t layer = add(mul(2, d), qk_norm);  // attn_norm, mlp_norm (+ QK norm weights)
   layer = add(layer, mul(add(q, kv_qk), d));                               // wq, wk
   layer = add(layer, mul(add(mul(l.n_kv_heads, l.head_dim_v), mul(l.n_heads, l.head_dim_v)), d));  // wv, wo
@@ -113,9 +113,9 @@ ActivationFloats activation_floats(const config::ModelConfig& c, int64_t B, int6
   const int64_t BT = mul(B, T), d = c.d_model, F = c.d_ff;
   const int64_t Q = mul(c.n_heads, c.head_dim_qk), K = mul(c.n_kv_heads, c.head_dim_qk);
   const int64_t VD = mul(c.n_kv_heads, c.head_dim_v), A = mul(c.n_heads, c.head_dim_v);
-  const bool pre = c.norm_order == "pre", qk = c.qk_norm != "none";
-  const int64_t qk_rows = c.qk_norm == "head" ? mul(BT, c.n_heads) : BT;
-  const int64_t k_rows = c.qk_norm == "head" ? mul(BT, c.n_kv_heads) : BT;
+  const bool pre = c.norm_order == config::NormOrder::kPre, qk = c.qk_norm != config::QkNorm::kNone;
+  const int64_t qk_rows = c.qk_norm == config::QkNorm::kHead ? mul(BT, c.n_heads) : BT;
+  const int64_t k_rows = c.qk_norm == config::QkNorm::kHead ? mul(BT, c.n_kv_heads) : BT;
   const int64_t BTd = block(mul(BT, d)), BTF = block(mul(BT, F)), BTQ = block(mul(BT, Q));
   const int64_t BTK = block(mul(BT, K)), BTV = block(mul(BT, VD)), BTA = block(mul(BT, A));
   // One layer, in carve()'s order.
@@ -152,7 +152,7 @@ MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, in
 
   MemoryPlan p;
   p.stage = stage;
-  p.device_elsewhere = t.device == "cuda";
+  p.device_elsewhere = t.device == config::Device::kCuda;
   p.advice = "split the model over more tensor-parallel ranks (parallel.tp) or the batch over more data-parallel "
              "ones (parallel.dp; parallel.zero1 true splits the optimizer moments), on more nodes";
   p.parts.push_back({"parameters", mul(P, kFloat), true, param_keys(m, tp)});

@@ -80,9 +80,11 @@ train::SampleFn text_sampler(const std::string& stage, const config::Config& cfg
                              std::shared_ptr<data::ShardReader> shard, std::string& description) {
   const auto& d = cfg.data;
   const int64_t T = cfg.train.seq_len;
-  const std::string kind = d.sampler != "auto" ? d.sampler : stage == "extend" ? "documents" : "windows";
+  const config::Sampler kind = d.sampler != config::Sampler::kAuto ? d.sampler
+                               : stage == "extend"                 ? config::Sampler::kDocuments
+                                                                   : config::Sampler::kWindows;
   std::shared_ptr<data::DocumentStream> docs;
-  if (kind == "documents") {
+  if (kind == config::Sampler::kDocuments) {
     docs = std::make_shared<data::DocumentStream>(data::read_doc_offsets(*shard), T, cfg.train.seed);
     description = cat("whole documents of ", d.train, " concatenated (BOS-separated) into windows of ",
                       T + 1, " tokens");
@@ -92,7 +94,7 @@ train::SampleFn text_sampler(const std::string& stage, const config::Config& cfg
   std::shared_ptr<data::SyntheticMixer> mixer;
   if (d.synthetic_ratio > 0) {
     data::MixerSpec spec{d.synthetic_ratio, config::parse_task_list(d.synthetic_tasks), d.seed,
-                         d.synthetic_min_len, d.synthetic_loss == "all"};
+                         d.synthetic_min_len, d.synthetic_loss == config::SyntheticLoss::kAll};
     if (d.warmup_steps > 0) {
       if (!d.warmup_tasks.empty()) spec.warmup_tasks = config::parse_task_list(d.warmup_tasks);
       spec.warmup_samples = d.warmup_steps * cfg.train.global_batch;
@@ -100,7 +102,7 @@ train::SampleFn text_sampler(const std::string& stage, const config::Config& cfg
     }
     mixer = std::make_shared<data::SyntheticMixer>(spec, data::read_shard_tokenizer(*shard), T);
     description += cat("; synthetic tasks (", d.synthetic_tasks, ") end ", 100 * d.synthetic_ratio,
-                       "% of the windows, loss on ", d.synthetic_loss == "all" ? "every token" : "the answer");
+                       "% of the windows, loss on ", d.synthetic_loss == config::SyntheticLoss::kAll ? "every token" : "the answer");
     if (d.warmup_steps > 0)
       description += cat(" (the first ", d.warmup_steps, " steps: ", d.warmup_tasks,
                          d.warmup_max_len > 0 ? cat(" of at most ", d.warmup_max_len, " tokens growing to the window") : "", ")");

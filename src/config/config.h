@@ -1,7 +1,9 @@
 // The resolved configuration of a run: one plain struct per INI section. Every field is a config key
 // (`[model] n_heads = 8` in a file, `--model.n_heads 8` on the command line); keys.cpp declares each
-// key's default, meaning and checks.
+// key's default, meaning and checks. Keys that choose behaviour are enums (choices.h).
 #pragma once
+
+#include "config/choices.h"
 
 #include <cmath>
 #include <cstdint>
@@ -18,20 +20,20 @@ struct ModelConfig {
   long n_kv_heads;
   long head_dim_qk;
   long head_dim_v;
-  std::string qk_norm;     // none | layer | head
-  std::string norm_order;  // pre | post
+  QkNorm qk_norm;
+  NormOrder norm_order;
   std::string layer_pattern;  // e.g. "SSSF", repeated over depth
   long window;
   double rope_base_full;
   double rope_base_swa;
   long rope_dims_full;  // -1 = whole head_dim_qk
   long rope_dims_swa;
-  std::string rope_scaling;  // none | yarn
+  RopeScaling rope_scaling;
   double yarn_factor;
   long yarn_original_len;
   double yarn_beta_fast;
   double yarn_beta_slow;
-  std::string yarn_layers;  // all | full
+  YarnLayers yarn_layers;  // the layers YaRN applies to
   bool tie_embeddings;
   double norm_eps;
   double init_std;
@@ -57,18 +59,18 @@ struct TrainConfig {
   double lr;
   double min_lr;
   long warmup_steps;
-  std::string schedule;  // cosine | wsd | linear | constant
+  Schedule schedule;
   long decay_steps;      // wsd: length of the final decay
   double weight_decay;
   double beta1, beta2, adam_eps;
   bool decay_embeddings;
   double grad_clip;       // max global norm; 0 disables
-  std::string nonfinite;  // skip | stop
+  Nonfinite nonfinite;
   long log_every;
   long checkpoint_every;  // 0: only at the end
   long keep_last;         // checkpoints kept; 0 keeps all
   long steps_per_run;     // stop (checkpoint, exit 75) after this many steps of one invocation; 0 = no limit
-  std::string device;     // cpu | cuda
+  Device device;
   double peak_tflops;     // MFU denominator per rank; 0 = nominal GPU peak or measured GEMM rate
   long probe_every;        // steps between retrieval-probe scores (train/probe.h); 0 = off
   long probe_samples;      // probe examples
@@ -86,11 +88,11 @@ struct DataConfig {
   std::string train;  // path to a train.h5 shard
   std::string val;
   unsigned long seed;
-  std::string sampler;          // auto | windows | documents (long-context: whole documents)
+  Sampler sampler;              // documents: whole documents (long-context data)
   double synthetic_ratio;       // share of windows (sft: of generated examples) with a synthetic task
   std::string synthetic_tasks;  // comma-separated: kv, needle, vt, docqa, copy
   long synthetic_min_len;       // smallest synthetic/generated example, tokens
-  std::string synthetic_loss;   // answer | all (pretrain/extend windows)
+  SyntheticLoss synthetic_loss;  // pretrain/extend windows
   std::string warmup_tasks;     // synthetic tasks of the first warmup_steps steps ("" = none)
   long warmup_steps;            // curriculum: steps that draw from warmup_tasks
   long warmup_max_len;          // largest warm-up example, tokens (0 = the window)

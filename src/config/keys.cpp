@@ -27,13 +27,11 @@ void add_model_keys(Schema& s, ModelConfig& m) {
           in_range<long>(1, kMaxHeadDim));
   add_key(s, "model", "head_dim_v", m.head_dim_v, 64L, "value width per head",
           in_range<long>(1, kMaxHeadDim));
-  add_key(s, "model", "qk_norm", m.qk_norm, std::string("none"),
+  add_choice_key(s, "model", "qk_norm", m.qk_norm, QkNorm::kNone,
           "RMSNorm on queries and keys before RoPE: none; layer (over all heads' concatenated "
-          "vector, OLMo 2/3); head (per head over head_dim_qk, weight shared by heads, Qwen 3)",
-          one_of({"none", "layer", "head"}));
-  add_key(s, "model", "norm_order", m.norm_order, std::string("pre"),
-          "pre: h = x + f(norm(x)); post: h = x + norm(f(x)) (OLMo 2 reordered norm)",
-          one_of({"pre", "post"}));
+          "vector, OLMo 2/3); head (per head over head_dim_qk, weight shared by heads, Qwen 3)");
+  add_choice_key(s, "model", "norm_order", m.norm_order, NormOrder::kPre,
+          "pre: h = x + f(norm(x)); post: h = x + norm(f(x)) (OLMo 2 reordered norm)");
   add_key(s, "model", "layer_pattern", m.layer_pattern, std::string("F"),
           "attention kind per layer, repeated over depth: F = full causal, S = sliding window "
           "(e.g. SSSF = three sliding layers then one full)",
@@ -55,10 +53,9 @@ void add_model_keys(Schema& s, ModelConfig& m) {
   add_key(s, "model", "rope_dims_swa", m.rope_dims_swa, -1L,
           "rotated dims per head on sliding layers; 0 = NoPE, -1 = all of head_dim_qk",
           at_least<long>(-1));
-  add_key(s, "model", "rope_scaling", m.rope_scaling, std::string("none"),
+  add_choice_key(s, "model", "rope_scaling", m.rope_scaling, RopeScaling::kNone,
           "RoPE scaling: none, or yarn (Hugging Face's YaRN: ramp between correction dims, "
-          "attention factor 0.1 ln(factor) + 1 on cos and sin)",
-          one_of({"none", "yarn"}));
+          "attention factor 0.1 ln(factor) + 1 on cos and sin)");
   add_key(s, "model", "yarn_factor", m.yarn_factor, 1.0, "YaRN scale factor s",
           at_least<double>(1.0));
   add_key(s, "model", "yarn_original_len", m.yarn_original_len, 4096L,
@@ -67,9 +64,8 @@ void add_model_keys(Schema& s, ModelConfig& m) {
           at_least<double>(0.0));
   add_key(s, "model", "yarn_beta_slow", m.yarn_beta_slow, 1.0, "YaRN beta_slow",
           at_least<double>(0.0));
-  add_key(s, "model", "yarn_layers", m.yarn_layers, std::string("all"),
-          "layers YaRN applies to: all, or full (full-attention layers only)",
-          one_of({"all", "full"}));
+  add_choice_key(s, "model", "yarn_layers", m.yarn_layers, YarnLayers::kAll,
+          "layers YaRN applies to: all, or full (full-attention layers only)");
   add_key(s, "model", "tie_embeddings", m.tie_embeddings, false,
           "share the input embedding with the output projection");
   add_key(s, "model", "norm_eps", m.norm_eps, 1e-6, "RMSNorm epsilon (QK norms too)",
@@ -100,10 +96,9 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           in_range(0.0, 10.0));
   add_key(s, "train", "warmup_steps", t.warmup_steps, 10L,
           "linear warmup: lr · (step + 1) / warmup_steps", at_least<long>(0));
-  add_key(s, "train", "schedule", t.schedule, std::string("cosine"),
+  add_choice_key(s, "train", "schedule", t.schedule, Schedule::kCosine,
           "cosine (warmup, cosine to min_lr), wsd (warmup, stable, linear decay over the last "
-          "decay_steps), linear (warmup, linear to min_lr), constant",
-          one_of({"cosine", "wsd", "linear", "constant"}));
+          "decay_steps), linear (warmup, linear to min_lr), constant");
   add_key(s, "train", "decay_steps", t.decay_steps, 0L, "wsd: steps of the final decay",
           at_least<long>(0));
   add_key(s, "train", "weight_decay", t.weight_decay, 0.1,
@@ -115,10 +110,9 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "also decay embed.weight and lm_head.weight");
   add_key(s, "train", "grad_clip", t.grad_clip, 1.0,
           "clip the global gradient norm to this value; 0 disables", at_least<double>(0.0));
-  add_key(s, "train", "nonfinite", t.nonfinite, std::string("stop"),
+  add_choice_key(s, "train", "nonfinite", t.nonfinite, Nonfinite::kStop,
           "on NaN/Inf in the loss or gradients: stop (checkpoint-free exit naming the step and "
-          "parameter) or skip (drop the update, log it, continue)",
-          one_of({"stop", "skip"}));
+          "parameter) or skip (drop the update, log it, continue)");
   add_key(s, "train", "log_every", t.log_every, 10L, "steps between progress lines",
           at_least<long>(1));
   add_key(s, "train", "checkpoint_every", t.checkpoint_every, 0L,
@@ -129,10 +123,9 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "end this invocation after so many steps as if preempted (checkpoint, exit 75; "
           "--resume auto continues): for time-sliced queues; 0 = no limit",
           at_least<long>(0));
-  add_key(s, "train", "device", t.device, std::string("cpu"),
+  add_choice_key(s, "train", "device", t.device, Device::kCpu,
           "cpu (fp32 reference), or cuda (one GPU per rank, bf16 GEMMs and flash attention with "
-          "fp32 master weights, NCCL between ranks; checkpoints are the same format)",
-          one_of({"cpu", "cuda"}));
+          "fp32 master weights, NCCL between ranks; checkpoints are the same format)");
   add_key(s, "train", "peak_tflops", t.peak_tflops, 0.0,
           "the peak that MFU is reported against, TFLOP/s per rank; 0 = on cuda the device's nominal "
           "dense bf16 peak when known (H100/H200 989, A100 312, L40S 362, L4 121, ...), else the GEMM "
@@ -177,12 +170,11 @@ void add_data_keys(Schema& s, DataConfig& d) {
           "held-out token shard written by prepare");
   add_key(s, "data", "seed", d.seed, 1UL,
           "seed of the synthetic task mixer and of the sft example packing");
-  add_key(s, "data", "sampler", d.sampler, std::string("auto"),
+  add_choice_key(s, "data", "sampler", d.sampler, Sampler::kAuto,
           "how training windows are cut: windows (fixed grid over the shard, documents may be cut "
           "anywhere), documents (whole documents concatenated up to seq_len + 1, BOS-separated, "
           "only the last one cut: long-context data), auto (extend: documents, pretrain: "
-          "windows); sft always packs prompt/response examples",
-          one_of({"auto", "windows", "documents"}));
+          "windows); sft always packs prompt/response examples");
   add_key(s, "data", "synthetic_ratio", d.synthetic_ratio, 0.0,
           "pretrain/extend: share of windows that end with a synthetic retrieval example; "
           "sft: share of generated examples that are synthetic tasks (the rest are retrieval "
@@ -200,10 +192,9 @@ void add_data_keys(Schema& s, DataConfig& d) {
           "smallest synthetic (and generated sft) example in tokens; sizes are uniform in "
           "[synthetic_min_len, seq_len + 1]",
           at_least<long>(16));
-  add_key(s, "data", "synthetic_loss", d.synthetic_loss, std::string("answer"),
+  add_choice_key(s, "data", "synthetic_loss", d.synthetic_loss, SyntheticLoss::kAnswer,
           "loss on a synthetic example in pretrain/extend windows: answer (answer tokens and EOS "
-          "only) or all (every token)",
-          one_of({"answer", "all"}));
+          "only) or all (every token)");
   add_key(s, "data", "warmup_tasks", d.warmup_tasks, std::string(""),
           "pretrain/extend: synthetic tasks of the first data.warmup_steps steps, in place of "
           "data.synthetic_tasks (a curriculum: e.g. words, the induction warm-up, before niah); "
@@ -254,7 +245,7 @@ std::string model_problems(const ModelConfig& m, const Parsed& p, const TrainCon
       ((has_full && m.rope_dims_full < 0) || (has_sliding && m.rope_dims_swa < 0)))
     add(cat(shown(p, "model.head_dim_qk", m.head_dim_qk),
             " is odd, so RoPE over the whole head is impossible; set rope_dims_* to an even width"));
-  if (m.rope_scaling == "yarn" && m.yarn_beta_fast <= m.yarn_beta_slow)
+  if (m.rope_scaling == RopeScaling::kYarn && m.yarn_beta_fast <= m.yarn_beta_slow)
     add(cat(shown(p, "model.yarn_beta_fast", m.yarn_beta_fast), " must exceed ",
             shown(p, "model.yarn_beta_slow", m.yarn_beta_slow)));
   if (t && has_sliding && m.window > t->seq_len)
@@ -272,7 +263,7 @@ std::string train_problems(const TrainConfig& t, const Parsed& p) {
   if (t.micro_batch > t.global_batch)
     add(cat(shown(p, "train.micro_batch", t.micro_batch), " exceeds ",
             shown(p, "train.global_batch", t.global_batch)));
-  if (t.schedule == "wsd" && t.decay_steps > t.steps)
+  if (t.schedule == Schedule::kWsd && t.decay_steps > t.steps)
     add(cat(shown(p, "train.decay_steps", t.decay_steps), " exceeds ",
             shown(p, "train.steps", t.steps)));
   return out;

@@ -3,6 +3,8 @@
 // adds what Boost lacks: printing the resolved value back as INI and per-key validation.
 #pragma once
 
+#include "config/choices.h"
+
 #include <boost/program_options.hpp>
 
 #include <functional>
@@ -34,6 +36,7 @@ struct Section {
 struct Schema {
   std::list<Section> sections;  // a list: Boost option groups cannot be moved or assigned
   std::vector<Key> keys;
+  std::list<std::string> choice_text;  // what a choice key was given, as text (add_choice_key)
 };
 
 // Returns the section called `name`, adding it (with `title` for --help) if it is new.
@@ -57,6 +60,13 @@ void add_list_key(Schema& schema, const std::string& section_name, const std::st
 template <class T>
 void add_key(Schema& schema, const std::string& section_name, const std::string& name, T& target,
              T default_value, const std::string& help, Check<T> check = {});
+
+// A key whose value is one of an enum's names (config/choices.h). Boost reads the text; its notifier
+// sets `target` when the text names a value, and the key's check reports any other text with the
+// list of names, so the enum never holds a value nobody chose.
+template <Choice E>
+void add_choice_key(Schema& schema, const std::string& section_name, const std::string& name, E& target,
+                    E default_value, const std::string& help);
 
 std::string format_value(int v);
 std::string format_value(long v);

@@ -35,4 +35,28 @@ void add_key(Schema& schema, const std::string& section_name, const std::string&
   schema.keys.push_back(std::move(key));
 }
 
+template <Choice E>
+void add_choice_key(Schema& schema, const std::string& section_name, const std::string& name, E& target,
+                    E default_value, const std::string& help) {
+  Section* sec = nullptr;
+  for (auto& s : schema.sections)
+    if (s.name == section_name) sec = &s;
+  if (!sec) fail("internal: config section '", section_name, "' used before it was declared");
+  const std::string full = section_name.empty() ? name : section_name + "." + name;
+  target = default_value;
+  std::string& text = schema.choice_text.emplace_back(name_of(default_value));
+  sec->options.add_options()(full.c_str(),
+                             po::value<std::string>(&text)
+                                 ->default_value(name_of(default_value))
+                                 ->notifier([&target](const std::string& v) {
+                                   if (const auto e = choice_from<E>(v)) target = *e;
+                                 }),
+                             help.c_str());
+  // The text while it names nothing (so the error shows what was given), else the value itself.
+  Key key{full, section_name, help,
+          [&target, &text] { return choice_from<E>(text) ? name_of(target) : text; },
+          [&text] { return choice_from<E>(text) ? std::string() : cat("must be one of: ", choice_list<E>()); }};
+  schema.keys.push_back(std::move(key));
+}
+
 }  // namespace headroom::config

@@ -62,7 +62,7 @@ int64_t trained_length(const io::CheckpointInfo& info) {
 
 int64_t addressable_length(const io::CheckpointInfo& info, const config::ModelConfig& model) {
   int64_t len = trained_length(info);
-  if (model.rope_scaling == "yarn")
+  if (model.rope_scaling == config::RopeScaling::kYarn)
     len = std::max(len, static_cast<int64_t>(std::floor(static_cast<double>(model.yarn_original_len) * model.yarn_factor)));
   return len;
 }

@@ -21,9 +21,9 @@ template <class T>
 void carve(const config::ModelConfig& c, int64_t B, int64_t TT, Activations<T>& a, Carver<T>& cv) {
   const int64_t BT = B * TT, d = c.d_model, F = c.d_ff;
   const int64_t Q = config::q_width(c), K = config::k_width(c), VD = config::v_width(c), A = config::attn_out_width(c);
-  const bool pre = c.norm_order == "pre", qk = c.qk_norm != "none";
-  const int64_t qk_rows = c.qk_norm == "head" ? BT * c.n_heads : BT;
-  const int64_t k_rows = c.qk_norm == "head" ? BT * c.n_kv_heads : BT;
+  const bool pre = c.norm_order == config::NormOrder::kPre, qk = c.qk_norm != config::QkNorm::kNone;
+  const int64_t qk_rows = c.qk_norm == config::QkNorm::kHead ? BT * c.n_heads : BT;
+  const int64_t k_rows = c.qk_norm == config::QkNorm::kHead ? BT * c.n_kv_heads : BT;
   a.resid.assign(static_cast<size_t>(c.n_layers + 1), nullptr);
   for (auto& r : a.resid) r = cv.take(BT * d);
   a.layers.assign(static_cast<size_t>(c.n_layers), LayerActs<T>{});

@@ -40,7 +40,7 @@ std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, in
   ensure_rope(m, cache.len + n);
   Activations<T>& a = cache.chunk;
   LayerActs<T>& l = a.layers[0];
-  const bool post = c.norm_order == "post";
+  const bool post = c.norm_order == config::NormOrder::kPost;
   std::vector<T> last(static_cast<size_t>(V));
   for (int64_t start = 0; start < n; start += cache.chunk_len) {
     const int64_t rows = std::min(cache.chunk_len, n - start), pos = cache.len;

@@ -12,7 +12,7 @@ struct Dims {
   int64_t BT, d, F, Hq, Hkv, dqk, dv, Q, K, VD, A;
   int64_t Q_total, K_total;  // whole-layer QK widths (layerwise QK norm normalises over these)
   bool pre, sliding;
-  std::string qk_norm;
+  config::QkNorm qk_norm;
   int64_t window, rot;
   double eps;
 };
@@ -34,7 +34,7 @@ Dims dims(const Model<T>& m, long i, int64_t B, int64_t TT) {
           config::attn_out_width(c),
           config::q_width(m.cfg),
           config::k_width(m.cfg),
-          c.norm_order == "pre",
+          c.norm_order == config::NormOrder::kPre,
           sliding,
           c.qk_norm,
           sliding ? c.window : 0,
@@ -55,7 +55,7 @@ struct NormRows {
 template <class T>
 NormRows qk_rows(const Model<T>& m, const Dims& s, bool keys) {
   const int64_t heads = keys ? s.Hkv : s.Hq;
-  if (s.qk_norm != "layer") return {s.BT * heads, s.dqk, s.dqk, nullptr, 1};
+  if (s.qk_norm != config::QkNorm::kLayer) return {s.BT * heads, s.dqk, s.dqk, nullptr, 1};
   return {s.BT, heads * s.dqk, keys ? s.K_total : s.Q_total, m.tp.comm, keys ? m.kv_rep : 1};
 }
 
@@ -113,7 +113,7 @@ void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, in
   const auto& ops = *m.ops;
   const auto& w = m.w[static_cast<size_t>(i)];
   const Dims s = dims(m, i, B, TT);
-  const bool qk = s.qk_norm != "none";
+  const bool qk = s.qk_norm != config::QkNorm::kNone;
 
   // Attention block.
   if (s.pre) rms_forward(ops, l.x_in, w.attn_norm, l.a_in, l.a_rstd, stat, s.BT, s.d, s.eps);
@@ -166,7 +166,7 @@ void layer_backward(Model<T>& m, long i, const LayerActs<T>& l, Activations<T>& 
   const auto& w = m.w[static_cast<size_t>(i)];
   const auto& g = m.g[static_cast<size_t>(i)];
   const Dims s = dims(m, i, B, TT);
-  const bool qk = s.qk_norm != "none";
+  const bool qk = s.qk_norm != config::QkNorm::kNone;
   T* dh = a.dh;
 
   // MLP block: out = h_mid + branch. d(branch output) is dh (pre) or through the output norm (post).

@@ -38,10 +38,10 @@ std::vector<ParamSpec> param_specs(const config::ModelConfig& m) {
     matrix(l + "attn.wk", config::k_width(m), d, Split::kRows, std, true);
     matrix(l + "attn.wv", config::v_width(m), d, Split::kRows, std, true);
     matrix(l + "attn.wo", d, config::attn_out_width(m), Split::kCols, out_std);
-    if (m.qk_norm == "layer") {
+    if (m.qk_norm == config::QkNorm::kLayer) {
       norm(l + "attn.q_norm.weight", config::q_width(m), Split::kRows);
       norm(l + "attn.k_norm.weight", config::k_width(m), Split::kRows, true);
-    } else if (m.qk_norm == "head") {
+    } else if (m.qk_norm == config::QkNorm::kHead) {
       norm(l + "attn.q_norm.weight", m.head_dim_qk, Split::kNone, false, true);
       norm(l + "attn.k_norm.weight", m.head_dim_qk, Split::kNone, true, true);
     }

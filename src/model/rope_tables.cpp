@@ -43,7 +43,7 @@ RopeTable rope_frequencies(const config::ModelConfig& m, bool sliding) {
   for (int64_t i = 0; i < t.rot_dims / 2; ++i)
     t.inv_freq.push_back(1.0 / std::pow(base, static_cast<double>(2 * i) /
                                                   static_cast<double>(t.rot_dims)));
-  const bool yarn_here = m.rope_scaling == "yarn" && (m.yarn_layers == "all" || !sliding);
+  const bool yarn_here = m.rope_scaling == config::RopeScaling::kYarn && (m.yarn_layers == config::YarnLayers::kAll || !sliding);
   if (yarn_here) apply_yarn(m, base, t);
   return t;
 }

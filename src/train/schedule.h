@@ -7,12 +7,12 @@
 // Warmup is (s + 1) / warmup · lr, so the first step already moves.
 #pragma once
 
-#include <string>
+#include "config/choices.h"
 
 namespace headroom::train {
 
 struct Schedule {
-  std::string kind;  // cosine | wsd | linear | constant
+  config::Schedule kind = config::Schedule::kCosine;
   double lr = 0, min_lr = 0;
   long warmup = 0, total = 0, decay = 0;
 };

@@ -64,7 +64,7 @@ double mfu_peak(const config::TrainConfig& t, const kernels::Ops& ops, std::stri
     return t.peak_tflops * 1e12;
   }
 #ifdef HEADROOM_HAVE_CUDA
-  if (t.device == "cuda") {
+  if (t.device == config::Device::kCuda) {
     const std::string name = kernels::cuda::describe_device(kernels::cuda::current_device());
     if (const double peak = nominal_bf16_peak(name); peak > 0) {
       source = "nominal bf16 peak of " + name;

@@ -154,7 +154,7 @@ StepOutcome train_step(Loop& L, LoopView& view, std::vector<int32_t>& ids, std::
                                  std::isfinite(out.loss) ? "gradient" : "loss", " (loss ", out.loss,
                                  bad.empty() ? std::string() : cat("; first parameter with a non-finite gradient: ", bad),
                                  ")");
-    if (t.nonfinite == "stop") fail(what, "; stopping (train.nonfinite = stop)");
+    if (t.nonfinite == config::Nonfinite::kStop) fail(what, "; stopping (train.nonfinite = stop)");
     log(L, what + "; update skipped (train.nonfinite = skip)");
     out.skipped = true;
     return out;
@@ -205,7 +205,7 @@ void start(Loop& L) {
 TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* run) {
   const auto& c = job.cfg;
   // On GPUs the collectives over device buffers go through NCCL; host scalars may use either.
-  const bool cuda = c.train.device == "cuda";
+  const bool cuda = c.train.device == config::Device::kCuda;
   std::unique_ptr<parallel::Comm> nccl_tp, nccl_dp;
   if (cuda) {
     parallel::select_local_gpu();

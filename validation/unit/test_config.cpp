@@ -60,7 +60,7 @@ TEST(Config, DefaultsAreValid) {
   Fixture f;
   f.parse({});
   EXPECT_EQ(f.cfg.model.n_heads, 4);
-  EXPECT_EQ(f.cfg.model.qk_norm, "none");
+  EXPECT_EQ(f.cfg.model.qk_norm, QkNorm::kNone);
   EXPECT_EQ(origin_of(f.parsed, "model.n_heads"), "default");
 }
 
@@ -97,6 +97,7 @@ TEST(Config, PrintRoundTrip) {
   EXPECT_EQ(to_ini(g.schema), ini);
   EXPECT_EQ(g.cfg.model.rope_base_full, 123456.789);
   EXPECT_EQ(g.cfg.model.norm_eps, 1e-5);
+  EXPECT_EQ(g.cfg.model.qk_norm, QkNorm::kHead);  // a choice key reads back as its enum
   EXPECT_TRUE(g.cfg.model.tie_embeddings);
   EXPECT_EQ(g.cfg.model.layer_pattern, "SSF");
 }
@@ -142,6 +143,8 @@ TEST(Config, ChoicesAreChecked) {
                {"model.qk_norm = both", "none, layer, head"});
   expect_error([&] { Fixture().parse({"--model.norm_order", "sandwich"}); },
                {"model.norm_order", "pre, post"});
+  expect_error([&] { Fixture().parse({"--train.schedule", "step"}); },
+               {"train.schedule = step", "cosine, wsd, linear, constant"});
   expect_error([&] { Fixture().parse({"--model.layer_pattern", "SSXF"}); },
                {"model.layer_pattern", "'X'"});
 }

@@ -46,9 +46,9 @@ TEST(EvalCheckpoint, AddressableLengthIsTheLongestTrainingLengthOrYarns) {
   const auto c = info("sft", "[" + stage("pretrain", 512) + "," + stage("extend", 4096) + "," + stage("sft", 512) + "]", 512);
   EXPECT_EQ(trained_length(c), 4096);
   config::ModelConfig m{};
-  m.rope_scaling = "none";
+  m.rope_scaling = config::RopeScaling::kNone;
   EXPECT_EQ(addressable_length(c, m), 4096);
-  m.rope_scaling = "yarn";
+  m.rope_scaling = config::RopeScaling::kYarn;
   m.yarn_original_len = 4096;
   m.yarn_factor = 4;
   EXPECT_EQ(addressable_length(c, m), 16384);

@@ -149,7 +149,7 @@ TEST(MemoryPlan, EvaluationLengthDrivesTheCache) {
 TEST(MemoryPlan, CudaLeavesDevicePartsOutOfHostMemory) {
   const config::Config cpu = tiny_config({{"train.seq_len", "99999999999"}});
   config::Config gpu = cpu;
-  gpu.train.device = "cuda";
+  gpu.train.device = config::Device::kCuda;
   const app::MemoryPlan c = app::training_plan("pretrain", cpu, 1, 1), g = app::training_plan("pretrain", gpu, 1, 1);
   EXPECT_LT(app::host_bytes(g), app::host_bytes(c));
   EXPECT_EQ(app::host_bytes(g), part(g, "host buffers"));

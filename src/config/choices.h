@@ -1,0 +1,99 @@
+// The configuration strings that choose behaviour, as enums. Their INI text is read once, at the
+// configuration boundary (schema.h's add_choice_key); code below compares enums, so a misspelt
+// choice is a compile error instead of a branch that is silently never taken.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace headroom::config {
+
+enum class QkNorm { kNone, kLayer, kHead };
+enum class NormOrder { kPre, kPost };
+enum class RopeScaling { kNone, kYarn };
+enum class YarnLayers { kAll, kFull };
+enum class Schedule { kCosine, kWsd, kLinear, kConstant };
+enum class Nonfinite { kStop, kSkip };
+enum class Device { kCpu, kCuda };
+enum class Sampler { kAuto, kWindows, kDocuments };
+enum class SyntheticLoss { kAnswer, kAll };
+
+// Each enum's INI names, in the order --help lists them.
+template <class E>
+struct ChoiceNames;
+
+template <class E, std::size_t N>
+using NameList = std::array<std::pair<E, std::string_view>, N>;
+
+template <>
+struct ChoiceNames<QkNorm> {
+  static constexpr NameList<QkNorm, 3> list{{{QkNorm::kNone, "none"}, {QkNorm::kLayer, "layer"}, {QkNorm::kHead, "head"}}};
+};
+template <>
+struct ChoiceNames<NormOrder> {
+  static constexpr NameList<NormOrder, 2> list{{{NormOrder::kPre, "pre"}, {NormOrder::kPost, "post"}}};
+};
+template <>
+struct ChoiceNames<RopeScaling> {
+  static constexpr NameList<RopeScaling, 2> list{{{RopeScaling::kNone, "none"}, {RopeScaling::kYarn, "yarn"}}};
+};
+template <>
+struct ChoiceNames<YarnLayers> {
+  static constexpr NameList<YarnLayers, 2> list{{{YarnLayers::kAll, "all"}, {YarnLayers::kFull, "full"}}};
+};
+template <>
+struct ChoiceNames<Schedule> {
+  static constexpr NameList<Schedule, 4> list{{{Schedule::kCosine, "cosine"},
+                                               {Schedule::kWsd, "wsd"},
+                                               {Schedule::kLinear, "linear"},
+                                               {Schedule::kConstant, "constant"}}};
+};
+template <>
+struct ChoiceNames<Nonfinite> {
+  static constexpr NameList<Nonfinite, 2> list{{{Nonfinite::kStop, "stop"}, {Nonfinite::kSkip, "skip"}}};
+};
+template <>
+struct ChoiceNames<Device> {
+  static constexpr NameList<Device, 2> list{{{Device::kCpu, "cpu"}, {Device::kCuda, "cuda"}}};
+};
+template <>
+struct ChoiceNames<Sampler> {
+  static constexpr NameList<Sampler, 3> list{
+      {{Sampler::kAuto, "auto"}, {Sampler::kWindows, "windows"}, {Sampler::kDocuments, "documents"}}};
+};
+template <>
+struct ChoiceNames<SyntheticLoss> {
+  static constexpr NameList<SyntheticLoss, 2> list{{{SyntheticLoss::kAnswer, "answer"}, {SyntheticLoss::kAll, "all"}}};
+};
+
+template <class E>
+concept Choice = requires { ChoiceNames<E>::list; };
+
+// The INI name of a value ("layer" for QkNorm::kLayer).
+template <Choice E>
+std::string name_of(E e) {
+  for (const auto& [v, n] : ChoiceNames<E>::list)
+    if (v == e) return std::string(n);
+  return "?";
+}
+
+// The value an INI name stands for; empty when it names none.
+template <Choice E>
+std::optional<E> choice_from(std::string_view text) {
+  for (const auto& [v, n] : ChoiceNames<E>::list)
+    if (n == text) return v;
+  return std::nullopt;
+}
+
+// "none, layer, head".
+template <Choice E>
+std::string choice_list() {
+  std::string out;
+  for (const auto& [v, n] : ChoiceNames<E>::list) out.append(out.empty() ? "" : ", ").append(n);
+  return out;
+}
+
+}  // namespace headroom::config
