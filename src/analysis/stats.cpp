@@ -1,11 +1,11 @@
 #include "analysis/stats.h"
 
 #include "util/error.h"
+#include "util/random.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <random>
 
 namespace headroom::analysis {
 
@@ -97,11 +97,12 @@ BootResult paired_bootstrap(const std::vector<BootCell>& cells, bool resample_ce
   for (size_t i = 0; i < cells.size(); ++i) all_units[i] = iota(cells[i].a[0].size());
   r.estimate = diff(iota(nA), iota(nB), all_cells, all_units);
 
-  std::mt19937_64 rng(seed);
+  // The house's SplitMix64 stream (util/random.h): the same draws under any standard library, which
+  // std::uniform_int_distribution does not promise.
+  SplitMix64 rng{seed};
   auto draw = [&](size_t n) {
-    std::uniform_int_distribution<size_t> u(0, n - 1);
     std::vector<size_t> v(n);
-    for (auto& x : v) x = u(rng);
+    for (auto& x : v) x = static_cast<size_t>(rng.below(static_cast<int64_t>(n)));
     return v;
   };
   std::vector<double> stats;
