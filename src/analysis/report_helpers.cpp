@@ -2,7 +2,6 @@
 
 #include "analysis/config_groups.h"
 #include "analysis/features.h"
-#include "eval/tasks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,29 +10,8 @@ namespace headroom::analysis {
 
 using nlohmann::json;
 
-Mean mean_of(const std::vector<Opt>& v) {
-  Mean m;
-  double s = 0;
-  for (const auto& x : v)
-    if (x && std::isfinite(*x)) {
-      s += *x, ++m.n;
-      m.lo = std::isnan(m.lo) ? *x : std::min(m.lo, *x);
-      m.hi = std::isnan(m.hi) ? *x : std::max(m.hi, *x);
-    }
-  if (m.n) m.mean = s / static_cast<double>(m.n);
-  return m;
-}
-
 nlohmann::json num(const Opt& v) { return v && std::isfinite(*v) ? json(*v) : json(nullptr); }
 nlohmann::json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-bool is_ruler_task(const std::string& t) {
-  try {
-    return eval::find_task(t).ruler;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
 
 const RunData* first_pool_run(const Study& s) {
   for (const auto& r : s.runs)
@@ -43,13 +21,6 @@ const RunData* first_pool_run(const Study& s) {
 
 std::string config_name(const Study& s, long idx) {
   return idx < 0 ? std::string() : s.configs[static_cast<size_t>(idx)].id;
-}
-
-// Per-configuration mean of a per-run value.
-Mean config_mean(const Study& s, const ConfigGroup& g, const std::function<Opt(const RunData&)>& f) {
-  std::vector<Opt> v;
-  for (size_t i : g.runs) v.push_back(f(s.runs[i]));
-  return mean_of(v);
 }
 
 std::string short_keys_differing(const ConfigGroup& a, const ConfigGroup& b) {

@@ -1,5 +1,7 @@
 #include "analysis/run_scores.h"
 
+#include "eval/tasks.h"
+
 #include <cmath>
 
 namespace headroom::analysis {
@@ -56,6 +58,14 @@ const StageRun* stage_of(const RunData& r, const std::string& stage) {
   for (const auto& s : r.stages)
     if (s.stage == stage) out = &s;
   return out;
+}
+
+bool is_ruler_task(const std::string& t) {
+  try {
+    return eval::find_task(t).ruler;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 }  // namespace headroom::analysis
