@@ -1,14 +1,11 @@
-// The "What predicts the long-context score" section: single predictors and the feature-count model.
+// The "What predicts the long-context score" section: single predictors and the feature-count
+// model, laid out from predictors.h's statistics.
 #include "analysis/sections.h"
 
-#include "analysis/findings.h"
-#include "analysis/linalg.h"
+#include "analysis/predictors.h"
 #include "analysis/report_helpers.h"
-#include "analysis/run_scores.h"
 #include "util/error.h"
 
-#include <algorithm>
-#include <cmath>
 #include <set>
 
 namespace headroom::analysis {
@@ -17,172 +14,113 @@ using nlohmann::json;
 
 namespace {
 
-// The pool's configurations that analyze.regression_configs selects (all when it is empty), as a
-// study of their runs only.
-Study regression_pool(const Study& s, const AnalyzeConfig& cfg, Report& rep) {
-  if (cfg.regression_configs.empty()) return s;
-  const auto preds = parse_conjunction(cfg.regression_configs, "analyze.regression_configs");
-  Study sub = s;
-  sub.configs.clear();
-  for (const auto& g : s.configs) {
-    std::string why;
-    const auto holds = side_holds(preds, s.runs[g.runs[0]].config, why);
-    if (holds.value_or(false)) sub.configs.push_back(g);
+Table predictors_table(const Study& s, const PredictorStats& st, const ScoreName& score,
+                       const std::vector<Predictor>& preds, const std::vector<Feature>& features) {
+  Table t{"predictors", cat("One row per configuration (means over seeds): the score ", score.text,
+                            ", the predictors and the features"),
+          {"config", "label", "seeds", "score"}, {}, ""};
+  for (const auto& p : preds) t.header.push_back(p.name);
+  for (const auto& f : features) t.header.push_back("feature_" + f.name);
+  t.header.push_back("feature_count");
+  for (const auto& r : st.rows) {
+    const ConfigGroup& g = s.configs[r.config];
+    std::vector<std::string> row{g.id, g.label, std::to_string(r.score.n), fmt(r.score.mean)};
+    for (const auto& v : r.predictors) row.push_back(fmt(v));
+    for (int v : r.features) row.push_back(v >= 0 ? std::to_string(v) : "");
+    row.push_back(r.feature_count ? std::to_string(*r.feature_count) : "");
+    t.rows.push_back(row);
   }
-  rep.text(cat("Fitted over the ", sub.configs.size(), " of ", s.configs.size(), " configurations that match `",
-               cfg.regression_configs, "` (analyze.regression_configs)."));
-  return sub;
+  t.note = "Features: ";
+  for (const auto& f : features) t.note += f.name + " = [" + f.text + "]; ";
+  return t;
+}
+
+// "C3: why" for every feature value that could not be evaluated, sorted and without repeats.
+std::set<std::string> feature_problems(const Study& s, const PredictorStats& st) {
+  std::set<std::string> out;
+  for (const auto& r : st.rows)
+    for (size_t k = 0; k < r.features.size(); ++k)
+      if (r.features[k] < 0) out.insert(cat(s.configs[r.config].id, ": ", r.feature_why[k]));
+  return out;
+}
+
+std::vector<std::string> regression_row(const std::string& model, const std::string& predictors, const Regression& r,
+                                        const std::string& coefs, const std::string& note) {
+  const OlsFit& f = r.fit;
+  return {model, predictors, std::to_string(r.configs.size()), f.ok ? fmt(f.r2) : "", f.loo_ok ? fmt(f.loo_r2) : "",
+          coefs, note};
+}
+
+std::string line_coefs(const OlsFit& f) { return f.ok ? cat("b0=", fmt(f.coef[0], 6), " b1=", fmt(f.coef[1], 6)) : ""; }
+
+json scatter(const Study& s, const Regression& r, const std::string& file, const std::string& x_label,
+             const ScoreName& score) {
+  std::vector<std::string> labels;
+  for (size_t c : r.configs) labels.push_back(s.configs[c].id);
+  return {{"file", file}, {"x_label", x_label}, {"y_label", score.text}, {"x", r.x}, {"y", r.y},
+          {"labels", labels}, {"r2", r.fit.r2}, {"coef", r.fit.coef}};
+}
+
+// The fit on the features separately: its predictors, coefficients and note.
+std::vector<std::string> features_row(const PredictorStats& st, const std::vector<Feature>& features) {
+  const OlsFit& f = st.features.fit;
+  std::string names, coefs, dropped;
+  for (size_t k : st.varying) names.append(names.empty() ? "" : " ").append(features[k].name);
+  for (size_t k : st.constant) dropped.append(dropped.empty() ? "" : ", ").append(features[k].name);
+  if (f.ok) {
+    coefs = "b0=" + fmt(f.coef[0], 6);
+    for (size_t k = 0; k < st.varying.size(); ++k) coefs += " " + features[st.varying[k]].name + "=" + fmt(f.coef[k + 1], 6);
+  }
+  std::string note = f.ok ? f.loo_why : f.why;
+  if (!dropped.empty()) note.append(note.empty() ? "" : "; ").append("constant over the pool, left out: ").append(dropped);
+  return regression_row("features separately", names.empty() ? "(none vary)" : names, st.features, coefs, note);
 }
 
 }  // namespace
 
 void section_regressions(const Study& all, const AnalyzeConfig& cfg, Report& rep) {
   rep.heading("What predicts the long-context score");
-  const Study s = regression_pool(all, cfg, rep);
+  const Study s = regression_pool(all, cfg.regression_configs);
+  if (!cfg.regression_configs.empty())
+    rep.text(cat("Fitted over the ", s.configs.size(), " of ", all.configs.size(), " configurations that match `",
+                 cfg.regression_configs, "` (analyze.regression_configs)."));
   const ScoreName score = parse_score_name(cfg.long_score, "analyze.long_score");
   const ScoreName short_score = parse_score_name(cfg.short_score, "analyze.short_score");
-  const std::vector<Feature> features = cfg.features.empty() ? default_features() : [&] {
-    std::vector<Feature> f;
-    for (const auto& e : cfg.features) f.push_back(parse_feature(e));
-    return f;
-  }();
-  struct Predictor {
-    std::string name, label;
-    std::function<Opt(const RunData&)> f;
-  };
-  const std::vector<Predictor> preds{
-      {"pretrain_loss", "final pretraining loss", [](const RunData& r) -> Opt {
-         const StageRun* st = stage_of(r, "pretrain");
-         return st ? st->final_loss : std::nullopt;
-       }},
-      {"extend_loss", "final extension loss", [](const RunData& r) -> Opt {
-         const StageRun* st = stage_of(r, "extend");
-         return st ? st->final_loss : std::nullopt;
-       }},
-      {"short_score", "short-context score (" + short_score.text + ")", [&](const RunData& r) { return score_of(r, short_score); }},
-      {"perplexity", "held-out perplexity", [&](const RunData& r) { return perplexity_of(r, cfg.perplexity_length); }},
-  };
-  Table data{"predictors", cat("One row per configuration (means over seeds): the score ", score.text,
-                               ", the predictors and the features"),
-             {"config", "label", "seeds", "score"}, {}, ""};
-  for (const auto& p : preds) data.header.push_back(p.name);
-  for (const auto& f : features) data.header.push_back("feature_" + f.name);
-  data.header.push_back("feature_count");
-  std::vector<Opt> y;
-  std::vector<std::vector<Opt>> xs(preds.size());
-  std::vector<std::vector<int>> fv;  // per config; -1 unknown
-  std::set<std::string> feature_problems;
-  for (const auto& g : s.configs) {
-    const Mean m = config_mean(s, g, [&](const RunData& r) { return score_of(r, score); });
-    y.push_back(m.mean);
-    std::vector<std::string> row{g.id, g.label, std::to_string(m.n), fmt(m.mean)};
-    for (size_t k = 0; k < preds.size(); ++k) {
-      const Mean pm = config_mean(s, g, preds[k].f);
-      xs[k].push_back(pm.mean);
-      row.push_back(fmt(pm.mean));
-    }
-    fv.emplace_back();
-    int count = 0;
-    bool known = true;
-    for (const auto& f : features) {
-      std::string why;
-      const auto v = eval_feature(f, s.runs[g.runs[0]].config, why);
-      fv.back().push_back(v ? *v : -1);
-      if (!v) known = false, feature_problems.insert(cat(g.id, ": ", why));
-      count += v ? *v : 0;
-      row.push_back(v ? std::to_string(*v) : "");
-    }
-    row.push_back(known ? std::to_string(count) : "");
-    data.rows.push_back(row);
-  }
-  std::string fnote = "Features: ";
-  for (const auto& f : features) fnote += f.name + " = [" + f.text + "]; ";
-  data.note = fnote;
-  rep.table(std::move(data));
-  for (const auto& p : feature_problems) rep.cannot_compute("a feature value", p);
+  const std::vector<Feature> features = regression_features(cfg.features);
+  const std::vector<Predictor> preds = default_predictors(short_score, cfg.perplexity_length);
+  const PredictorStats st = predictor_stats(s, score, preds, features);
+  rep.table(predictors_table(s, st, score, preds, features));
+  for (const auto& p : feature_problems(s, st)) rep.cannot_compute("a feature value", p);
 
   Table reg{"regressions", cat("Linear regressions of ", score.text, " over configurations (ordinary least squares with "
                                "intercept; leave-one-out R² = 1 − Σ(y − ŷ₋ᵢ)² / Σ(y − ȳ)²)"),
             {"model", "predictors", "n", "r2", "loo_r2", "coefficients", "note"}, {}, ""};
-  json scatter = json::array();
+  json scatters = json::array();
   for (size_t k = 0; k < preds.size(); ++k) {
-    std::vector<double> x, yy;
-    std::vector<std::string> labels;
-    for (size_t g = 0; g < s.configs.size(); ++g)
-      if (y[g] && xs[k][g]) x.push_back(*xs[k][g]), yy.push_back(*y[g]), labels.push_back(s.configs[g].id);
-    const OlsFit f = ols(x, static_cast<int64_t>(x.size()), 1, yy);
-    std::string coefs;
-    if (f.ok) coefs = cat("b0=", fmt(f.coef[0], 6), " b1=", fmt(f.coef[1], 6));
-    reg.rows.push_back({"single: " + preds[k].name, preds[k].name, std::to_string(x.size()), f.ok ? fmt(f.r2) : "",
-                        f.loo_ok ? fmt(f.loo_r2) : "", coefs, f.ok ? f.loo_why : f.why});
+    const Regression& r = st.single[k];
+    const OlsFit& f = r.fit;
+    reg.rows.push_back(regression_row("single: " + preds[k].name, preds[k].name, r, line_coefs(f), f.ok ? f.loo_why : f.why));
     if (!f.ok) {
       rep.cannot_compute(cat("R² of ", preds[k].label), f.why);
       continue;
     }
     const std::string file = "scatter_" + preds[k].name + ".png";
-    scatter.push_back({{"file", file}, {"x_label", preds[k].label}, {"y_label", score.text}, {"x", x}, {"y", yy},
-                       {"labels", labels}, {"r2", f.r2}, {"coef", f.coef}});
-    rep.plot(file, cat(score.text, " vs ", preds[k].label, " (R² = ", fmt(f.r2, 3), ", n = ", x.size(), ")"));
+    scatters.push_back(scatter(s, r, file, preds[k].label, score));
+    rep.plot(file, cat(score.text, " vs ", preds[k].label, " (R² = ", fmt(f.r2, 3), ", n = ", r.x.size(), ")"));
   }
-  // Feature models over configurations whose features are all known.
-  std::vector<size_t> use;
-  for (size_t g = 0; g < s.configs.size(); ++g) {
-    bool ok = y[g].has_value();
-    for (int v : fv[g]) ok &= v >= 0;
-    if (ok) use.push_back(g);
+  const OlsFit& fc = st.feature_count.fit;
+  reg.rows.push_back(regression_row("feature count", cat("count of ", features.size(), " features"), st.feature_count,
+                                    line_coefs(fc), fc.ok ? fc.loo_why : fc.why));
+  if (!fc.ok) {
+    rep.cannot_compute("the feature-count model", fc.why);
+  } else {
+    scatters.push_back(scatter(s, st.feature_count, "scatter_feature_count.png", "feature count", score));
+    rep.plot("scatter_feature_count.png", cat(score.text, " vs number of features (R² = ", fmt(fc.r2, 3), ")"));
   }
-  {
-    std::vector<double> x, yy;
-    for (size_t g : use) {
-      int c = 0;
-      for (int v : fv[g]) c += v;
-      x.push_back(c);
-      yy.push_back(*y[g]);
-    }
-    const OlsFit f = ols(x, static_cast<int64_t>(x.size()), 1, yy);
-    reg.rows.push_back({"feature count", cat("count of ", features.size(), " features"), std::to_string(x.size()),
-                        f.ok ? fmt(f.r2) : "", f.loo_ok ? fmt(f.loo_r2) : "",
-                        f.ok ? cat("b0=", fmt(f.coef[0], 6), " b1=", fmt(f.coef[1], 6)) : "", f.ok ? f.loo_why : f.why});
-    if (!f.ok) rep.cannot_compute("the feature-count model", f.why);
-    else {
-      std::vector<std::string> labels;
-      for (size_t g : use) labels.push_back(s.configs[g].id);
-      scatter.push_back({{"file", "scatter_feature_count.png"}, {"x_label", "feature count"}, {"y_label", score.text},
-                         {"x", x}, {"y", yy}, {"labels", labels}, {"r2", f.r2}, {"coef", f.coef}});
-      rep.plot("scatter_feature_count.png", cat(score.text, " vs number of features (R² = ", fmt(f.r2, 3), ")"));
-    }
-  }
-  {
-    // Separate features: constant columns carry nothing and make the design singular: dropped.
-    std::vector<size_t> cols;
-    std::string dropped;
-    for (size_t k = 0; k < features.size(); ++k) {
-      std::set<int> vals;
-      for (size_t g : use) vals.insert(fv[g][k]);
-      if (vals.size() > 1) cols.push_back(k);
-      else dropped.append(dropped.empty() ? "" : ", ").append(features[k].name);
-    }
-    std::vector<double> x, yy;
-    for (size_t g : use) {
-      for (size_t k : cols) x.push_back(fv[g][k]);
-      yy.push_back(*y[g]);
-    }
-    std::string names;
-    for (size_t k : cols) names.append(names.empty() ? "" : " ").append(features[k].name);
-    const OlsFit f = ols(x, static_cast<int64_t>(use.size()), static_cast<int64_t>(cols.size()), yy);
-    std::string coefs;
-    if (f.ok) {
-      coefs = "b0=" + fmt(f.coef[0], 6);
-      for (size_t k = 0; k < cols.size(); ++k) coefs += " " + features[cols[k]].name + "=" + fmt(f.coef[k + 1], 6);
-    }
-    std::string note = f.ok ? f.loo_why : f.why;
-    if (!dropped.empty()) note.append(note.empty() ? "" : "; ").append("constant over the pool, left out: ").append(dropped);
-    reg.rows.push_back({"features separately", names.empty() ? "(none vary)" : names, std::to_string(use.size()),
-                        f.ok ? fmt(f.r2) : "", f.loo_ok ? fmt(f.loo_r2) : "", coefs, note});
-    if (!f.ok) rep.cannot_compute("the regression on the features separately", f.why);
-  }
+  reg.rows.push_back(features_row(st, features));
+  if (!st.features.fit.ok) rep.cannot_compute("the regression on the features separately", st.features.fit.why);
   rep.table(std::move(reg));
-  rep.plot_data["scatter"] = scatter;
+  rep.plot_data["scatter"] = scatters;
 }
 
 }  // namespace headroom::analysis
