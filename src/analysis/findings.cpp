@@ -209,7 +209,7 @@ void section_findings(const Study& s, const AnalyzeConfig& cfg, Report& rep) {
   std::vector<NoiseSummary> noises;  // per score: the same for every finding
   for (const auto& n : split_list(cfg.finding_scores.empty() ? cfg.long_score : cfg.finding_scores)) {
     scores.push_back(parse_score_name(n, "analyze.finding_scores"));
-    noises.push_back(seed_noise(s, scores.back(), nullptr));
+    noises.push_back(seed_noise(s, scores.back()));
   }
   Table t{"findings", "Findings: effect = mean score of A's configurations − B's (each a mean over its seeds)",
           {"finding", "score", "configs_a", "configs_b", "mean_a", "mean_b", "effect", "mean_seed_swing",

@@ -1,9 +1,8 @@
 // Seed swings and the paired bootstrap's cells (seed_noise.h).
 #include "analysis/seed_noise.h"
 
-#include "analysis/report_helpers.h"
+#include "analysis/means.h"
 #include "analysis/run_scores.h"
-#include "util/error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,9 +10,7 @@
 
 namespace headroom::analysis {
 
-using nlohmann::json;
-
-NoiseSummary seed_noise(const Study& s, const ScoreName& score, Table* pairs_table) {
+NoiseSummary seed_noise(const Study& s, const ScoreName& score) {
   NoiseSummary n;
   std::vector<std::vector<size_t>> runs;
   std::vector<std::vector<double>> scores;
@@ -32,19 +29,31 @@ NoiseSummary seed_noise(const Study& s, const ScoreName& score, Table* pairs_tab
       }
   }
   if (all.size() >= 2) n.range = *std::max_element(all.begin(), all.end()) - *std::min_element(all.begin(), all.end());
-  const auto pairs = seed_pairs(runs, scores);
-  n.pairs = pairs.size();
-  if (pairs.empty()) return n;
-  for (const auto& p : pairs) {
-    n.mean += p.swing / static_cast<double>(pairs.size());
+  n.swings = seed_pairs(runs, scores);
+  n.pairs = n.swings.size();
+  if (n.swings.empty()) return n;
+  for (const auto& p : n.swings) {
+    n.mean += p.swing / static_cast<double>(n.swings.size());
     n.max = std::max(n.max, p.swing);
-    if (pairs_table)
-      pairs_table->rows.push_back({s.configs[p.config].id, s.runs[p.run_a].name, s.runs[p.run_b].name,
-                                   s.runs[p.run_a].seed_text, s.runs[p.run_b].seed_text, fmt(p.a), fmt(p.b), fmt(p.swing),
-                                   n.range > 0 ? fmt(100 * p.swing / n.range) : ""});
   }
   n.ok = true;
   return n;
+}
+
+int64_t runs_with_score(const Study& s, const ScoreName& score) {
+  int64_t n = 0;
+  for (const auto& r : s.runs) n += r.in_pool && score_of(r, score).has_value();
+  return n;
+}
+
+std::vector<std::pair<size_t, size_t>> repeated_seed_runs(const Study& s) {
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t c = 0; c < s.configs.size(); ++c) {
+    std::set<std::string> seen;
+    for (size_t i : s.configs[c].runs)
+      if (!seen.insert(s.runs[i].seed_text).second) out.emplace_back(c, i);
+  }
+  return out;
 }
 
 // Bootstrap cells of configurations a and b for `score` (RULER tasks; all lengths or one).
