@@ -3,7 +3,13 @@
 #pragma once
 
 #include "analysis/features.h"
+#include "analysis/seed_noise.h"
+#include "analysis/stats.h"
+#include "analysis/study.h"
 
+#include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,5 +43,33 @@ std::string finding_verdict(double effect, bool noise_ok, double mean_swing);
 // size at this swing (stats.h seeds_to_resolve), or why none would ("none: no effect measured");
 // "" for any other verdict.
 std::string seeds_needed(double effect, bool noise_ok, double mean_swing, const std::string& verdict);
+
+// The configurations a side selects that have the score (configurations whose first run's
+// configuration cannot be evaluated are left out, with `why`).
+struct FindingSide {
+  std::vector<size_t> configs;       // into Study::configs
+  std::vector<double> config_means;  // each over its runs with the score
+  std::vector<double> run_scores;    // every such run's score, configuration by configuration
+  Spread runs;                       // of run_scores, when there are any
+  double mean = std::nan("");        // over the configurations
+};
+FindingSide select_side(const Study& s, const std::vector<Predicate>& side, const ScoreName& score, std::string& why);
+
+// A finding on one score, against that score's seed noise.
+struct FindingResult {
+  FindingSide a, b;
+  std::string why;        // when a side is empty: why a configuration could not be evaluated, if that is why
+  bool computed = false;  // both sides have a configuration with the score; what follows only then
+  double effect = 0;      // a.mean − b.mean
+  std::string verdict;    // finding_verdict
+  BootResult ci;          // of the effect
+  std::string method;     // what the bootstrap resampled
+  std::string seeds;      // seeds_needed
+};
+
+// The interval is paired over samples (or tasks) when each side is one configuration with RULER
+// cells, else over the seeds (runs) of each side.
+FindingResult evaluate_finding(const Study& s, const Finding& f, const ScoreName& score, const NoiseSummary& noise,
+                               int64_t resamples, double confidence, uint64_t seed);
 
 }  // namespace headroom::analysis

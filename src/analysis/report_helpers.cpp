@@ -2,6 +2,7 @@
 
 #include "analysis/config_groups.h"
 #include "analysis/features.h"
+#include "analysis/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -28,6 +29,8 @@ std::string short_keys_differing(const ConfigGroup& a, const ConfigGroup& b) {
   for (const auto& k : profile_differences(a, b)) out.append(out.empty() ? "" : " ").append(k);
   return out;
 }
+
+std::string range_text(double lo, double hi) { return fmt(lo, 4) + ".." + fmt(hi, 4); }
 
 std::vector<double> downsample(const std::vector<double>& v, size_t max_points) {
   if (v.size() <= max_points) return v;

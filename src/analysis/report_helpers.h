@@ -20,6 +20,8 @@ const RunData* first_pool_run(const Study& s);  // null when the pool is empty
 std::string config_name(const Study& s, long idx);  // "" for a run in no configuration
 // The keys in which two configurations differ, space-separated.
 std::string short_keys_differing(const ConfigGroup& a, const ConfigGroup& b);
+// "lo..hi" with 4 significant digits.
+std::string range_text(double lo, double hi);
 // At most max_points evenly spaced values, the first and last kept (plot data).
 std::vector<double> downsample(const std::vector<double>& v, size_t max_points);
 

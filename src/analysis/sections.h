@@ -16,8 +16,8 @@ void section_ruler(const Study& s, Report& rep);       // section_ruler.cpp: RUL
 void section_short(const Study& s, Report& rep);       // section_ruler.cpp: JSON KV, loss by position, MC
 void section_training(const Study& s, Report& rep);    // section_training.cpp: losses and spike scores
 void section_noise_and_differences(const Study& s, const AnalyzeConfig& cfg, Report& rep);  // section_noise.cpp
-void section_probe(const Study& s, Report& rep);       // findings.cpp: the retrieval probe's curves
-void section_findings(const Study& s, const AnalyzeConfig& cfg, Report& rep);  // findings.cpp
+void section_probe(const Study& s, Report& rep);       // section_probe.cpp: the retrieval probe's curves
+void section_findings(const Study& s, const AnalyzeConfig& cfg, Report& rep);  // section_findings.cpp
 void section_regressions(const Study& all, const AnalyzeConfig& cfg, Report& rep);  // section_regressions.cpp
 void section_diagnostics(const Study& s, const AnalyzeConfig& cfg, const DiagOptions& opt, Report& rep);  // section_diagnostics.cpp
 

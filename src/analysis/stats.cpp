@@ -21,6 +21,13 @@ std::vector<SeedPair> seed_pairs(const std::vector<std::vector<size_t>>& runs,
   return out;
 }
 
+Spread spread_of(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return {sum / static_cast<double>(v.size()), *lo, *hi};
+}
+
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return std::nan("");
   std::sort(v.begin(), v.end());

@@ -29,6 +29,12 @@ double sigma_from_mean_swing(double mean_swing);
 inline constexpr int64_t kSeedsNever = 1'000'000'000'000;
 int64_t seeds_to_resolve(double effect, double mean_swing);
 
+// Mean (the sum in order over the count), min and max of a non-empty list of seeds' values.
+struct Spread {
+  double mean = 0, lo = 0, hi = 0;
+};
+Spread spread_of(const std::vector<double>& v);
+
 // numpy.percentile's default (linear interpolation between order statistics, "type 7").
 double percentile(std::vector<double> v, double q);  // q in [0, 100]
 
