@@ -130,6 +130,7 @@ FindingResult evaluate_finding(const Study& s, const Finding& f, const ScoreName
   if (r.a.configs.empty() || r.b.configs.empty()) return r;
   r.computed = true;
   r.effect = r.a.mean - r.b.mean;
+  if (noise.ok && noise.mean > 0) r.effect_over_swing = r.effect / noise.mean;
   r.verdict = finding_verdict(r.effect, noise.ok, noise.mean);
   r.ci = finding_interval(s, r.a, r.b, score, resamples, confidence, seed, r.method);
   r.seeds = seeds_needed(r.effect, noise.ok, noise.mean, r.verdict);

@@ -61,6 +61,7 @@ struct FindingResult {
   std::string why;        // when a side is empty: why a configuration could not be evaluated, if that is why
   bool computed = false;  // both sides have a configuration with the score; what follows only then
   double effect = 0;      // a.mean − b.mean
+  std::optional<double> effect_over_swing;  // when there are seed pairs and the mean swing is not 0
   std::string verdict;    // finding_verdict
   BootResult ci;          // of the effect
   std::string method;     // what the bootstrap resampled

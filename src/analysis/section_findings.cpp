@@ -45,7 +45,7 @@ std::vector<std::string> finding_row(const Study& s, const Finding& f, const Sco
     return row;
   }
   row.insert(row.end(), {fmt(r.effect), noise.ok ? fmt(noise.mean) : "",
-                         noise.ok && noise.mean > 0 ? fmt(r.effect / noise.mean, 3) : "", r.verdict,
+                         fmt(r.effect_over_swing, 3), r.verdict,
                          r.ci.ok ? fmt(r.ci.lo) : "", r.ci.ok ? fmt(r.ci.hi) : "", r.ci.ok ? r.method : r.ci.why, r.seeds,
                          spread(r.a), spread(r.b)});
   return row;

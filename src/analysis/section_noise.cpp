@@ -11,14 +11,12 @@ namespace headroom::analysis {
 
 namespace {
 
-std::string share_of_range(double v, double range) { return range > 0 ? fmt(100 * v / range) : ""; }
-
 Table pairs_table(const Study& s, const AnalyzeConfig& cfg, const ScoreName& score, const NoiseSummary& noise) {
   Table t{"seed_pairs", cat("Seed pairs (runs that differ only in seed keys: ", cfg.seed_keys, "), score ", score.text),
           {"config", "run_a", "run_b", "seeds_a", "seeds_b", "score_a", "score_b", "swing", "swing_pct_of_range"}, {}, ""};
   for (const auto& p : noise.swings)
     t.rows.push_back({s.configs[p.config].id, s.runs[p.run_a].name, s.runs[p.run_b].name, s.runs[p.run_a].seed_text,
-                      s.runs[p.run_b].seed_text, fmt(p.a), fmt(p.b), fmt(p.swing), share_of_range(p.swing, noise.range)});
+                      s.runs[p.run_b].seed_text, fmt(p.a), fmt(p.b), fmt(p.swing), fmt(percent_of(p.swing, noise.range))});
   return t;
 }
 
@@ -33,7 +31,7 @@ Table summary_table(const Study& s, const ScoreName& score) {
     const NoiseSummary ns = seed_noise(s, n);
     if (!ns.ok) continue;
     t.rows.push_back({n.text, std::to_string(ns.pairs), fmt(ns.mean), fmt(ns.max), fmt(ns.range),
-                      share_of_range(ns.mean, ns.range), share_of_range(ns.max, ns.range)});
+                      fmt(percent_of(ns.mean, ns.range)), fmt(percent_of(ns.max, ns.range))});
   }
   return t;
 }
@@ -108,8 +106,9 @@ void section_noise_and_differences(const Study& s, const AnalyzeConfig& cfg, Rep
     rep.text("No seed pairs: seed noise cannot be estimated, so no configuration difference below is marked as within "
              "or beyond seed noise.");
   } else {
+    const Opt share = percent_of(main.mean, main.range);
     rep.text(cat(main.pairs, " seed pair(s). Mean swing of ", score.text, ": ", fmt(main.mean), " (",
-                 main.range > 0 ? fmt(100 * main.mean / main.range, 3) : "–", "% of the cross-pool range ",
+                 share ? fmt(*share, 3) : "–", "% of the cross-pool range ",
                  fmt(main.range), "); max swing ", fmt(main.max), "."));
     rep.table(pairs_table(s, cfg, score, main));
     rep.table(summary_table(s, score));

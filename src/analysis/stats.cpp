@@ -28,6 +28,10 @@ Spread spread_of(const std::vector<double>& v) {
   return {sum / static_cast<double>(v.size()), *lo, *hi};
 }
 
+std::optional<double> percent_of(double part, double whole) {
+  return whole > 0 ? std::optional<double>(100 * part / whole) : std::nullopt;
+}
+
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return std::nan("");
   std::sort(v.begin(), v.end());

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct Spread {
   double mean = 0, lo = 0, hi = 0;
 };
 Spread spread_of(const std::vector<double>& v);
+
+// 100 · part / whole: a swing as a share of the cross-pool range; none when whole ≤ 0.
+std::optional<double> percent_of(double part, double whole);
 
 // numpy.percentile's default (linear interpolation between order statistics, "type 7").
 double percentile(std::vector<double> v, double q);  // q in [0, 100]
