@@ -2,15 +2,24 @@
 // probability rows (entropy, sink share, Gu et al.'s sink rate, needle mass, Wu et al.'s retrieval
 // score), the eigen-solver and effective rank, least squares with in-sample and leave-one-out R²
 // (against the hat-matrix identity), the bootstrap's point estimate and degenerate intervals, seed
-// pairs, feature predicates, and the readers of evaluate's and training's outputs.
+// pairs, feature predicates, the readers of evaluate's and training's outputs, and the sections'
+// statistics (means over seeds, predictors and fits, differences, findings, probe, training and
+// diagnostics summaries) on hand-built studies.
 #include "analysis/attention_stats.h"
+#include "analysis/config_differences.h"
+#include "analysis/config_scores.h"
+#include "analysis/diagnostics_summary.h"
 #include "analysis/features.h"
 #include "analysis/findings.h"
 #include "analysis/linalg.h"
+#include "analysis/predictors.h"
+#include "analysis/probe_summary.h"
 #include "analysis/probes.h"
 #include "analysis/run_scores.h"
+#include "analysis/seed_noise.h"
 #include "analysis/stats.h"
 #include "analysis/study.h"
+#include "analysis/training_means.h"
 #include "config/ini_text.h"
 #include "eval/niah.h"
 #include "eval/sample_log.h"
@@ -32,6 +41,30 @@ using namespace headroom::analysis;
 namespace {
 
 RowView view(const std::vector<double>& p, int64_t first = 0) { return {std::span<const double>(p), first}; }
+
+// A pool of configurations C1, C2, ...: ruler[c] lists the RULER averages of configuration c's runs
+// (distinct seeds), ini[c] its resolved configuration.
+Study study_of(const std::vector<std::vector<double>>& ruler, const std::vector<std::string>& ini = {}) {
+  Study s;
+  for (size_t c = 0; c < ruler.size(); ++c) {
+    ConfigGroup g;
+    g.id = "C" + std::to_string(c + 1);
+    for (size_t k = 0; k < ruler[c].size(); ++k) {
+      RunData r;
+      r.name = g.id + "-s" + std::to_string(k + 1);
+      r.seed_text = std::to_string(k + 1);
+      r.has_results = true;
+      r.results.ruler_average = ruler[c][k];
+      r.config.stages.push_back({"pretrain", config::ini_map(c < ini.size() ? ini[c] : "")});
+      r.in_pool = true;
+      r.config_index = static_cast<long>(c);
+      g.runs.push_back(s.runs.size());
+      s.runs.push_back(r);
+    }
+    s.configs.push_back(g);
+  }
+  return s;
+}
 
 }  // namespace
 
@@ -576,4 +609,196 @@ TEST(Findings, SeedsToResolveFollowTheStandardErrorOfADifferenceOfMeans) {
   EXPECT_EQ(seeds_needed(0.0, true, swing, "not resolved (|effect| <= 2 x swing)"), "none: no effect measured");
   EXPECT_EQ(seeds_needed(sigma, true, swing, "not resolved (|effect| <= 2 x swing)"), "8");
   EXPECT_EQ(seeds_needed(sigma, true, swing, "reproduces"), "");
+}
+
+// ------------------------------------------------------------------ the sections' statistics
+
+TEST(SectionStats, SpreadAndPercentOfRange) {
+  const Spread sp = spread_of({3, 1, 2});
+  EXPECT_EQ(sp.mean, 2);
+  EXPECT_EQ(sp.lo, 1);
+  EXPECT_EQ(sp.hi, 3);
+  EXPECT_EQ(*percent_of(1, 4), 25);
+  EXPECT_FALSE(percent_of(1, 0));  // no range: no share of it
+}
+
+TEST(SectionStats, PredictorsFitsAndFeatureColumns) {
+  // y = 10, 20, 30, 40, 50; the first predictor x = y / 10 exactly; the second has no value for C5.
+  // Feature a: 1 1 0 0 and unknown for C5 (no model.a); feature b: 1 everywhere (constant).
+  const Study s = study_of({{10}, {20}, {30}, {40}, {50}}, {"[model]\na = 1\nb = 1\n", "[model]\na = 1\nb = 1\n",
+                                                          "[model]\na = 0\nb = 1\n", "[model]\na = 0\nb = 1\n",
+                                                          "[model]\nb = 1\n"});
+  const std::vector<Predictor> preds{
+      {"x", "x", [](const RunData& r) -> Opt { return *r.results.ruler_average / 10; }},
+      {"gappy", "gappy", [](const RunData& r) -> Opt {
+         return *r.results.ruler_average < 45 ? Opt(*r.results.ruler_average / 5 + 1) : std::nullopt;
+       }}};
+  const std::vector<Feature> features{parse_feature("a=model.a == 1"), parse_feature("b=model.b == 1")};
+  const PredictorStats st = predictor_stats(s, parse_score_name("ruler", "k"), preds, features);
+  ASSERT_EQ(st.rows.size(), 5u);
+  EXPECT_EQ(*st.rows[2].score.mean, 30);
+  EXPECT_EQ(*st.rows[2].predictors[0], 3);
+  EXPECT_EQ(st.rows[0].features, (std::vector<int>{1, 1}));
+  EXPECT_EQ(*st.rows[3].feature_count, 1);
+  EXPECT_EQ(st.rows[4].features[0], -1);
+  EXPECT_NE(st.rows[4].feature_why[0].find("model.a"), std::string::npos);
+  EXPECT_FALSE(st.rows[4].feature_count);
+  // A predictor that is y / 10: a perfect line y = 0 + 10 x.
+  ASSERT_TRUE(st.single[0].fit.ok);
+  EXPECT_NEAR(st.single[0].fit.coef[1], 10, 1e-9);
+  EXPECT_NEAR(st.single[0].fit.r2, 1, 1e-12);
+  EXPECT_EQ(st.single[1].configs, (std::vector<size_t>{0, 1, 2, 3}));  // C5 has no value
+  // Feature count 2 2 1 1 against y 10 20 30 40 (C5 left out): slope −20, intercept 55, fitted
+  // 15 15 35 35, so SS_res = 100 of SS_tot = 500: R² = 0.8.
+  ASSERT_TRUE(st.feature_count.fit.ok);
+  EXPECT_EQ(st.feature_count.x, (std::vector<double>{2, 2, 1, 1}));
+  EXPECT_NEAR(st.feature_count.fit.coef[0], 55, 1e-9);
+  EXPECT_NEAR(st.feature_count.fit.coef[1], -20, 1e-9);
+  EXPECT_NEAR(st.feature_count.fit.r2, 0.8, 1e-12);
+  // Separately: b is constant over those points and left out; y on a: intercept 35, slope −20.
+  EXPECT_EQ(st.varying, (std::vector<size_t>{0}));
+  EXPECT_EQ(st.constant, (std::vector<size_t>{1}));
+  ASSERT_TRUE(st.features.fit.ok);
+  EXPECT_NEAR(st.features.fit.coef[0], 35, 1e-9);
+  EXPECT_NEAR(st.features.fit.coef[1], -20, 1e-9);
+  // The regression pool: a conjunction selects configurations; one it cannot evaluate is left out.
+  const Study sub = regression_pool(s, "model.b == 1 & model.a == 0");
+  ASSERT_EQ(sub.configs.size(), 2u);
+  EXPECT_EQ(sub.configs[0].id, "C3");
+  EXPECT_EQ(sub.configs[1].id, "C4");
+  EXPECT_EQ(regression_pool(s, "").configs.size(), 5u);
+}
+
+TEST(SectionStats, SeedNoiseAndConfigDifferences) {
+  // C1: 10, 12 (swing 2); C2: 20, 20 (swing 0); C3: one seed. Mean swing 1, max 2, range 10.
+  Study s = study_of({{10, 12}, {20, 20}, {11}});
+  const ScoreName ruler = parse_score_name("ruler", "k");
+  const NoiseSummary n = seed_noise(s, ruler);
+  ASSERT_TRUE(n.ok);
+  EXPECT_EQ(n.pairs, 2u);
+  EXPECT_EQ(n.mean, 1);
+  EXPECT_EQ(n.max, 2);
+  EXPECT_EQ(n.range, 10);
+  EXPECT_EQ(n.swings[0].swing, 2);
+  EXPECT_EQ(runs_with_score(s, ruler), 5);
+  // Differences 11 − 20 = −9 (beyond a swing of 1.5), 11 − 11 = 0 (within), 20 − 11 = 9 (beyond).
+  NoiseSummary noise;
+  noise.ok = true, noise.mean = 1.5;
+  const DifferenceStats d = config_differences(s, ruler, noise, 100, 1, 0.9);
+  ASSERT_EQ(d.pairs.size(), 3u);
+  EXPECT_EQ(*d.pairs[0].difference, -9);
+  EXPECT_EQ(d.pairs[0].score_a.n, 2);
+  EXPECT_EQ(d.pairs[0].mark, NoiseMark::kBeyond);
+  EXPECT_EQ(d.pairs[1].mark, NoiseMark::kWithin);
+  EXPECT_EQ(d.within, 1);
+  EXPECT_EQ(d.beyond, 2);
+  // No RULER task cells: no interval, and the pool lacks samples.jsonl.
+  EXPECT_FALSE(d.pairs[0].ci.ok);
+  EXPECT_FALSE(d.no_interval.empty());
+  EXPECT_TRUE(d.pool_lacks_samples);
+  noise.mean = 0;  // a zero difference against a zero swing is no difference, not an effect
+  EXPECT_EQ(config_differences(s, ruler, noise, 100, 1, 0.9).pairs[1].mark, NoiseMark::kNoDifference);
+  noise.ok = false;
+  const DifferenceStats unknown = config_differences(s, ruler, noise, 100, 1, 0.9);
+  EXPECT_EQ(unknown.pairs[0].mark, NoiseMark::kUnknown);
+  EXPECT_EQ(unknown.within + unknown.beyond, 0);
+  // A repeated evaluation of C2's first seeds is no seed pair.
+  s.runs[s.configs[1].runs[1]].seed_text = s.runs[s.configs[1].runs[0]].seed_text;
+  const auto repeated = repeated_seed_runs(s);
+  ASSERT_EQ(repeated.size(), 1u);
+  EXPECT_EQ(repeated[0], std::make_pair(size_t{1}, s.configs[1].runs[1]));
+  EXPECT_EQ(seed_noise(s, ruler).pairs, 1u);
+}
+
+TEST(SectionStats, FindingEffectVerdictAndSeedInterval) {
+  // A (model.w == 32): runs 30, 34; B (model.w == 8): runs 20, 24. Effect 32 − 22 = 10 against a
+  // swing of 2: reproduces, 5 swings. No RULER cells: the interval resamples each side's seeds, so it
+  // lies within [30 − 24, 34 − 20].
+  const Study s = study_of({{30, 34}, {20, 24}}, {"[model]\nw = 32\n", "[model]\nw = 8\n"});
+  NoiseSummary noise;
+  noise.ok = true, noise.mean = 2;
+  const FindingResult r = evaluate_finding(s, parse_finding("wide: model.w == 32 over model.w == 8"),
+                                           parse_score_name("ruler", "k"), noise, 200, 0.9, 7);
+  ASSERT_TRUE(r.computed);
+  EXPECT_EQ(r.a.configs, (std::vector<size_t>{0}));
+  EXPECT_EQ(r.a.mean, 32);
+  EXPECT_EQ(r.b.runs.lo, 20);
+  EXPECT_EQ(r.b.runs.hi, 24);
+  EXPECT_EQ(r.effect, 10);
+  EXPECT_EQ(*r.effect_over_swing, 5);
+  EXPECT_EQ(r.verdict, "reproduces");
+  EXPECT_EQ(r.method, "seeds (runs) of each side");
+  ASSERT_TRUE(r.ci.ok);
+  EXPECT_GE(r.ci.lo, 6);
+  EXPECT_LE(r.ci.hi, 14);
+  EXPECT_FALSE(evaluate_finding(s, parse_finding("none: model.w == 64 over model.w == 8"), parse_score_name("ruler", "k"),
+                                noise, 200, 0.9, 7).computed);
+}
+
+TEST(SectionStats, ProbeTrainingAndLossMeans) {
+  Study s = study_of({{10, 20}, {30}});
+  // Probe: C1's runs end at token accuracy 0.5 and 0.7; C2 has no probe and is left out.
+  for (size_t k = 0; k < 2; ++k) {
+    StageRun st;
+    st.stage = "pretrain";
+    st.probe = {{0, 0, 3.0, 0.1, 0.0}, {10, 640, 1.0, 0.5 + 0.2 * static_cast<double>(k), 0.25}};
+    st.metrics = {{10, 2.0 + static_cast<double>(k), 1.0}};
+    st.final_loss = 2.0 + static_cast<double>(k);
+    st.spikes = {{k ? "paper" : "olmo", 0, 0, 0.5}};
+    s.runs[k].stages.push_back(st);
+  }
+  const auto probes = probe_summaries(s);
+  ASSERT_EQ(probes.size(), 1u);
+  EXPECT_EQ(probes[0].runs.size(), 2u);
+  EXPECT_NEAR(probes[0].acc.mean, 0.6, 1e-12);
+  EXPECT_EQ(probes[0].acc.hi, 0.7);
+  EXPECT_EQ(probes[0].exact.mean, 0.25);
+  // Training: final losses 2 and 3; each run logged one rule, so each rule's mean has one seed.
+  EXPECT_EQ(spike_rules(s), (std::vector<std::string>{"olmo", "paper"}));
+  const auto tm = training_means(s, spike_rules(s));
+  ASSERT_EQ(tm.size(), 2u);
+  EXPECT_EQ(*tm[0].stages[0].final_loss.mean, 2.5);
+  EXPECT_EQ(tm[0].stages[0].spikes[1].n, 1);
+  EXPECT_FALSE(tm[0].stages[1].final_loss.mean);  // no extension stage
+  EXPECT_FALSE(tm[1].stages[0].final_loss.mean);
+  // Loss by position: C1's runs lose 1 and 2 nats at length 64 (perplexity e^1.5).
+  for (size_t k = 0; k < 2; ++k) {
+    eval::LossCurve c;
+    c.length = 64;
+    c.mean_loss = 1.0 + static_cast<double>(k);
+    c.buckets = {{0, 32, 3.0 * static_cast<double>(k), 32}};
+    s.runs[k].results.loss.push_back(c);
+  }
+  const auto loss = loss_means(s);
+  ASSERT_EQ(loss.size(), 1u);  // C2's run has no loss curve
+  EXPECT_EQ(*loss[0].loss.mean, 1.5);
+  EXPECT_NEAR(*loss[0].perplexity, std::exp(1.5), 1e-12);
+  EXPECT_EQ(*loss[0].buckets[0].loss.mean, 1.5);
+  const auto ruler = ruler_means(s, {});
+  EXPECT_EQ(*ruler[0].overall.mean, 15);
+  EXPECT_EQ(ruler[0].overall.lo, 10);
+}
+
+TEST(SectionStats, DiagnosticsSummaries) {
+  // Two heads: one with entropy 1.5 over two rows, one with no rows (left out of the head mean).
+  Diagnostics d;
+  d.heads.resize(2);
+  d.heads[0].entropy_sum = 3, d.heads[0].rows = 2;
+  d.probes.resize(3);
+  d.probes[0].correct = d.probes[2].correct = true;
+  const DiagSummary sum = summarize_diagnostics(d);
+  EXPECT_EQ(sum.entropy, 1.5);
+  EXPECT_EQ(sum.answered, 2);
+  EXPECT_TRUE(std::isnan(sum.retrieval_fraction));  // no test counted
+  // Per configuration: a second seed with one retrieval head of two over counted tests.
+  Study s = study_of({{10, 20}});
+  s.runs[0].diag = d;
+  d.retrieval.tests = 2, d.retrieval_heads = 1;
+  s.runs[1].diag = d;
+  const auto byc = config_diagnostics(s);
+  ASSERT_EQ(byc.size(), 1u);
+  EXPECT_EQ(byc[0].runs, 2);
+  EXPECT_EQ(*byc[0].entropy.mean, 1.5);
+  EXPECT_EQ(byc[0].retrieval_fraction.n, 1);
+  EXPECT_EQ(*byc[0].retrieval_fraction.mean, 0.5);
 }
