@@ -76,22 +76,10 @@ std::vector<std::string> features_row(const PredictorStats& st, const std::vecto
   return regression_row("features separately", names.empty() ? "(none vary)" : names, st.features, coefs, note);
 }
 
-}  // namespace
-
-void section_regressions(const Study& all, const AnalyzeConfig& cfg, Report& rep) {
-  rep.heading("What predicts the long-context score");
-  const Study s = regression_pool(all, cfg.regression_configs);
-  if (!cfg.regression_configs.empty())
-    rep.text(cat("Fitted over the ", s.configs.size(), " of ", all.configs.size(), " configurations that match `",
-                 cfg.regression_configs, "` (analyze.regression_configs)."));
-  const ScoreName score = parse_score_name(cfg.long_score, "analyze.long_score");
-  const ScoreName short_score = parse_score_name(cfg.short_score, "analyze.short_score");
-  const std::vector<Feature> features = regression_features(cfg.features);
-  const std::vector<Predictor> preds = default_predictors(short_score, cfg.perplexity_length);
-  const PredictorStats st = predictor_stats(s, score, preds, features);
-  rep.table(predictors_table(s, st, score, preds, features));
-  for (const auto& p : feature_problems(s, st)) rep.cannot_compute("a feature value", p);
-
+// The regressions table, with a scatter plot of each fit that succeeded and the reason for each
+// that did not.
+void regressions(const Study& s, const PredictorStats& st, const ScoreName& score, const std::vector<Predictor>& preds,
+                 const std::vector<Feature>& features, Report& rep) {
   Table reg{"regressions", cat("Linear regressions of ", score.text, " over configurations (ordinary least squares with "
                                "intercept; leave-one-out R² = 1 − Σ(y − ŷ₋ᵢ)² / Σ(y − ȳ)²)"),
             {"model", "predictors", "n", "r2", "loo_r2", "coefficients", "note"}, {}, ""};
@@ -121,6 +109,24 @@ void section_regressions(const Study& all, const AnalyzeConfig& cfg, Report& rep
   if (!st.features.fit.ok) rep.cannot_compute("the regression on the features separately", st.features.fit.why);
   rep.table(std::move(reg));
   rep.plot_data["scatter"] = scatters;
+}
+
+}  // namespace
+
+void section_regressions(const Study& all, const AnalyzeConfig& cfg, Report& rep) {
+  rep.heading("What predicts the long-context score");
+  const Study s = regression_pool(all, cfg.regression_configs);
+  if (!cfg.regression_configs.empty())
+    rep.text(cat("Fitted over the ", s.configs.size(), " of ", all.configs.size(), " configurations that match `",
+                 cfg.regression_configs, "` (analyze.regression_configs)."));
+  const ScoreName score = parse_score_name(cfg.long_score, "analyze.long_score");
+  const ScoreName short_score = parse_score_name(cfg.short_score, "analyze.short_score");
+  const std::vector<Feature> features = regression_features(cfg.features);
+  const std::vector<Predictor> preds = default_predictors(short_score, cfg.perplexity_length);
+  const PredictorStats st = predictor_stats(s, score, preds, features);
+  rep.table(predictors_table(s, st, score, preds, features));
+  for (const auto& p : feature_problems(s, st)) rep.cannot_compute("a feature value", p);
+  regressions(s, st, score, preds, features, rep);
 }
 
 }  // namespace headroom::analysis
