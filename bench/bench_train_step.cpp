@@ -486,8 +486,8 @@ int run_prefill(const Options& o) {
     s = s * 6364136223846793005ull + 1442695040888963407ull;
     t = static_cast<int32_t>((s >> 33) % kVocab);
   }
-  const double kv_mib = static_cast<double>(cfg.n_layers) * 2 * n *
-                        (cfg.n_kv_heads * cfg.head_dim_qk) * sizeof(float) / 1048576.0;
+  const double kv_mib = static_cast<double>(cfg.n_layers) * n *
+                        static_cast<double>(config::k_width(cfg) + config::v_width(cfg)) * sizeof(float) / 1048576.0;
   const double chunk_mib = static_cast<double>(cache.chunk.arena.size()) * 4 / 1048576.0;
   g_stats.on = true;
   const double t0 = now(), c0 = cpu_seconds(), b0 = machine_busy_seconds();
@@ -497,9 +497,7 @@ int run_prefill(const Options& o) {
                         (static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)) * dt);
   g_stats.on = false;
   const double rss = peak_rss_mib();
-  // Causal attention over n positions: per layer 2·2·d_attn FLOPs per visible (query, key) pair.
-  const double attn_flops = static_cast<double>(cfg.n_layers) * 4.0 *
-                            static_cast<double>(cfg.n_heads * cfg.head_dim_qk) * n * (n + 1) / 2.0;
+  const double attn_flops = train::attention_forward_flops(cfg, n);
   const double dense_flops = 2.0 * static_cast<double>(model::count_non_embedding(m.specs) -
                                                        cfg.vocab_size * cfg.d_model) * n;
   std::printf("prefill %" PRId64 " tokens (d_model %ld, %ld layers, %ldx%ld heads, chunk %" PRId64
@@ -511,9 +509,9 @@ int run_prefill(const Options& o) {
               static_cast<double>(n) / dt, (attn_flops + dense_flops) / dt / 1e9, dense_flops / 1e9,
               attn_flops / 1e9);
   std::printf("  peak RSS %.0f MiB = resident before the cache (model params + grads, runtime) %.0f "
-              "MiB + KV cache %.0f MiB (%ld layers × K,V × %" PRId64 " × %ld floats) + %.0f MiB rest "
+              "MiB + KV cache %.0f MiB (%ld layers × %" PRId64 " positions × %" PRId64 " floats of K and V) + %.0f MiB rest "
               "(chunk activations %.1f MiB, RoPE tables, OpenBLAS buffers, attention scratch)\n",
-              rss, after_model, kv_mib, cfg.n_layers, n, cfg.n_kv_heads * cfg.head_dim_qk,
+              rss, after_model, kv_mib, cfg.n_layers, n, config::k_width(cfg) + config::v_width(cfg),
               rss - after_model - kv_mib, chunk_mib);
   std::printf("  last-token logit[0] %.5f\n", static_cast<double>(last[0]));
   if (o.breakdown) print_breakdown(dt, 1);

@@ -163,5 +163,7 @@ const Ops& cpu_ops();
 const BasicOps<double>& cpu_ops_f64();
 // Throws std::runtime_error when Headroom was built without CUDA or no GPU is usable.
 const Ops& cuda_ops();
+// GPUs this process can use: 0 in a build without CUDA and on a machine without a driver or device.
+int cuda_device_count();
 
 }  // namespace headroom::kernels

@@ -9,4 +9,6 @@ const Ops& cuda_ops() {
   fail("Headroom was built without CUDA (configure with -DHEADROOM_CUDA=ON on a machine with nvcc)");
 }
 
+int cuda_device_count() { return 0; }
+
 }  // namespace headroom::kernels

@@ -19,6 +19,8 @@ void require_gpu() {
 
 }  // namespace
 
+int cuda_device_count() { return cuda::device_count(); }
+
 const Ops& cuda_ops_bf16() {
   require_gpu();
   static const Ops table = cuda::make_table("cuda", true);

@@ -161,10 +161,11 @@ int run_evaluate_stage(int argc, char** argv) {
   job.header = make_header(job, info, *ckpt, config::ini_only_sections(config::to_ini(schema, false), {"model", "train"}), grid.world->size(),
                            addressable);
   if (run) io::log_line(*run, describe(job));
+  if (run && !start.device_choice.empty()) io::log_line(*run, start.device_choice);
   if (run) io::log_line(*run, kernels::cpu::blas_kernels_description());
   if (run) io::log_line(*run, memory);
 
-  // train.device, as the training stages use it (the checkpoint's, or --train.device cpu|cuda).
+  // train.device as the training stages use it: auto (made concrete by start_stage), cpu or cuda.
   const auto& ops = cfg.train.device == config::Device::kCuda ? kernels::cuda_ops() : kernels::cpu_ops();
   model::Model<float> model = model::make_model(cfg.model, ops);
   io::load_checkpoint_tensors(*ckpt, model, nullptr);

@@ -180,6 +180,7 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
     run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force));
     io::write_config(*run, config::to_ini(schema));
     io::log_line(*run, cat(spec.name, " on ", grid.world->size(), " rank(s), run directory ", run_dir));
+    if (!start.device_choice.empty()) io::log_line(*run, start.device_choice);
     io::log_line(*run, kernels::cpu::blas_kernels_description());
     io::log_line(*run, memory);
   }

@@ -17,7 +17,7 @@ enum class RopeScaling { kNone, kYarn };
 enum class YarnLayers { kAll, kFull };
 enum class Schedule { kCosine, kWsd, kLinear, kConstant };
 enum class Nonfinite { kStop, kSkip };
-enum class Device { kCpu, kCuda };
+enum class Device { kAuto, kCpu, kCuda };  // kAuto is resolved at a stage's start (app/device_choice.h)
 enum class Sampler { kAuto, kWindows, kDocuments };
 enum class SyntheticLoss { kAnswer, kAll };
 
@@ -57,7 +57,7 @@ struct ChoiceNames<Nonfinite> {
 };
 template <>
 struct ChoiceNames<Device> {
-  static constexpr NameList<Device, 2> list{{{Device::kCpu, "cpu"}, {Device::kCuda, "cuda"}}};
+  static constexpr NameList<Device, 3> list{{{Device::kAuto, "auto"}, {Device::kCpu, "cpu"}, {Device::kCuda, "cuda"}}};
 };
 template <>
 struct ChoiceNames<Sampler> {

@@ -56,13 +56,19 @@ std::map<std::string, std::string> ini_map(const std::string& text) {
   return out;
 }
 
-std::string ini_without_sections(const std::string& text, const std::set<std::string>& drop) {
-  std::string out, line;
+std::string ini_without(const std::string& text, const std::set<std::string>& drop) {
+  std::string out, line, section;
   std::istringstream in(text);
-  bool skip = false;
+  bool skip_section = false;
   while (std::getline(in, line)) {
-    if (const auto h = header(trim(line))) skip = drop.count(*h) > 0;
-    if (!skip) out += line + '\n';
+    const std::string entry = without_comment(line);
+    if (const auto h = header(entry)) {
+      section = *h;
+      skip_section = drop.count(section) > 0;
+    }
+    const size_t eq = entry.empty() || entry[0] == ';' ? std::string::npos : entry.find('=');
+    const bool dropped_key = eq != std::string::npos && drop.count(section + "." + trim(entry.substr(0, eq))) > 0;
+    if (!skip_section && !dropped_key) out += line + '\n';
   }
   return out;
 }

@@ -26,8 +26,9 @@ std::optional<std::string> ini_value(const std::string& text, const std::string&
 // {"section.key": value}; a key repeated in the text (a list key) joins its values with '\n'.
 std::map<std::string, std::string> ini_map(const std::string& text);
 
-// The text's lines, verbatim, without the lines of the named sections (their header included).
-std::string ini_without_sections(const std::string& text, const std::set<std::string>& drop);
+// The text's lines, verbatim, without those of the named sections (their header included) and
+// without the named keys' lines: `drop` holds section names ("parallel") and keys ("train.device").
+std::string ini_without(const std::string& text, const std::set<std::string>& drop);
 
 // The header and entry lines of the named sections only (comment and blank lines dropped).
 std::string ini_only_sections(const std::string& text, const std::set<std::string>& keep);

@@ -123,9 +123,11 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "end this invocation after so many steps as if preempted (checkpoint, exit 75; "
           "--resume auto continues): for time-sliced queues; 0 = no limit",
           at_least<long>(0));
-  add_choice_key(s, "train", "device", t.device, Device::kCpu,
-          "cpu (fp32 reference), or cuda (one GPU per rank, bf16 GEMMs and flash attention with "
-          "fp32 master weights, NCCL between ranks; checkpoints are the same format)");
+  add_choice_key(s, "train", "device", t.device, Device::kAuto,
+          "auto (cuda when every rank sees a GPU, else cpu; the choice is logged and stored as "
+          "cpu or cuda, and a later stage chooses again on its own machine), cpu (fp32 "
+          "reference), or cuda (one GPU per rank, bf16 GEMMs and flash attention with fp32 "
+          "master weights, NCCL between ranks; checkpoints are the same format)");
   add_key(s, "train", "peak_tflops", t.peak_tflops, 0.0,
           "the peak that MFU is reported against, TFLOP/s per rank; 0 = on cuda the device's nominal "
           "dense bf16 peak when known (H100/H200 989, A100 312, L40S 362, L4 121, ...), else the GEMM "

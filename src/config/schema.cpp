@@ -18,12 +18,15 @@ Section& section(Schema& schema, const std::string& name, const std::string& tit
   return schema.sections.back();
 }
 
+Section& declared_section(Schema& schema, const std::string& name) {
+  for (auto& s : schema.sections)
+    if (s.name == name) return s;
+  fail("internal: config section '", name, "' used before it was declared");
+}
+
 void add_list_key(Schema& schema, const std::string& section_name, const std::string& name,
                   std::vector<std::string>& target, const std::string& help) {
-  Section* sec = nullptr;
-  for (auto& s : schema.sections)
-    if (s.name == section_name) sec = &s;
-  if (!sec) fail("internal: config section '", section_name, "' used before it was declared");
+  Section* sec = &declared_section(schema, section_name);
   const std::string full = section_name.empty() ? name : section_name + "." + name;
   sec->options.add_options()(full.c_str(),
                              po::value<std::vector<std::string>>(&target)->multitoken(),

@@ -42,6 +42,9 @@ struct Schema {
 // Returns the section called `name`, adding it (with `title` for --help) if it is new.
 Section& section(Schema& schema, const std::string& name, const std::string& title);
 
+// The section called `name`, which section() must have added; throws otherwise (a bug in a schema).
+Section& declared_section(Schema& schema, const std::string& name);
+
 // A per-key check: given the value, "" when valid, else the reason.
 template <class T>
 using Check = std::function<std::string(const T&)>;

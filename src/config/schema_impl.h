@@ -20,10 +20,7 @@ Check<T> in_range(T lo, T hi) {
 template <class T>
 void add_key(Schema& schema, const std::string& section_name, const std::string& name, T& target,
              T default_value, const std::string& help, Check<T> check) {
-  Section* sec = nullptr;
-  for (auto& s : schema.sections)
-    if (s.name == section_name) sec = &s;
-  if (!sec) fail("internal: config section '", section_name, "' used before it was declared");
+  Section* sec = &declared_section(schema, section_name);
   const std::string full = section_name.empty() ? name : section_name + "." + name;
   target = default_value;
   sec->options.add_options()(full.c_str(),
@@ -38,10 +35,7 @@ void add_key(Schema& schema, const std::string& section_name, const std::string&
 template <Choice E>
 void add_choice_key(Schema& schema, const std::string& section_name, const std::string& name, E& target,
                     E default_value, const std::string& help) {
-  Section* sec = nullptr;
-  for (auto& s : schema.sections)
-    if (s.name == section_name) sec = &s;
-  if (!sec) fail("internal: config section '", section_name, "' used before it was declared");
+  Section* sec = &declared_section(schema, section_name);
   const std::string full = section_name.empty() ? name : section_name + "." + name;
   target = default_value;
   std::string& text = schema.choice_text.emplace_back(name_of(default_value));

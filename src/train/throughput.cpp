@@ -16,19 +16,28 @@ double head_flops_per_row(const config::ModelConfig& m) {
   return 6.0 * static_cast<double>(m.vocab_size) * static_cast<double>(m.d_model);
 }
 
-double flops_per_token(const config::ModelConfig& m, long seq_len) {
-  // The LM head is counted by its work, which a tied head does too (it has no tensor of its own).
-  double n = 0;
-  for (const auto& s : model::param_specs(m))
-    if (s.name != "embed.weight" && s.name != "lm_head.weight") n += static_cast<double>(s.numel());
+double keys_per_query(const config::ModelConfig& m, long seq_len) {
   double keys = 0;
   const double causal = (static_cast<double>(seq_len) + 1) / 2;
   for (long i = 0; i < m.n_layers; ++i) {
     const bool sliding = m.layer_pattern[static_cast<size_t>(i) % m.layer_pattern.size()] == 'S';
     keys += sliding ? std::min(static_cast<double>(m.window), causal) : causal;
   }
+  return keys;
+}
+
+double flops_per_token(const config::ModelConfig& m, long seq_len) {
+  // The LM head is counted by its work, which a tied head does too (it has no tensor of its own).
+  double n = 0;
+  for (const auto& s : model::param_specs(m))
+    if (s.name != "embed.weight" && s.name != "lm_head.weight") n += static_cast<double>(s.numel());
   return 6.0 * n + head_flops_per_row(m) +
-         6.0 * static_cast<double>(m.n_heads * (m.head_dim_qk + m.head_dim_v)) * keys;
+         6.0 * static_cast<double>(config::q_width(m) + config::attn_out_width(m)) * keys_per_query(m, seq_len);
+}
+
+double attention_forward_flops(const config::ModelConfig& m, long seq_len) {
+  return 2.0 * static_cast<double>(config::q_width(m) + config::attn_out_width(m)) * keys_per_query(m, seq_len) *
+         static_cast<double>(seq_len);
 }
 
 double measure_matmul_rate(const kernels::Ops& ops) {

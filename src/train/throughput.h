@@ -24,6 +24,13 @@ double flops_per_token(const config::ModelConfig& m, long seq_len);
 // targets·this: a window with an answer-only loss does less work, and MFU says so.
 double head_flops_per_row(const config::ModelConfig& m);
 
+// Key positions one query sees, summed over the layers and averaged over the seq_len queries of a
+// causal sequence (a sliding layer sees at most `window`).
+double keys_per_query(const config::ModelConfig& m, long seq_len);
+// The attention's forward FLOPs over one causal sequence: 2·n_heads·(dqk + dv) per visible
+// (query, key) pair; the training formula above counts it three times (forward and backward).
+double attention_forward_flops(const config::ModelConfig& m, long seq_len);
+
 // The backend's single-precision GEMM rate in FLOP/s on one representative product, best of a few
 // repetitions: the peak MFU is reported against (on CPU, OpenBLAS sgemm with the current threads).
 double measure_matmul_rate(const kernels::Ops& ops);

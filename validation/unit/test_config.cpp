@@ -249,8 +249,10 @@ TEST(IniText, EntriesValuesMapsAndSectionFilters) {
   const auto m = headroom::config::ini_map(t);
   EXPECT_EQ(m.at("analyze.finding"), "a: x == 1 over x == 2\nb: y == 1 over y == 2");
   EXPECT_EQ(m.at("parallel.tp"), "2");
-  const std::string no_parallel = headroom::config::ini_without_sections(t, {"parallel"});
+  const std::string no_parallel = headroom::config::ini_without(t, {"parallel", "model.qk_norm"});
   EXPECT_EQ(no_parallel.find("tp = 2"), std::string::npos);
+  EXPECT_EQ(no_parallel.find("qk_norm"), std::string::npos) << "a dropped key";
+  EXPECT_NE(no_parallel.find("n_heads = 4"), std::string::npos) << "the section's other keys stay";
   EXPECT_NE(no_parallel.find("# resolved configuration\n[model]\nn_heads = 8 # inline"), std::string::npos)
       << "the other lines verbatim";
   EXPECT_EQ(headroom::config::ini_only_sections(t, {"model"}),

@@ -2,6 +2,7 @@
 // and the KV cache of real models; saturation instead of wrap-around; the refusal's figures and
 // keys; and the readers of /proc/meminfo and /proc/self/cgroup.
 #include "app/available_memory.h"
+#include "app/device_choice.h"
 #include "app/memory_plan.h"
 #include "config/keys.h"
 #include "model/activations.h"
@@ -12,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 
 using namespace headroom;
@@ -187,4 +189,15 @@ TEST(AvailableMemory, ReadsMemAvailableAndTheCgroupPath) {
   const app::AvailableMemory a = app::available_memory();
   EXPECT_GT(a.bytes, 0);
   EXPECT_FALSE(a.source.empty());
+}
+
+// train.device = auto: the GPU only when every rank sees one (the fewest GPUs any rank sees decides).
+TEST(DeviceChoice, AutoTakesTheGpuOnlyWhenEveryRankSeesOne) {
+  EXPECT_EQ(headroom::app::auto_device(0), headroom::config::Device::kCpu);
+  EXPECT_EQ(headroom::app::auto_device(1), headroom::config::Device::kCuda);
+  EXPECT_EQ(headroom::app::auto_device(8), headroom::config::Device::kCuda);
+  // CTest hides the GPUs from the CPU tests (validation/CMakeLists.txt): none may be counted then.
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v != nullptr && *v == '\0') {
+    EXPECT_EQ(headroom::kernels::cuda_device_count(), 0);
+  }
 }

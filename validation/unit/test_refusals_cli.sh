@@ -55,6 +55,9 @@ refused "2 ranks refuse together" "rank [01] of 2\): the memory plan of pretrain
 # A good run logs its plan once, and leaves a checkpoint for the stages below.
 check "tiny pretrain runs" quiet "$WORK/pre.log" "${pretrain[@]}" --run-dir "$WORK/pre" "${tiny[@]}"
 check "the plan is logged once" test "$(grep -c 'memory plan per rank: .*iB (parameters' "$WORK/pre/log.txt")" -eq 1
+# train.device = auto (the default) with no GPU visible: the CPU, said in the log, stored as cpu.
+check "auto chose the CPU and says why" grep -q 'train.device = auto: cpu (no GPU visible' "$WORK/pre/log.txt"
+check "the stored configuration says cpu" grep -qx 'device = cpu' "$WORK/pre/config.ini"
 ckpt="$WORK/pre/checkpoints/$(cat "$WORK/pre/checkpoints/latest")"
 
 refused "extend train.seq_len" "memory plan of extend does not fit|$figures|train\.seq_len=99999999999" \
