@@ -4,6 +4,7 @@
 #include "config/ini_text.h"
 #include "config/keys.h"
 #include "config/load.h"
+#include "io/checkpoint_files.h"
 
 #include <mpi.h>
 

@@ -12,6 +12,7 @@
 #include "data/sft.h"
 #include "data/synthetic.h"
 #include "io/checkpoint.h"
+#include "io/checkpoint_files.h"
 #include "io/run_dir.h"
 #include "parallel/grid.h"
 #include "train/probe.h"

@@ -1,9 +1,10 @@
 #include "train/trainer.h"
 
 #include "data/loader.h"
+#include "io/checkpoint_files.h"
 #include "model/activations.h"
-#include "parallel/nccl_comm.h"
 #include "model/forward.h"
+#include "parallel/nccl_comm.h"
 #include "train/callback.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"

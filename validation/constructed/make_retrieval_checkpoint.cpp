@@ -10,6 +10,7 @@
 #include "constructed/retrieval_circuit.h"
 #include "data/shard.h"
 #include "io/checkpoint.h"
+#include "io/checkpoint_files.h"
 #include "io/run_dir.h"
 #include "model/model.h"
 #include "parallel/grid.h"

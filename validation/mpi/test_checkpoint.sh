@@ -83,13 +83,19 @@ grep -q "signal 10 received" "$WORK/f/log.txt" ||
 # SIGKILL in the middle of a checkpoint write: the previous checkpoint survives and resumes.
 big=($(tiny_args) --model.d_model 256 --model.d_ff 512 --model.head_dim_qk 64 --model.head_dim_v 64
      --train.steps 100000 --train.checkpoint_every 1 --train.keep_last 2 --train.log_every 50)
+# The write lasts milliseconds: the rank's pid is looked up once, the .tmp is polled with a bash
+# builtin and the kill is one syscall, so a loaded machine (CI runs two tests at once) still lands
+# it inside the write (pkill -f's scan of /proc, used until session 8, often arrived after the
+# rename and failed all five attempts under load).
 caught=0
-for attempt in 1 2 3 4 5; do
+for attempt in 1 2 3 4 5 6 7 8; do
   rm -rf "$WORK/g"
   mpirun -np 1 "$BIN/pretrain" --run-dir "$WORK/g" "${big[@]}" >"$WORK/g.log" 2>&1 & pid=$!
+  rank=""
   for _ in $(seq 6000); do
-    if [[ -s $WORK/g/checkpoints/latest ]] && ls "$WORK/g/checkpoints/"*.h5.tmp >/dev/null 2>&1; then
-      pkill -9 -f -- "--run-dir $WORK/g"; caught=1; break  # pretrain and its mpirun, at once
+    [[ -n $rank ]] || rank=$(pgrep -f -- "^$BIN/pretrain --run-dir $WORK/g" | head -1)
+    if [[ -n $rank && -s $WORK/g/checkpoints/latest ]] && compgen -G "$WORK/g/checkpoints/*.h5.tmp" >/dev/null; then
+      kill -9 "$rank"; pkill -9 -f -- "--run-dir $WORK/g"; caught=1; break  # the rank, then its mpirun
     fi
     sleep 0.005
   done
