@@ -22,6 +22,9 @@
 #                         <model>-s<seed>/{extend_yarn,extend_yarn_2,sft_yarn,evaluate_yarn}
 #                         (here only: --slurm refuses a study with variants)
 #   variant_models_<name>=a,b   run variant <name> for these models only (default: all)
+# For --slurm on a GPU cluster: gpus_per_node=G (and nodes=N) make every training and evaluation
+# job a GPU job, one rank per GPU (submit_pipeline.sh --gpus-per-node/--nodes; options after --
+# override them).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -31,7 +34,7 @@ die() { echo "run_study: error: $*" >&2; exit 2; }
 study_file=$1; shift
 [[ -f $study_file ]] || die "no study file $study_file"
 name="" models="" model_dir=inputs/models seeds=1 stages=pretrain,evaluate,analyze corpus="" tokenizer=byte
-vocab_size=4096 data="" evaluate_base=0 extend_variants="" prepare_args=""
+vocab_size=4096 data="" evaluate_base=0 extend_variants="" prepare_args="" gpus_per_node=0 nodes=1
 declare recipe_pretrain="" recipe_extend="" recipe_sft="" recipe_evaluate="" recipe_analyze=""
 # shellcheck disable=SC1090
 source "$study_file"
@@ -81,6 +84,7 @@ if ((slurm)); then
   args=(--study "$name" --runs-root "$runs_root" --models "$(IFS=,; echo "${model_files[*]}")" --seeds "$seeds"
         --stages "$stages" --data "$data")
   [[ $evaluate_base == 1 ]] && args+=(--evaluate-base)
+  ((gpus_per_node > 0)) && args+=(--gpus-per-node "$gpus_per_node" --nodes "$nodes")
   for s in pretrain extend sft evaluate analyze; do
     v=recipe_$s
     [[ -n ${!v} ]] && args+=(--recipe "$s=${!v}")

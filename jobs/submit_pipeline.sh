@@ -23,7 +23,12 @@
 #                         evaluate/analyze take it as their --config (default inputs/recipes/[toy_]<stage>.ini if present)
 #   --args STAGE=ARGS     extra program arguments for one stage (repeatable), e.g. --args "extend=--config inputs/recipes/extend_frozen.ini"
 #   --data DIR            token shards (train.h5, val.h5; default: data/shards)
-#   --ntasks N            ranks per pretrain/extend/sft/evaluate job (default: the job scripts' own)
+#   --ntasks N            ranks per pretrain/extend/sft/evaluate job on CPUs (default: the job scripts' own)
+#   --gpus-per-node G     GPU jobs: pretrain/extend/sft/evaluate ask for --nodes=N --gpus-per-node=G
+#                         --ntasks-per-node=G (one rank per GPU; train.device = auto takes them) and
+#                         pretrain uses the architecture's own GPU script (jobs/pretrain_d512.slurm
+#                         for d512_*); 0 = CPU jobs (default: $HEADROOM_GPUS_PER_NODE, else 0)
+#   --nodes N             nodes per GPU job (default: $HEADROOM_NODES, else 1)
 #   --evaluate-base       also evaluate each chain's pretrained checkpoint at the evaluate lengths,
 #                         without extension (eval.allow_beyond_training), into <chain>/evaluate_base;
 #                         analyze reads it too (the "extended vs not" comparison of one checkpoint)
@@ -36,7 +41,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 study=study runs_root=runs models=d128_0.6b,d256_0.6b,d512_0.6b seeds=1,2
 stages=pretrain,extend,sft,evaluate,analyze toy=0 data=data/shards ntasks="" sbatch_extra="" local=0 dry=0
-evaluate_base=0
+evaluate_base=0 gpus_per_node=${HEADROOM_GPUS_PER_NODE:-0} nodes=${HEADROOM_NODES:-1}
 declare -A recipe=() stage_args=()
 usage() { sed -n '2,/^set -euo/p' "$root/jobs/submit_pipeline.sh" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "submit_pipeline: error: $*" >&2; exit 2; }
@@ -52,6 +57,8 @@ while (($#)); do
     --args) [[ $2 == *=* ]] || die "--args takes STAGE=ARGS"; stage_args[${2%%=*}]=${2#*=}; shift 2 ;;
     --data) data=$2; shift 2 ;;
     --ntasks) ntasks=$2; shift 2 ;;
+    --gpus-per-node) gpus_per_node=$2; shift 2 ;;
+    --nodes) nodes=$2; shift 2 ;;
     --evaluate-base) evaluate_base=1; shift ;;
     --sbatch) sbatch_extra=$2; shift 2 ;;
     --local) local=1; shift ;;
@@ -60,6 +67,12 @@ while (($#)); do
     *) echo "submit_pipeline: unknown option '$1'" >&2; usage 2 ;;
   esac
 done
+[[ $gpus_per_node =~ ^[0-9]+$ ]] || die "--gpus-per-node must be a whole number, not '$gpus_per_node'"
+[[ $nodes =~ ^[1-9][0-9]*$ ]] || die "--nodes must be a positive whole number, not '$nodes'"
+if ((gpus_per_node > 0)) && [[ -n $ntasks ]]; then
+  die "--ntasks $ntasks and --gpus-per-node $gpus_per_node: GPU jobs run one rank per GPU (nodes x GPUs per node); give one of them"
+fi
+((gpus_per_node > 0)) || ((nodes == 1)) || die "--nodes $nodes needs --gpus-per-node (CPU jobs size themselves with --ntasks)"
 all_stages=(pretrain extend sft evaluate analyze)
 declare -A want=()
 IFS=, read -ra sel <<<"$stages"
@@ -136,6 +149,9 @@ submit() {
   local cmd=(sbatch --parsable --job-name="hr-$study-$chain-$stage" --output="$dir/slurm-%j.out")
   if [[ -n $deps ]]; then cmd+=(--dependency="afterok:$deps" --kill-on-invalid-dep=yes); fi
   if [[ -n $ntasks && $stage != analyze ]]; then cmd+=(--ntasks="$ntasks"); fi
+  if ((gpus_per_node > 0)) && [[ $stage != analyze ]]; then
+    cmd+=(--nodes="$nodes" --gpus-per-node="$gpus_per_node" --ntasks-per-node="$gpus_per_node")
+  fi
   # shellcheck disable=SC2206
   if [[ -n $sbatch_extra ]]; then cmd+=($sbatch_extra); fi
   cmd+=("$script")
@@ -154,7 +170,8 @@ submit() {
   submitted=$((submitted + 1))
 }
 
-echo "submit_pipeline: study '$study' in $study_dir: models ${models}, seeds ${seeds}, stages ${stages}"
+echo "submit_pipeline: study '$study' in $study_dir: models ${models}, seeds ${seeds}, stages ${stages}," \
+     "$( ((gpus_per_node > 0)) && echo "GPU jobs: $nodes node(s) x $gpus_per_node GPUs, one rank per GPU" || echo "CPU jobs")"
 eval_dirs=() eval_jobs=()
 for m in "${model_list[@]}"; do
   mfile=inputs/models/$m.ini
@@ -162,11 +179,12 @@ for m in "${model_list[@]}"; do
   name=$(basename "$m" .ini)
   for seed in "${seed_list[@]}"; do
     chain=$name-s$seed cdir=$study_dir/$name-s$seed prev=""
-    # pretrain: the architecture's own script when there is one (pretrain_d128.slurm for d128_*).
+    # pretrain: on GPUs the architecture's own GPU script when there is one (pretrain_d128.slurm
+    # for d128_*), else the generic one.
     if [[ -n ${want[pretrain]:-} ]]; then
       script=jobs/pretrain.slurm
       for tag in d128 d256 d512 k512_v128 k128_v512; do
-        if [[ $name == "${tag}_"* && -f jobs/pretrain_$tag.slurm ]]; then script=jobs/pretrain_$tag.slurm; fi
+        if ((gpus_per_node > 0)) && [[ $name == "${tag}_"* && -f jobs/pretrain_$tag.slurm ]]; then script=jobs/pretrain_$tag.slurm; fi
       done
       submit pretrain "$chain" "$cdir/pretrain" "$script" "" MODEL="$mfile" RECIPE="${recipe[pretrain]}" SEED="$seed"
       prev=$last

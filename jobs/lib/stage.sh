@@ -6,7 +6,9 @@
 #   HEADROOM_BIN   the executables (default $HEADROOM_ROOT/build/bin)
 #   HEADROOM_LAUNCHER  auto (srun --mpi=pmix inside a Slurm job when srun has PMIx, else mpirun),
 #                  srun, mpirun, or none (run the program directly, one process)
-#   NP             ranks (default: SLURM_NTASKS, or 1 outside Slurm)
+#   NP             ranks (default: one per GPU when the job has GPUs, nodes × GPUs per node;
+#                  else SLURM_NTASKS, or 1 outside Slurm)
+#   HEADROOM_DRY_RUN=1  print the launch command instead of running it (tests, checking a job)
 
 hr_log() { echo "headroom-job: $*"; }
 
@@ -17,7 +19,8 @@ hr_init() {  # hr_init STAGE
     hr_log "error: $HEADROOM_ROOT is not a Headroom checkout (no jobs/lib/stage.sh); set HEADROOM_ROOT"; exit 2; }
   cd "$HEADROOM_ROOT"
   HEADROOM_BIN=${HEADROOM_BIN:-$HEADROOM_ROOT/build/bin}
-  NP=${NP:-${SLURM_NTASKS:-1}}
+  hr_gpu_layout
+  NP=${NP:-${HR_GPU_RANKS:-${SLURM_NTASKS:-1}}}
   export OMP_NUM_THREADS=${OMP_NUM_THREADS:-${SLURM_CPUS_PER_TASK:-1}}
   export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
   if [[ ${SLURM_JOB_NUM_NODES:-1} -eq 1 ]]; then  # one node: shared memory only (safe in sandboxes)
@@ -27,6 +30,27 @@ hr_init() {  # hr_init STAGE
   HR_T0=$(date +%s)
   hr_log "start stage=$HR_STAGE job=${SLURM_JOB_ID:-none} restarts=${SLURM_RESTART_COUNT:-0}" \
          "host=$(hostname) ranks=$NP epoch=$HR_T0 ($(date -u +%FT%TZ))"
+  if [[ -n $HR_GPUS_PER_NODE ]]; then
+    hr_log "GPUs: $HR_GPUS_PER_NODE per node x ${SLURM_JOB_NUM_NODES:-1} nodes: one rank per GPU" \
+           "(train.device = auto takes them; each rank uses GPU local_rank mod visible GPUs)"
+    if [[ -n ${SLURM_NTASKS_PER_NODE:-} && ${SLURM_NTASKS_PER_NODE%%(*} != "$HR_GPUS_PER_NODE" ]]; then
+      hr_log "warning: the job has --ntasks-per-node=$SLURM_NTASKS_PER_NODE but $HR_GPUS_PER_NODE GPUs per node;" \
+             "launching $HR_GPUS_PER_NODE ranks per node (pass both, e.g. --gpus-per-node=4 --ntasks-per-node=4)"
+    fi
+  fi
+}
+
+# The GPUs of a Slurm job: HR_GPUS_PER_NODE (empty without GPUs) and HR_GPU_RANKS (one rank per
+# GPU on every node). SLURM_GPUS_ON_NODE is what this node holds; SLURM_GPUS_PER_NODE is what
+# --gpus-per-node asked for, possibly typed ("h100:8").
+hr_gpu_layout() {
+  local g=${SLURM_GPUS_ON_NODE:-${SLURM_GPUS_PER_NODE:-}}
+  g=${g##*:}
+  HR_GPUS_PER_NODE="" HR_GPU_RANKS=""
+  if [[ -n ${SLURM_JOB_ID:-} && $g =~ ^[0-9]+$ && $g -gt 0 ]]; then
+    HR_GPUS_PER_NODE=$g
+    HR_GPU_RANKS=$(( g * ${SLURM_JOB_NUM_NODES:-1} ))
+  fi
 }
 
 hr_need_binary() {  # hr_need_binary NAME [what delivers it]
@@ -71,15 +95,19 @@ hr_run() {
     fi
   fi
   case $launcher in
-    srun) cmd=(srun --mpi=pmix --kill-on-bad-exit=1 -n "$NP") ;;
+    srun)
+      cmd=(srun --mpi=pmix --kill-on-bad-exit=1 -n "$NP")
+      if [[ -n $HR_GPUS_PER_NODE ]]; then cmd+=(--ntasks-per-node="$HR_GPUS_PER_NODE"); fi ;;
     mpirun)
       cmd=(mpirun)
       [[ $(id -u) -eq 0 ]] && cmd+=(--allow-run-as-root)
-      if [[ -z ${SLURM_JOB_ID:-} ]]; then cmd+=(-np "$NP" --oversubscribe); fi ;;
+      if [[ -z ${SLURM_JOB_ID:-} ]]; then cmd+=(-np "$NP" --oversubscribe);
+      elif [[ -n $HR_GPUS_PER_NODE ]]; then cmd+=(-np "$NP" --map-by "ppr:$HR_GPUS_PER_NODE:node"); fi ;;
     none) cmd=() ;;
     *) hr_log "error: HEADROOM_LAUNCHER=$launcher (auto, srun, mpirun or none)"; hr_fail 2 ;;
   esac
   hr_log "launch: ${cmd[*]} $*"
+  if [[ ${HEADROOM_DRY_RUN:-0} == 1 ]]; then hr_log "dry run: not launched"; return 0; fi
   "${cmd[@]}" "$@" &
   child=$!
   HR_SIGNAL=""
