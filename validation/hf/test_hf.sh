@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Hugging Face checkpoints in and out, on tiny random directories (make_tiny_hf.py: Llama with YaRN
+# in BF16, Qwen 3 sharded F32 with tied embeddings, OLMo 2 in F16, OLMo 3 with sliding layers):
+#   per family: import_hf → dump_logits → compare_hf.py (the PyTorch reference on the same files,
+#   read by its own reader, within 10x the fp32 noise floor) → export_hf → import_hf again → the two
+#   checkpoints identical bit for bit (every tensor, every [model] key);
+#   once under mpirun -np 2 --parallel.tp 2: the checkpoint identical to the tp = 1 one;
+#   refusals: a bias tensor, hidden_act gelu, rope_scaling dynamic, a missing tensor, a truncated
+#   safetensors file, each naming the key or file; export of a model no family expresses.
+# usage: test_hf.sh BIN SRC PY
+BIN=$1 SRC=$2 PY=$3
+WORK=$(mktemp -d /tmp/headroom_hf.XXXXXX); trap 'rm -rf "$WORK"' EXIT
+source "$SRC/validation/mpi/common.sh"
+HF=$SRC/validation/hf
+
+"$PY" "$HF/make_tiny_hf.py" "$WORK/hf" >/dev/null || { echo "make_tiny_hf.py failed"; exit 1; }
+
+family() {  # family NAME: import, logits against the reference, export, import again, identical
+  local n=$1
+  "$BIN/import_hf" --hf "$WORK/hf/$n" --out "$WORK/runs/$n" >"$WORK/$n.import.log" 2>&1 \
+    || { cat "$WORK/$n.import.log"; return 1; }
+  "$BIN/dump_logits" "$WORK/runs/$n" "$WORK/$n.logits.h5" 2 24 7 >/dev/null || return 1
+  "$PY" "$HF/compare_hf.py" "$WORK/hf/$n" "$WORK/$n.logits.h5" || return 1
+  "$BIN/export_hf" --init "$WORK/runs/$n" --out "$WORK/export/$n" >/dev/null || return 1
+  "$BIN/import_hf" --hf "$WORK/export/$n" --out "$WORK/runs/$n.again" >/dev/null || return 1
+  "$PY" "$HF/same_checkpoint.py" "$WORK/runs/$n/checkpoints/step_00000000.h5" \
+    "$WORK/runs/$n.again/checkpoints/step_00000000.h5"
+}
+for n in llama qwen3 olmo2 olmo3; do check "$n" family "$n"; done
+
+tp2() {  # the OLMo 3 directory (GQA, layer QK norm: every kind of split) converted by two ranks
+  mpirun -np 2 "$BIN/import_hf" --hf "$WORK/hf/olmo3" --out "$WORK/runs/olmo3.tp2" --parallel.tp 2 \
+    >"$WORK/tp2.log" 2>&1 || { cat "$WORK/tp2.log"; return 1; }
+  "$PY" "$HF/same_checkpoint.py" "$WORK/runs/olmo3/checkpoints/step_00000000.h5" \
+    "$WORK/runs/olmo3.tp2/checkpoints/step_00000000.h5"
+}
+check "tp 2" tp2
+
+refused() {  # refused CASE TEXT...: import_hf fails, names each TEXT, writes no checkpoint
+  local n=$1; shift
+  if "$BIN/import_hf" --hf "$WORK/hf/$n" --out "$WORK/runs/$n" >"$WORK/$n.log" 2>&1; then
+    echo "$n: import_hf accepted it"; return 1
+  fi
+  for t in "$@"; do
+    grep -qF -- "$t" "$WORK/$n.log" || { echo "$n: message lacks '$t':"; cat "$WORK/$n.log"; return 1; }
+  done
+  [[ ! -e $WORK/runs/$n/checkpoints ]] || { echo "$n: left checkpoints behind"; return 1; }
+  echo "$n refused: $(grep -m1 error "$WORK/$n.log")"
+}
+check bias refused bad_bias "model.layers.0.self_attn.q_proj.bias" "unexpected"
+check act refused bad_act "hidden_act = \"gelu\"" "config.json"
+check rope refused bad_rope "rope_type = \"dynamic\""
+check missing refused bad_missing "model.layers.1.mlp.up_proj.weight" "missing"
+check truncated refused bad_trunc "model.safetensors" "truncated"
+
+export_refused() {  # a checkpoint no family expresses: layer QK norm with pre-norm
+  "$BIN/import_hf" --hf "$WORK/hf/olmo2" --out "$WORK/runs/olmo2.pre" >/dev/null 2>&1 || return 1
+  "$PY" - "$WORK/runs/olmo2.pre/checkpoints/step_00000000.h5" <<'EOF' || return 1
+import sys, h5py
+with h5py.File(sys.argv[1], "r+") as f:
+    ini = f["config"].attrs["config_ini"]
+    ini = ini.decode() if isinstance(ini, bytes) else ini
+    f["config"].attrs["config_ini"] = ini.replace("norm_order = post", "norm_order = pre")
+EOF
+  if "$BIN/export_hf" --init "$WORK/runs/olmo2.pre" --out "$WORK/export/olmo2.pre" >"$WORK/xr.log" 2>&1; then
+    echo "export_hf accepted qk_norm layer with norm_order pre"; return 1
+  fi
+  grep -qF "model.qk_norm = layer with model.norm_order = pre" "$WORK/xr.log" || { cat "$WORK/xr.log"; return 1; }
+  [[ ! -e $WORK/export/olmo2.pre/config.json ]]
+}
+check "export refused" export_refused
+finish
