@@ -38,7 +38,7 @@ constexpr const char* kUsage =
     "writes, tensor-parallel slicing, checksums and lineage. Families: LlamaForCausalLM, "
     "Qwen3ForCausalLM, Olmo2ForCausalLM, Olmo3ForCausalLM (src/app/hf_config.h gives the mapping). "
     "Refused before any work, naming the key or tensor: other architectures, biases, hidden_act other "
-    "than silu, RoPE types other than default and yarn, YaRN's attention_factor/mscale, partial RoPE, "
+    "than silu, RoPE types other than default, yarn and llama3, YaRN's attention_factor/mscale, partial RoPE, "
     "missing or unexpected tensors, shapes that disagree with config.json. train.seq_len is "
     "max_position_embeddings. Under mpirun with --parallel.tp N each rank reads and holds only its "
     "tensor-parallel slice (the safetensors are mapped, not read whole), so a model larger than one "
@@ -56,13 +56,14 @@ std::string shape_text(const std::vector<int64_t>& s) {
 }
 
 // Every expected tensor present, in a readable dtype, with the configuration's shape; nothing else.
-void check_tensors(const io::SafetensorsSet& st, const model::Model<float>& m, HfFamily f,
-                   std::vector<std::string>& hf_names, std::vector<std::string>& notes) {
+void check_tensors(const io::SafetensorsSet& st, const std::vector<model::ParamSpec>& specs,
+                   config::NormOrder order, HfFamily f, std::vector<std::string>& hf_names,
+                   std::vector<std::string>& notes) {
   std::set<std::string> expected;
   std::string problems;
   auto add = [&](const std::string& s) { problems += "\n  " + s; };
-  for (const auto& spec : m.specs) {
-    const std::string name = hf_tensor_name(f, m.cfg.norm_order, spec.name);
+  for (const auto& spec : specs) {
+    const std::string name = hf_tensor_name(f, order, spec.name);
     hf_names.push_back(name);
     expected.insert(name);
     const io::SafetensorsFile* file = nullptr;
@@ -153,15 +154,15 @@ int run_import_hf(int argc, char** argv) {
   config::Config cfg = config::make_config(config::kModel | config::kTrain | config::kData | config::kParallel,
                                            mapping.keys, {}, &ini);
   const io::SafetensorsSet st = io::SafetensorsSet::open_dir(hf_dir);
+  std::vector<std::string> hf_names, notes = mapping.notes;
+  check_tensors(st, model::param_specs(cfg.model), cfg.model.norm_order, mapping.family, hf_names, notes);
   const fs::path ckpt = io::checkpoint_path(out, 0);
-  if (!io::list_checkpoints(out).empty() && !flags.force)
-    fail("run directory ", out, " already holds checkpoints; choose another --out or pass --force");
+  if ((!io::list_checkpoints(out).empty() || io::is_finished(out)) && !flags.force)
+    fail("run directory ", out, " already holds a run; choose another --out or pass --force");
 
   parallel::Grid grid = parallel::make_grid(static_cast<int>(par.parallel.tp), static_cast<int>(par.parallel.dp));
   model::TpContext tp{grid.tp > 1 ? grid.tp_group.get() : nullptr, grid.tp_rank, grid.tp};
   model::Model<float> model = model::make_model(cfg.model, kernels::cpu_ops(), tp);
-  std::vector<std::string> hf_names, notes = mapping.notes;
-  check_tensors(st, model, mapping.family, hf_names, notes);
 
   std::unique_ptr<io::RunDir> run;
   if (grid.is_root()) {
