@@ -19,10 +19,15 @@ config::Schema prepare_schema(data::PrepareOptions& o) {
                        "text input: a file (.jsonl = one {\"text\": ...} document per line; any "
                        "other file = one document) or a directory read recursively; repeatable");
   config::add_key(s, "", "output", o.output, std::string("data/shards"),
-                  "output directory for train.h5, val.h5 and tokenizer.txt");
+                  "output directory for train.h5, val.h5 and tokenizer.txt (a Hugging Face "
+                  "tokenizer: tokenizer.json and tokenizer_config.json)");
   config::add_key(s, "", "tokenizer", o.tokenizer, std::string("byte"),
                   "byte (256 bytes + BOS/EOS/PAD), bpe (train a byte-level BPE on the training "
-                  "split), or the path of a tokenizer file to reuse");
+                  "split), the path of a tokenizer file to reuse, or a Hugging Face model directory "
+                  "(tokenizer.json + tokenizer_config.json) or tokenizer.json: byte-level BPE as in "
+                  "Llama 3 / Qwen 3 / OLMo 2, encoded exactly as Hugging Face tokenizers does; "
+                  "BOS/EOS/PAD are the ones tokenizer_config.json names (no BOS when bos_token is "
+                  "null); other kinds (SentencePiece/Metaspace, WordPiece, byte_fallback, ...) are refused");
   config::add_key(s, "", "vocab-size", o.vocab_size, 8192L, "BPE vocabulary size",
                   config::in_range<long>(260, 1L << 20));
   config::add_key(s, "", "bpe-split-digits", o.split_digits, false,
@@ -45,7 +50,7 @@ int main(int argc, char** argv) {
     const auto parsed = config::parse_config(argc, argv, common, schema);
     if (flags.help) {
       std::cout << config::help_text(
-          "usage: prepare --input PATH... --output DIR [--tokenizer byte|bpe|FILE] "
+          "usage: prepare --input PATH... --output DIR [--tokenizer byte|bpe|FILE|HF_DIR|tokenizer.json] "
           "[--vocab-size N]\n\nTurns text into HDF5 token shards DIR/train.h5 and DIR/val.h5 "
           "(h5py-readable; see README \"Token shards\") and the tokenizer file DIR/tokenizer.txt.",
           common, schema);

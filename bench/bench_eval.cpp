@@ -132,7 +132,7 @@ int sample(const Args& a) {
   const auto ids = prompts.ids(s.prompt, s.answer_prefix);
   eval::Decoder dec{m, a.num("chunk", 512), {}};
   t0 = std::chrono::steady_clock::now();
-  const auto out = eval::generate(dec, ids, spec.max_new, L);  // chunked prefill, then greedy decoding
+  const auto out = eval::generate(dec, data::eos_id(data::Tokenizer{}), ids, spec.max_new, L);  // chunked prefill, then greedy decoding
   const double t_all = seconds_since(t0);
   std::printf("sample: %s at %lld tokens (%lld prompt tokens, %lld haystack units) on d_model %ld, %ld layers: "
               "sample generated in %.2f s, prefill + %zu decoded tokens %.1f s, peak RSS %.2f GiB\n",

@@ -52,6 +52,8 @@ target_include_directories(headroom_blas SYSTEM INTERFACE ${HEADROOM_CBLAS_INCLU
 message(STATUS "Headroom: OpenBLAS ${HEADROOM_OPENBLAS_LIBRARY}")
 
 find_package(nlohmann_json 3.10 REQUIRED)
+# ICU: regexes and NFC for Hugging Face tokenizers (src/data/hf_*.cpp).
+find_package(ICU REQUIRED COMPONENTS uc i18n)
 find_package(GTest REQUIRED)
 
 find_program(HEADROOM_PYTHON /usr/bin/python3 NO_DEFAULT_PATH)

@@ -12,7 +12,7 @@ build=${BUILD_DIR:-$root/build}
 packages=(
   build-essential cmake git
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
-  libboost-program-options-dev libopenblas-openmp-dev libgtest-dev nlohmann-json3-dev
+  libboost-program-options-dev libopenblas-openmp-dev libgtest-dev nlohmann-json3-dev libicu-dev
   python3-torch python3-h5py python3-numpy python3-matplotlib
   slurmctld slurmd slurm-client munge
 )

@@ -149,7 +149,7 @@ Diagnostics run_diagnostics(model::Model<float>& m, const data::Tokenizer& tok, 
       const auto next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
       gen.push_back(next);
       for (size_t h = 0; h < n_heads_total; ++h) score[h] += test.step(sink.top1[h], next);
-      if (next == data::kEos || g + 1 == p.max_new) break;
+      if (next == data::eos_id(tok) || g + 1 == p.max_new) break;
       sink.decode_pos = cache.len;
       logits = stream_prefill(m, cache, &next, 1, {cache.len}, {}, sink);
     }

@@ -7,6 +7,7 @@
 #include "config/ini_text.h"
 #include "config/keys.h"
 #include "config/task_names.h"
+#include "data/hf_tokenizer_files.h"
 #include "data/loader.h"
 #include "data/long_context.h"
 #include "data/sft.h"
@@ -206,7 +207,9 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   if (grid.is_root()) io::log_line(*run, "data: " + data_description);
   if (cfg.train.probe_every > 0) job.probe = probe_sampler(cfg);
   job.tokenizer_id = shard->tokenizer_id;
-  job.merges = data::read_shard_tokenizer(*shard).merges;
+  const data::Tokenizer shard_tok = data::read_shard_tokenizer(*shard);
+  job.merges = shard_tok.merges;
+  job.tokenizer_hf = data::tokenizer_record(shard_tok);
   job.init = init_path;
   job.lineage = init_path ? init_info.lineage : "[]";
   job.resume = resume == "auto";

@@ -1,6 +1,7 @@
 #include "data/prepare.h"
 
 #include "data/bpe_train.h"
+#include "data/hf_tokenizer_files.h"
 #include "data/tokenizer_file.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -21,7 +22,7 @@ Tokenizer make_tokenizer(const PrepareOptions& opt, const std::vector<std::strin
   if (opt.tokenizer == "byte") return Tokenizer{};
   if (opt.tokenizer != "bpe") {
     log(cat("loading tokenizer ", opt.tokenizer));
-    return load_tokenizer(opt.tokenizer);
+    return load_any_tokenizer(opt.tokenizer);  // a Headroom file, an HF directory or tokenizer.json
   }
   std::vector<std::string_view> train;
   for (size_t i = 0; i < texts.size(); ++i)
@@ -88,10 +89,11 @@ ShardContents encode_documents(const Tokenizer& tok, const std::vector<const std
 #pragma omp parallel
   {
     Encoder enc(tok);
+    const std::vector<int32_t> start = bos_prefix(tok);
 #pragma omp for schedule(dynamic, 4)
     for (int64_t i = 0; i < n; ++i) {
       auto& out = encoded[static_cast<size_t>(i)];
-      out.push_back(kBos);
+      out = start;
       enc.encode(*docs[static_cast<size_t>(i)], out);
 #pragma omp critical(headroom_encode_progress)
       {
@@ -141,7 +143,10 @@ PrepareSummary run_prepare(const PrepareOptions& opt, const PrepareInput& in, co
   log(cat("tokenizer ", sum.tokenizer_id, " (vocab ", vocab_size(tok), ")"));
 
   const fs::path out(opt.output);
-  save_tokenizer(tok, out / "tokenizer.txt");
+  if (tok.hf)
+    save_hf_tokenizer_dir(tok, out);  // the model directory's two files, so out is reusable as one
+  else
+    save_tokenizer(tok, out / "tokenizer.txt");
   t0 = std::chrono::steady_clock::now();
   for (const bool val : {false, true}) {
     std::vector<const std::string*> split;

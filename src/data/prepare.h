@@ -14,7 +14,7 @@ namespace headroom::data {
 struct PrepareOptions {
   std::vector<std::string> inputs;
   std::string output;
-  std::string tokenizer;  // "byte", "bpe" (train one on the training split), or a tokenizer file
+  std::string tokenizer;  // "byte", "bpe" (train one), a tokenizer file, or an HF directory/tokenizer.json
   long vocab_size = 0;    // for "bpe"
   double val_fraction = 0;
   unsigned long seed = 0;
@@ -45,7 +45,8 @@ struct PrepareInput {
 PrepareInput read_prepare_input(const PrepareOptions& opt);
 
 // Runs the stage on checked input; `log` receives progress lines. Writes <output>/train.h5,
-// val.h5, tokenizer.txt (each atomically). `config_ini` is stored in both shards.
+// val.h5, tokenizer.txt (Hugging Face: tokenizer.json + tokenizer_config.json) (each atomically).
+// `config_ini` is stored in both shards.
 PrepareSummary run_prepare(const PrepareOptions& opt, const PrepareInput& in, const std::string& config_ini,
                            const std::function<void(const std::string&)>& log);
 // Both steps at once.

@@ -40,7 +40,8 @@ HaystackFn shard_haystack(const ShardReader& shard, std::vector<uint64_t> doc_of
   if (doc_offsets.size() < 2) fail(shard.path, ": holds no document");
   auto offsets = std::make_shared<std::vector<uint64_t>>(std::move(doc_offsets));
   const ShardReader* s = &shard;
-  return [s, offsets](uint64_t key, int64_t n, std::vector<int32_t>& out) {
+  auto tok = std::make_shared<const Tokenizer>(read_shard_tokenizer(shard));  // for its specials
+  return [s, offsets, tok](uint64_t key, int64_t n, std::vector<int32_t>& out) {
     const int64_t n_docs = static_cast<int64_t>(offsets->size()) - 1;
     const int64_t d = static_cast<int64_t>(key % static_cast<uint64_t>(n_docs));
     const int64_t start = static_cast<int64_t>((*offsets)[static_cast<size_t>(d)]);
@@ -49,9 +50,10 @@ HaystackFn shard_haystack(const ShardReader& shard, std::vector<uint64_t> doc_of
     const size_t at = out.size();
     out.resize(at + static_cast<size_t>(count));
     read_tokens(*s, start, count, out.data() + at);
-    specials_to_newlines(out, at);
+    const bool had_bos = count > 0 && bos_id(*tok) && out[at] == *bos_id(*tok);
+    specials_to_newlines(*tok, out, at);
     // Drop the newline that stood for the document's own BOS.
-    if (out.size() > at && out[at] == '\n') out.erase(out.begin() + static_cast<std::ptrdiff_t>(at));
+    if (had_bos) out.erase(out.begin() + static_cast<std::ptrdiff_t>(at));
   };
 }
 
@@ -60,7 +62,7 @@ SftPacker::SftPacker(SftSpec spec, const Tokenizer& tok, const std::vector<SftPa
     : spec_(std::move(spec)), gen_(tok), docs_(std::move(docs)) {
   const int64_t W = spec_.seq_len + 1;
   for (const auto& p : pairs) {
-    EncodedExample e = encode_example(gen_.encoder(), TaskExample{"file", p.prompt, p.response},
+    EncodedExample e = encode_example(gen_.tokenizer(), gen_.encoder(), TaskExample{"file", p.prompt, p.response},
                                       ExampleFormat::kInstruction);
     if (static_cast<int64_t>(e.tokens.size()) > W) {
       ++dropped_;
@@ -119,7 +121,7 @@ std::vector<PackedExample> SftPacker::pack(int64_t index, int32_t* window, uint8
     placed.push_back({e->text.task, pos, pos + e->answer_begin, pos + n});
     pos += n;
   }
-  std::fill(window + pos, window + W, kPad);
+  std::fill(window + pos, window + W, pad_id(gen_.tokenizer()));
   std::fill(loss + pos, loss + W, 0);
   return placed;
 }

@@ -1,5 +1,6 @@
 #include "data/shard.h"
 
+#include "data/hf_tokenizer_files.h"
 #include "io/atomic_file.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -24,6 +25,11 @@ std::string shard_image(const std::string& path, const ShardContents& c, const T
   std::vector<int32_t> merges;
   for (const auto& [a, b] : tok.merges) merges.insert(merges.end(), {a, b});
   io::h5_write(file, path, "/tokenizer/merges", merges.data(), {tok.merges.size(), 2});
+  if (tok.hf) {
+    const std::string record = tokenizer_record(tok);
+    const std::vector<uint8_t> bytes(record.begin(), record.end());
+    io::h5_write(file, path, "/tokenizer/hf", bytes.data(), {bytes.size()});
+  }
   io::h5_attr(file, "/", "format", std::string(kShardFormat));
   io::h5_attr(file, "/", "format_version", kShardVersion);
   io::h5_attr(file, "/", "tokenizer_id", tokenizer_id(tok));
@@ -87,8 +93,12 @@ Tokenizer read_shard_tokenizer(const ShardReader& s) {
   const auto flat = io::h5_read<int32_t>(s.file, s.path, "/tokenizer/merges");
   Tokenizer tok;
   for (size_t i = 0; i + 1 < flat.size(); i += 2) tok.merges.emplace_back(flat[i], flat[i + 1]);
+  if (io::h5_exists(s.file, "/tokenizer/hf")) {
+    const auto bytes = io::h5_read<uint8_t>(s.file, s.path, "/tokenizer/hf");
+    tok = tokenizer_from_record(std::string(bytes.begin(), bytes.end()), s.path + ": /tokenizer/hf");
+  }
   if (tokenizer_id(tok) != s.tokenizer_id)
-    fail(s.path, ": /tokenizer/merges does not match attribute tokenizer_id '", s.tokenizer_id,
+    fail(s.path, ": /tokenizer/merges (or /tokenizer/hf) does not match attribute tokenizer_id '", s.tokenizer_id,
          "' (corrupted file)");
   return tok;
 }

@@ -4,6 +4,8 @@
 //                  stored as BOS followed by its tokens
 //   /doc_offsets   uint64 [n_docs + 1], document d is tokens[doc_offsets[d] : doc_offsets[d+1]]
 //   /tokenizer/merges  int32 [n_merges, 2] (absent rows for the byte tokenizer)
+//   /tokenizer/hf      uint8 [n]: a Hugging Face tokenizer's record (hf_tokenizer_files.h); only
+//                      for one (then no merges rows); absent means Headroom's own tokenizer
 //   root attributes: format = "headroom-shard", format_version, tokenizer_id, vocab_size, n_tokens,
 //                    n_docs, n_bytes (UTF-8 bytes of text), split, created_utc, code_version,
 //                    prepare_config (the INI text of the prepare options used)

@@ -366,8 +366,8 @@ bool build_docqa(const Draw& d, const std::string& text, TaskExample& ex) {
 
 }  // namespace
 
-EncodedExample encode_example(Encoder& enc, const TaskExample& ex, ExampleFormat fmt) {
-  EncodedExample e{ex, {kBos}, 0};
+EncodedExample encode_example(const Tokenizer& tok, Encoder& enc, const TaskExample& ex, ExampleFormat fmt) {
+  EncodedExample e{ex, bos_prefix(tok), 0};
   const bool own_prefix = !ex.answer_prefix.empty();
   if (fmt == ExampleFormat::kRaw) {
     enc.encode(ex.prompt + (own_prefix ? ex.answer_prefix : std::string(kRawAnswerPrefix)), e.tokens);
@@ -382,13 +382,14 @@ EncodedExample encode_example(Encoder& enc, const TaskExample& ex, ExampleFormat
     e.answer_begin = static_cast<int64_t>(e.tokens.size());
     enc.encode(own_prefix ? " " + ex.answer : ex.answer, e.tokens);
   }
-  e.tokens.push_back(kEos);
+  e.tokens.push_back(eos_id(tok));
   return e;
 }
 
-void specials_to_newlines(std::vector<int32_t>& tokens, size_t from) {
+void specials_to_newlines(const Tokenizer& tok, std::vector<int32_t>& tokens, size_t from) {
+  const int32_t bos = bos_id(tok).value_or(-1), eos = eos_id(tok), pad = pad_id(tok), nl = newline_id(tok);
   for (size_t i = from; i < tokens.size(); ++i)
-    if (tokens[i] == kBos || tokens[i] == kEos || tokens[i] == kPad) tokens[i] = '\n';
+    if (tokens[i] == bos || tokens[i] == eos || tokens[i] == pad) tokens[i] = nl;
 }
 
 uint64_t sample_key(uint64_t seed, int64_t index, int64_t slot, uint64_t purpose) {
@@ -402,7 +403,7 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
                                    const HaystackFn& haystack, ExampleFormat fmt) {
   const Draw d{key};
   auto size_of = [&](const TaskExample& ex) {
-    return static_cast<int64_t>(encode_example(enc_, ex, fmt).tokens.size());
+    return static_cast<int64_t>(encode_example(tok_, enc_, ex, fmt).tokens.size());
   };
   if (task == "kv" || task == "copy" || task == "words") {
     // Counted tasks (pairs, digits, words): tokens per item from one and two items, then shrink
@@ -414,12 +415,12 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
     const int64_t per = std::max<int64_t>(1, two - one);
     int64_t n = std::max<int64_t>(1, 1 + (budget - one) / per);
     for (;;) {
-      EncodedExample e = encode_example(enc_, build(n), fmt);
+      EncodedExample e = encode_example(tok_, enc_, build(n), fmt);
       const int64_t len = static_cast<int64_t>(e.tokens.size());
       if (len <= budget && task == "words") {
         // Words differ in length, so the estimate can undershoot by several: add while they fit.
         for (; n < static_cast<int64_t>(kWordPool); ++n) {
-          EncodedExample more = encode_example(enc_, build(n + 1), fmt);
+          EncodedExample more = encode_example(tok_, enc_, build(n + 1), fmt);
           if (static_cast<int64_t>(more.tokens.size()) > budget) break;
           e = std::move(more);
         }
@@ -501,7 +502,7 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
   int64_t n = std::max<int64_t>(0, budget - fixed);
   for (int attempt = 0; attempt < 12; ++attempt) {
     if (!build(n, full, ex)) break;  // docqa without a usable phrase
-    EncodedExample e = encode_example(enc_, ex, fmt);
+    EncodedExample e = encode_example(tok_, enc_, ex, fmt);
     const int64_t len = static_cast<int64_t>(e.tokens.size());
     if (len <= budget || n == 0) return e;
     n = std::max<int64_t>(0, n - (len - budget) - attempt);
@@ -510,7 +511,7 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
     EncodedExample e = make("kv", key, budget, haystack, fmt);
     return e;
   }
-  return encode_example(enc_, ex, fmt);  // the smallest: callers check the size
+  return encode_example(tok_, enc_, ex, fmt);  // the smallest: callers check the size
 }
 
 int64_t TaskGenerator::min_tokens(const std::string& task, ExampleFormat fmt) {
@@ -522,7 +523,7 @@ int64_t TaskGenerator::min_tokens(const std::string& task, ExampleFormat fmt) {
   if (task == "docqa") most += 24;  // room for a few words of text besides the question
   if (task == "words")  // one word of any length, not only the sampled ones
     for (const std::string& w : word_pool())
-      most = std::max<int64_t>(most, static_cast<int64_t>(encode_example(enc_, words_example(w), fmt).tokens.size()));
+      most = std::max<int64_t>(most, static_cast<int64_t>(encode_example(tok_, enc_, words_example(w), fmt).tokens.size()));
   return most;
 }
 
@@ -578,7 +579,7 @@ MixInfo SyntheticMixer::apply(int64_t index, int32_t* window, int32_t* targets) 
   const auto& tasks = warmup ? spec_.warmup_tasks : spec_.tasks;
   const std::string& task = tasks[static_cast<size_t>(r.below(static_cast<int64_t>(tasks.size())))];
   text_.assign(window + (W - L), window + W);
-  specials_to_newlines(text_);
+  specials_to_newlines(gen_.tokenizer(), text_);
   const HaystackFn hay = [this](uint64_t, int64_t n, std::vector<int32_t>& out) {
     out.insert(out.end(), text_.begin(), text_.begin() + std::min<int64_t>(n, static_cast<int64_t>(text_.size())));
   };

@@ -65,7 +65,7 @@ struct EncodedExample {
   int64_t answer_begin = 0;     // tokens[answer_begin, size) = answer tokens then EOS
 };
 
-EncodedExample encode_example(Encoder& enc, const TaskExample& ex, ExampleFormat fmt);
+EncodedExample encode_example(const Tokenizer& tok, Encoder& enc, const TaskExample& ex, ExampleFormat fmt);
 
 // Appends up to n tokens of haystack text to out; `key` chooses which text.
 using HaystackFn = std::function<void(uint64_t key, int64_t n, std::vector<int32_t>& out)>;
@@ -142,7 +142,7 @@ class SyntheticMixer {
 
 // Replaces BOS, EOS and PAD in tokens[from, end) by newlines (haystack text keeps documents apart
 // when decoded).
-void specials_to_newlines(std::vector<int32_t>& tokens, size_t from = 0);
+void specials_to_newlines(const Tokenizer& tok, std::vector<int32_t>& tokens, size_t from = 0);
 
 // Keys: a well-mixed 64-bit value of (seed, index, slot, purpose).
 uint64_t sample_key(uint64_t seed, int64_t index, int64_t slot, uint64_t purpose);

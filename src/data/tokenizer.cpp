@@ -1,5 +1,8 @@
 #include "data/tokenizer.h"
 
+#include "data/hf_tokenizer.h"
+#include "data/hf_tokenizer_files.h"
+
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -21,9 +24,35 @@ bool is_special(int32_t id) { return id == kBos || id == kEos || id == kPad; }
 
 }  // namespace
 
-int32_t vocab_size(const Tokenizer& tok) { return kFirstMerge + int32_t(tok.merges.size()); }
+int32_t vocab_size(const Tokenizer& tok) {
+  if (tok.hf) return tok.hf->vocab_size;
+  return kFirstMerge + int32_t(tok.merges.size());
+}
+
+std::optional<int32_t> bos_id(const Tokenizer& tok) { return tok.hf ? tok.hf->bos : std::optional<int32_t>(kBos); }
+int32_t eos_id(const Tokenizer& tok) { return tok.hf ? tok.hf->eos : kEos; }
+int32_t pad_id(const Tokenizer& tok) { return tok.hf ? tok.hf->pad : kPad; }
+
+int32_t newline_id(const Tokenizer& tok) {
+  if (!tok.hf) return '\n';
+  if (tok.hf->newline < 0) fail("tokenizer ", tokenizer_id(tok), " does not encode \"\\n\" as one token");
+  return tok.hf->newline;
+}
+
+std::vector<int32_t> bos_prefix(const Tokenizer& tok) {
+  const auto bos = bos_id(tok);
+  return bos ? std::vector<int32_t>{*bos} : std::vector<int32_t>{};
+}
 
 std::string tokenizer_id(const Tokenizer& tok) {
+  static const char* hex = "0123456789abcdef";
+  if (tok.hf && !tok.hf->id.empty()) return tok.hf->id;
+  if (tok.hf) {
+    std::string out = cat("hf", vocab_size(tok), "-");
+    const uint64_t h = fnv1a64(tokenizer_record(tok));
+    for (int i = 15; i >= 0; --i) out += hex[(h >> (4 * i)) & 0xf];
+    return out;
+  }
   if (tok.merges.empty()) return "byte";
   uint64_t h = 0xcbf29ce484222325ull;
   auto feed = [&h](int32_t v) {
@@ -37,13 +66,16 @@ std::string tokenizer_id(const Tokenizer& tok) {
     feed(l);
     feed(r);
   }
-  static const char* hex = "0123456789abcdef";
   std::string out = cat("bpe", vocab_size(tok), "-");
   for (int i = 15; i >= 0; --i) out += hex[(h >> (4 * i)) & 0xf];
   return out;
 }
 
 void validate(const Tokenizer& tok) {
+  if (tok.hf) {  // checked when read; merges belong to Headroom's own tokenizers
+    if (!tok.merges.empty()) fail("tokenizer: a Hugging Face tokenizer with Headroom merges");
+    return;
+  }
   if (tok.merges.size() > size_t(INT32_MAX - kFirstMerge))
     fail("tokenizer: ", tok.merges.size(), " merges is too many");
   std::unordered_set<uint64_t> seen;
@@ -62,6 +94,7 @@ void validate(const Tokenizer& tok) {
 }
 
 std::string decode(const Tokenizer& tok, std::span<const int32_t> ids) {
+  if (tok.hf) return hf_decode(*tok.hf, ids);
   const int32_t vocab = vocab_size(tok);
   std::string out;
   out.reserve(ids.size() * (tok.merges.empty() ? 1 : 4));
@@ -98,9 +131,18 @@ std::string decode(const Tokenizer& tok, std::span<const int32_t> ids) {
 // ---------------------------------------------------------------------------------------------
 // Encoder
 
+Encoder::~Encoder() = default;
+Encoder::Encoder(Encoder&&) noexcept = default;
+Encoder& Encoder::operator=(Encoder&&) noexcept = default;
+
 Encoder::Encoder(const Tokenizer& tok) {
   validate(tok);
   vocab_ = data::vocab_size(tok);
+  if (tok.hf) {
+    hf_ = std::make_unique<HfEncoder>(tok.hf);
+    byte_level_ = false;
+    return;
+  }
   byte_level_ = tok.merges.empty();
   if (byte_level_) return;
   size_t size = 16;
@@ -213,6 +255,7 @@ void Encoder::encode_chunk(std::string_view chunk, std::vector<int32_t>& out) {
 }
 
 void Encoder::encode(std::string_view text, std::vector<int32_t>& out) {
+  if (hf_) return hf_->encode(text, out);
   if (byte_level_) {
     const size_t base = out.size();
     out.resize(base + text.size());

@@ -18,11 +18,17 @@
 //   3. otherwise: the maximal run of bytes of the current byte's class.
 // A chunk longer than kMaxChunkBytes is cut into kMaxChunkBytes pieces (the last may be shorter),
 // which bounds the cost of encoding pathological input such as megabytes without a space.
+//
+// A Tokenizer can instead hold a Hugging Face tokenizer.json byte-level BPE (`hf` set; see
+// hf_tokenizer.h, loaded by hf_tokenizer_files.h): then ids, specials, encoding and decoding are
+// Hugging Face's and the constants above do not apply; use bos_id/eos_id/pad_id.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,22 +40,40 @@ namespace headroom::data {
 constexpr int32_t kBos = 256, kEos = 257, kPad = 258, kFirstMerge = 259;
 constexpr size_t kMaxChunkBytes = 256;
 
+struct HfBpe;
+class HfEncoder;
+
 struct Tokenizer {  // ids 0..255 = bytes, 256 = BOS, 257 = EOS, 258 = PAD, 259 + i = merge i
   std::vector<std::pair<int32_t, int32_t>> merges;  // empty => byte-level tokenizer
+  std::shared_ptr<const HfBpe> hf;  // set: a Hugging Face tokenizer (merges then empty)
 };
 
-// kFirstMerge + merges.size().
+// kFirstMerge + merges.size(); for Hugging Face, 1 + the largest id of its vocab and added tokens.
 int32_t vocab_size(const Tokenizer& tok);
 
 // "byte" for no merges, else "bpe<vocab>-<16 lowercase hex digits>": FNV-1a 64 over the merges, each
 // merge hashed as the 4 little-endian bytes of left then the 4 little-endian bytes of right.
+// Hugging Face: "hf<vocab>-<16 hex digits>", FNV-1a 64 of tokenizer_record(tok).
 std::string tokenizer_id(const Tokenizer& tok);
+
+// The special ids: kBos/kEos/kPad for Headroom's tokenizers; for Hugging Face the tokens named by
+// tokenizer_config.json (no BOS when bos_token is null, PAD = EOS when pad_token is missing).
+std::optional<int32_t> bos_id(const Tokenizer& tok);
+int32_t eos_id(const Tokenizer& tok);
+int32_t pad_id(const Tokenizer& tok);
+
+// BOS (when the tokenizer has one) as a sequence's start: {bos} or {}.
+std::vector<int32_t> bos_prefix(const Tokenizer& tok);
+
+// The id of the text "\n" ('\n' for Headroom's tokenizers).
+int32_t newline_id(const Tokenizer& tok);
 
 // Throws headroom::Error unless every merge i has both parts in [0, 256) or [kFirstMerge, 259 + i)
 // and no pair occurs twice.
 void validate(const Tokenizer& tok);
 
 // Special ids decode to nothing; an id outside [0, vocab_size) throws headroom::Error naming the id.
+// Hugging Face: as decode(ids, skip_special_tokens=true) (hf_tokenizer.h).
 std::string decode(const Tokenizer& tok, std::span<const int32_t> ids);
 
 // Byte classes of the pre-split rule.
@@ -108,11 +132,15 @@ void for_each_chunk(std::string_view text, F&& f) {
 
 // Encodes text with a tokenizer's merges. Holds the merge ranks (an open-addressing table) and a
 // bounded cache chunk -> ids. Not thread-safe: use one Encoder per thread. Does not keep a reference
-// to the Tokenizer.
+// to the Tokenizer (a Hugging Face one shares its immutable HfBpe).
 struct Encoder {
   explicit Encoder(const Tokenizer& tok);  // validates tok
+  ~Encoder();
+  Encoder(Encoder&&) noexcept;
+  Encoder& operator=(Encoder&&) noexcept;
 
-  // Appends the ids of text to out; never emits special ids.
+  // Appends the ids of text to out; never emits special ids (Hugging Face: added tokens written in
+  // the text are emitted, as Hugging Face does; the text must be valid UTF-8).
   void encode(std::string_view text, std::vector<int32_t>& out);
 
   int32_t vocab_size() const { return vocab_; }
@@ -155,6 +183,8 @@ struct Encoder {
   uint64_t hits_ = 0, misses_ = 0;
 
   std::vector<int32_t> work_ids_, work_ranks_;  // scratch for bpe_chunk
+
+  std::unique_ptr<HfEncoder> hf_;  // set for a Hugging Face tokenizer
 };
 
 }  // namespace headroom::data

@@ -1,5 +1,7 @@
 #include "eval/checkpoint_facts.h"
 
+#include "data/hf_tokenizer_files.h"
+
 #include "config/ini_text.h"
 #include "util/error.h"
 #include "util/random.h"
@@ -17,15 +19,20 @@ data::Tokenizer checkpoint_tokenizer(const io::CheckpointInfo& info, long model_
   if (info.tokenizer_id.empty())
     fail("checkpoint ", info.path, " has no tokenizer (the /config tokenizer_id attribute is empty); "
          "evaluate needs the tokenizer the model was trained with to build and count prompts");
-  data::Tokenizer tok{info.merges};
+  data::Tokenizer tok{info.merges, nullptr};
   try {
+    if (!info.tokenizer_hf.empty())  // a Hugging Face tokenizer (its record; no merges)
+      tok = data::tokenizer_from_record(info.tokenizer_hf, "checkpoint " + info.path + ": /tokenizer/hf");
     data::validate(tok);
   } catch (const std::exception& e) {
-    fail("checkpoint ", info.path, ": its tokenizer (/tokenizer/merges) is invalid: ", e.what());
+    fail("checkpoint ", info.path, ": its tokenizer (/tokenizer/", info.tokenizer_hf.empty() ? "merges" : "hf",
+         ") is invalid: ", e.what());
   }
+  const char* stored = info.tokenizer_hf.empty() ? "/tokenizer/merges" : "/tokenizer/hf";
   if (data::tokenizer_id(tok) != info.tokenizer_id)
-    fail("checkpoint ", info.path, " records tokenizer '", info.tokenizer_id, "' but its /tokenizer/merges ",
-         "make '", data::tokenizer_id(tok), "'", info.merges.empty() ? " (the merges are missing)" : "");
+    fail("checkpoint ", info.path, " records tokenizer '", info.tokenizer_id, "' but its ", stored, " ",
+         "make '", data::tokenizer_id(tok), "'",
+         info.merges.empty() && info.tokenizer_hf.empty() ? " (the merges are missing)" : "");
   if (data::vocab_size(tok) > model_vocab)
     fail("checkpoint ", info.path, ": tokenizer '", info.tokenizer_id, "' has ", data::vocab_size(tok),
          " ids but model.vocab_size = ", model_vocab);

@@ -16,10 +16,10 @@ model::KvCache<float>& Decoder::reset(int64_t capacity) {
   return cache;
 }
 
-std::vector<int32_t> generate(Decoder& dec, const std::vector<int32_t>& prompt, int64_t max_new,
+std::vector<int32_t> generate(Decoder& dec, int32_t eos, const std::vector<int32_t>& prompt, int64_t max_new,
                               int64_t capacity) {
   auto& cache = dec.reset(std::max(capacity, static_cast<int64_t>(prompt.size()) + max_new));
-  return model::greedy_generate(dec.model, cache, prompt, max_new, data::kEos);
+  return model::greedy_generate(dec.model, cache, prompt, max_new, eos);
 }
 
 std::vector<double> token_logprobs(Decoder& dec, const std::vector<int32_t>& ids, int64_t from) {

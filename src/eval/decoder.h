@@ -21,10 +21,11 @@ struct Decoder {
   model::KvCache<float>& reset(int64_t capacity);
 };
 
-// Greedy continuation of `prompt` (ids, BOS first): up to max_new tokens, stopping after EOS.
+// Greedy continuation of `prompt` (ids, BOS first when the tokenizer has one): up to max_new
+// tokens, stopping after `eos` (data::eos_id of the tokenizer).
 // The cache is sized for at least `capacity` positions (pass the target length, so the samples of
 // one length share one allocation). Returns the generated ids.
-std::vector<int32_t> generate(Decoder& dec, const std::vector<int32_t>& prompt, int64_t max_new,
+std::vector<int32_t> generate(Decoder& dec, int32_t eos, const std::vector<int32_t>& prompt, int64_t max_new,
                               int64_t capacity = 0);
 
 // Per-token log-likelihoods: out[t] = log p(ids[t + 1] | ids[0..t]) for t in [0, n - 1), computed

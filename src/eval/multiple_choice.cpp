@@ -48,7 +48,7 @@ std::pair<std::vector<int32_t>, std::vector<int32_t>> encode_pair(PromptBuilder&
   const size_t kept = context.find_last_not_of(" \t\n\r\v\f") + 1;  // Python's rstrip(); npos + 1 == 0
   continuation = context.substr(kept) + continuation;
   context.resize(kept);
-  std::vector<int32_t> whole{data::kBos}, ctx{data::kBos};
+  std::vector<int32_t> whole = prompts.bos, ctx = prompts.bos;
   prompts.encoder.encode(context + continuation, whole);
   prompts.encoder.encode(context, ctx);
   return {ctx, std::vector<int32_t>(whole.begin() + static_cast<std::ptrdiff_t>(ctx.size()), whole.end())};

@@ -10,7 +10,7 @@ std::string PromptBuilder::text(std::string_view prompt, std::string_view answer
 }
 
 std::vector<int32_t> PromptBuilder::ids(std::string_view prompt, std::string_view answer_prefix) {
-  std::vector<int32_t> out{data::kBos};
+  std::vector<int32_t> out = bos;
   encoder.encode(text(prompt, answer_prefix), out);
   return out;
 }

@@ -16,15 +16,17 @@ namespace headroom::eval {
 struct PromptBuilder {
   data::Encoder encoder;
   data::PromptTemplate tmpl = data::PromptTemplate::kBase;
+  std::vector<int32_t> bos;  // the tokenizer's BOS, or nothing (a Hugging Face model without one)
 
-  PromptBuilder(const data::Tokenizer& tok, data::PromptTemplate t) : encoder(tok), tmpl(t) {}
+  PromptBuilder(const data::Tokenizer& tok, data::PromptTemplate t)
+      : encoder(tok), tmpl(t), bos(data::bos_prefix(tok)) {}
 
   // The text before the model's answer. Base: prompt + answer_prefix. Instruction: the sft
   // template around the prompt, then the answer prefix without its leading whitespace (RULER's
   // prefixes start with a space meant to follow the question on the same line).
   std::string text(std::string_view prompt, std::string_view answer_prefix) const;
 
-  // BOS followed by the tokens of text().
+  // BOS (when the tokenizer has one) followed by the tokens of text().
   std::vector<int32_t> ids(std::string_view prompt, std::string_view answer_prefix);
 
   int64_t count(std::string_view prompt, std::string_view answer_prefix) {

@@ -103,7 +103,7 @@ void run_generate(const EvalJob& job, const Item& it, TaskContext& ctx, Decoder&
     return;
   }
   const std::vector<int32_t> prompt = ctx.prompts.ids(s.prompt, s.answer_prefix);
-  const std::vector<int32_t> gen = generate(dec, prompt, max_new, it.length);
+  const std::vector<int32_t> gen = generate(dec, data::eos_id(job.tokenizer), prompt, max_new, it.length);
   const std::string prediction = data::decode(job.tokenizer, gen);
   const double score = score_prediction(spec.metric, prediction, s.references);
   out[kScore] = score;

@@ -210,6 +210,10 @@ void write_file(const std::string& tmp, const parallel::Grid& grid, const model:
   std::vector<int32_t> merges;
   for (const auto& [a, b] : info.merges) merges.insert(merges.end(), {a, b});
   write_small(file, tmp, "/tokenizer/merges", merges, {info.merges.size(), 2}, root);
+  if (!info.tokenizer_hf.empty()) {
+    const std::vector<uint8_t> record(info.tokenizer_hf.begin(), info.tokenizer_hf.end());
+    write_small(file, tmp, "/tokenizer/hf", record, {record.size()}, root);
+  }
   // Groups for attributes: created collectively.
   for (const char* g : {"/config", "/state"}) {
     H5Handle grp(h5_check_id(H5Gcreate2(file, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), tmp,
@@ -275,6 +279,10 @@ CheckpointInfo read_checkpoint_info(const fs::path& path) {
   c.optimizer_step = h5_attr_int(f, c.path, "/state", "optimizer_step");
   const auto merges = h5_read<int32_t>(f, c.path, "/tokenizer/merges");
   for (size_t i = 0; i + 1 < merges.size(); i += 2) c.merges.emplace_back(merges[i], merges[i + 1]);
+  if (h5_exists(f, "/tokenizer/hf")) {
+    const auto record = h5_read<uint8_t>(f, c.path, "/tokenizer/hf");
+    c.tokenizer_hf.assign(record.begin(), record.end());
+  }
   c.parts = version == 1 ? read_v1_parts(f, c.path) : read_parts(f, c.path);
   return c;
 }

@@ -9,6 +9,8 @@
 //   /optimizer/m/<name>, /optimizer/v/<name>   AdamW moments, same shapes
 //   /state               attrs: samples_consumed, data_seed, optimizer_step
 //   /tokenizer/merges    int32 [n, 2]
+//   /tokenizer/hf        uint8 [n]: a Hugging Face tokenizer's record (data/hf_tokenizer_files.h),
+//                        present only for one; absent (every older file) means Headroom's own
 //   /<part>/<array>      float64, written by the root rank: the named parts that the training
 //                        loop's callbacks hand over (train/callback.h), listed in the root
 //                        attribute `parts`; e.g. /metrics/{step,loss,grad_norm,lr,tokens_per_s}
@@ -75,6 +77,7 @@ struct CheckpointInfo {
   std::string lineage;  // JSON array
   std::string tokenizer_id;
   std::vector<std::pair<int32_t, int32_t>> merges;
+  std::string tokenizer_hf;  // a Hugging Face tokenizer's record; "" for Headroom's tokenizers
   std::vector<CheckpointPart> parts;
   // The part called `name`, or null.
   const CheckpointPart* part(const std::string& name) const;

@@ -14,6 +14,7 @@ hid_t native_type();
 template <> hid_t native_type<float>() { return H5T_NATIVE_FLOAT; }
 template <> hid_t native_type<double>() { return H5T_NATIVE_DOUBLE; }
 template <> hid_t native_type<int32_t>() { return H5T_NATIVE_INT32; }
+template <> hid_t native_type<uint8_t>() { return H5T_NATIVE_UINT8; }
 template <> hid_t native_type<uint16_t>() { return H5T_NATIVE_UINT16; }
 template <> hid_t native_type<uint32_t>() { return H5T_NATIVE_UINT32; }
 template <> hid_t native_type<int64_t>() { return H5T_NATIVE_INT64; }
@@ -377,6 +378,7 @@ double h5_attr_double(hid_t file, const std::string& file_name, const std::strin
 HEADROOM_H5_INSTANTIATE(float)
 HEADROOM_H5_INSTANTIATE(double)
 HEADROOM_H5_INSTANTIATE(int32_t)
+HEADROOM_H5_INSTANTIATE(uint8_t)
 HEADROOM_H5_INSTANTIATE(uint16_t)
 HEADROOM_H5_INSTANTIATE(uint32_t)
 HEADROOM_H5_INSTANTIATE(int64_t)

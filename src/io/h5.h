@@ -50,7 +50,7 @@ bool h5_exists(hid_t file, const std::string& path);  // does /a/b/c exist (ever
 // The names of the links in group `group`, in name order.
 std::vector<std::string> h5_children(hid_t file, const std::string& file_name, const std::string& group);
 
-// Datasets of native element type T (float, double, int32_t, uint16_t, uint32_t, int64_t, uint64_t),
+// Datasets of native element type T (float, double, int32_t, uint8_t, uint16_t, uint32_t, int64_t, uint64_t),
 // with `dims` the full shape. Intermediate groups are created.
 template <class T>
 void h5_write(hid_t file, const std::string& file_name, const std::string& name, const T* data,

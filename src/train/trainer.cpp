@@ -56,6 +56,7 @@ io::CheckpointInfo info_of(const Loop& L) {
   c.config_ini = L.job.config_ini;
   c.tokenizer_id = L.job.tokenizer_id;
   c.merges = L.job.merges;
+  c.tokenizer_hf = L.job.tokenizer_hf;
   c.parts = callback_states(L.callbacks);
   auto lineage = nlohmann::json::parse(L.job.lineage.empty() ? "[]" : L.job.lineage);
   lineage.push_back({{"stage", L.job.stage}, {"steps", L.step}, {"tokens", L.tokens},

@@ -28,6 +28,7 @@ struct TrainJob {
   SampleFn probe;  // examples of the retrieval probe (train/probe.h); used when train.probe_every > 0
   std::string tokenizer_id;
   std::vector<std::pair<int32_t, int32_t>> merges;
+  std::string tokenizer_hf;  // a Hugging Face tokenizer's record (io::CheckpointInfo::tokenizer_hf)
   // Where the weights come from when not resuming: a checkpoint of an earlier stage (extend, sft),
   // or nothing (fresh initialisation from model.seed).
   std::optional<std::filesystem::path> init;

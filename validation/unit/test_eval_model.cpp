@@ -102,9 +102,9 @@ TEST(EvalModel, GreedyGenerationIsDeterministicAcrossCacheReuse) {
   model::Model<float> m = model::make_model(small_model(), kernels::cpu_ops());
   Decoder a{m, 4, {}}, b{m, 16, {}};
   const auto p1 = random_ids(30, 1), p2 = random_ids(20, 2);
-  const auto g1 = generate(a, p1, 12, 64);
-  generate(a, p2, 12, 64);  // reuse the cache for another prompt
-  EXPECT_EQ(generate(a, p1, 12, 64), g1);
-  EXPECT_EQ(generate(b, p1, 12, 0), g1) << "independent of chunk size and capacity";
+  const auto g1 = generate(a, data::kEos, p1, 12, 64);
+  generate(a, data::kEos, p2, 12, 64);  // reuse the cache for another prompt
+  EXPECT_EQ(generate(a, data::kEos, p1, 12, 64), g1);
+  EXPECT_EQ(generate(b, data::kEos, p1, 12, 0), g1) << "independent of chunk size and capacity";
   EXPECT_LE(g1.size(), 12u);
 }

@@ -96,7 +96,7 @@ double evaluate_niah(model::Model<float>& m, TaskContext& ctx, const data::Token
   double sum = 0;
   for (int i = 0; i < n; ++i) {
     const Sample s = generate_sample(spec, ctx, {1, kLength, i, kMaxNew});
-    const auto out = generate(dec, ctx.prompts.ids(s.prompt, s.answer_prefix), kMaxNew, kLength);
+    const auto out = generate(dec, data::kEos, ctx.prompts.ids(s.prompt, s.answer_prefix), kMaxNew, kLength);
     sum += score_prediction(spec.metric, data::decode(tok, out), s.references);
   }
   return 100.0 * sum / n;
