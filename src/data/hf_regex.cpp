@@ -99,7 +99,8 @@ class Translator {
     if (i_ + 1 >= p_.size()) refuse("a trailing backslash");
     const char c = p_[i_ + 1];
     switch (c) {
-      // Oniguruma's \s is Unicode White_Space; ICU's is [\t\n\f\r\p{Z}] (no \v, no U+0085).
+      // Oniguruma's \s is Unicode White_Space. ICU documents its \s as [\t\n\f\r\p{Z}] (no \v,
+      // no U+0085) though ICU 72 implements White_Space; spelling it out does not depend on which.
       case 's': return emit("\\p{White_Space}", 2);
       case 'S': return emit("\\P{White_Space}", 2);
       case 'v': return emit("\\x{0B}", 2);  // ICU's \v is any vertical whitespace

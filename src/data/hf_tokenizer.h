@@ -18,8 +18,10 @@
 //                  (what Headroom does by prepending bos_id), or a Sequence of those
 //   decoder        ByteLevel
 // Regexes are Oniguruma's syntax run by ICU: a translator admits the constructs whose meaning is
-// the same in both and rewrites \s, \S (ICU's \s lacks \v and U+0085, Oniguruma's is Unicode
-// White_Space) and \v; anything else (\w, \b, ., ^, $, POSIX brackets, ...) is refused.
+// the same in both and rewrites \s, \S (Oniguruma's is Unicode White_Space; ICU documents its \s
+// as [\t\n\f\r\p{Z}], without \v and U+0085, though ICU 72 matches White_Space) and \v (ICU's is
+// any vertical whitespace, Oniguruma's U+000B); anything else (\w, \b, ., ^, $, POSIX brackets,
+// ...) is refused.
 //
 // Encoding takes UTF-8 (Hugging Face takes strings): invalid UTF-8 is an error naming the byte
 // offset. Added tokens in the text are emitted as their ids (split_special_tokens=false, as

@@ -159,6 +159,17 @@ TEST(HfTokenizer, Gpt2PatternKeepsTheLastSpaceForTheWord) {
   EXPECT_EQ(enc(tok, "a\xc2\x85!"), (std::vector<int32_t>{'a', id(tok, "\xc2\x85"), '!'}));
 }
 
+// In a Split pattern \v is U+000B alone (Oniguruma), not ICU's vertical-whitespace class.
+TEST(HfTokenizer, RegexVerticalTabIsOneCharacter) {
+  Tiny t;
+  t.pre_tokenizer = llama3_pre();
+  t.pre_tokenizer["pretokenizers"][0]["pattern"]["Regex"] = "\\v";
+  t.merges = {{"\n", "\n"}};
+  const auto tok = load(t.tokenizer_json());
+  EXPECT_EQ(enc(tok, "\n\n"), (std::vector<int32_t>{id(tok, "\n\n")}));
+  EXPECT_EQ(enc(tok, "\n\v\n"), (std::vector<int32_t>{'\n', '\v', '\n'}));
+}
+
 TEST(HfTokenizer, Llama3PatternContractionsAndDigits) {
   Tiny t;
   t.pre_tokenizer = llama3_pre();
