@@ -52,7 +52,7 @@ void check_lengths(const std::vector<int64_t>& lengths, int64_t addressable, boo
     if (L > addressable) over.append(over.empty() ? "" : ", ").append(std::to_string(L));
   if (!over.empty() && !allow)
     fail("eval.lengths ", over, " exceed what checkpoint ", ckpt, " can address (", addressable,
-         " tokens: its longest training length, or yarn_original_len · yarn_factor with YaRN); pass "
+         " tokens: its longest training length, or original_len · factor with YaRN or llama3 RoPE scaling); pass "
          "--eval.allow_beyond_training true to evaluate beyond it anyway");
 }
 

@@ -13,7 +13,7 @@ namespace headroom::config {
 
 enum class QkNorm { kNone, kLayer, kHead };
 enum class NormOrder { kPre, kPost };
-enum class RopeScaling { kNone, kYarn };
+enum class RopeScaling { kNone, kYarn, kLlama3 };
 enum class YarnLayers { kAll, kFull };
 enum class Schedule { kCosine, kWsd, kLinear, kConstant };
 enum class Nonfinite { kStop, kSkip };
@@ -38,7 +38,8 @@ struct ChoiceNames<NormOrder> {
 };
 template <>
 struct ChoiceNames<RopeScaling> {
-  static constexpr NameList<RopeScaling, 2> list{{{RopeScaling::kNone, "none"}, {RopeScaling::kYarn, "yarn"}}};
+  static constexpr NameList<RopeScaling, 3> list{
+      {{RopeScaling::kNone, "none"}, {RopeScaling::kYarn, "yarn"}, {RopeScaling::kLlama3, "llama3"}}};
 };
 template <>
 struct ChoiceNames<YarnLayers> {

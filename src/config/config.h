@@ -34,6 +34,10 @@ struct ModelConfig {
   double yarn_beta_fast;
   double yarn_beta_slow;
   YarnLayers yarn_layers;  // the layers YaRN applies to
+  double llama3_factor;    // rope_scaling = llama3 (Llama 3.1's frequency bands), every layer
+  double llama3_low_freq_factor;
+  double llama3_high_freq_factor;
+  long llama3_original_len;
   bool tie_embeddings;
   double norm_eps;
   double init_std;

@@ -54,8 +54,11 @@ void add_model_keys(Schema& s, ModelConfig& m) {
           "rotated dims per head on sliding layers; 0 = NoPE, -1 = all of head_dim_qk",
           at_least<long>(-1));
   add_choice_key(s, "model", "rope_scaling", m.rope_scaling, RopeScaling::kNone,
-          "RoPE scaling: none, or yarn (Hugging Face's YaRN: ramp between correction dims, "
-          "attention factor 0.1 ln(factor) + 1 on cos and sin)");
+          "RoPE scaling: none; yarn (Hugging Face's YaRN: ramp between correction dims, "
+          "attention factor 0.1 ln(factor) + 1 on cos and sin; layers: yarn_layers); llama3 "
+          "(Llama 3.1's bands: wavelengths above llama3_original_len / low_freq_factor divided by "
+          "llama3_factor, below llama3_original_len / high_freq_factor kept, a smooth blend "
+          "between; every layer)");
   add_key(s, "model", "yarn_factor", m.yarn_factor, 1.0, "YaRN scale factor s",
           at_least<double>(1.0));
   add_key(s, "model", "yarn_original_len", m.yarn_original_len, 4096L,
@@ -66,6 +69,16 @@ void add_model_keys(Schema& s, ModelConfig& m) {
           at_least<double>(0.0));
   add_choice_key(s, "model", "yarn_layers", m.yarn_layers, YarnLayers::kAll,
           "layers YaRN applies to: all, or full (full-attention layers only)");
+  add_key(s, "model", "llama3_factor", m.llama3_factor, 8.0,
+          "llama3 RoPE scaling: the factor low frequencies are divided by", at_least<double>(1.0));
+  add_key(s, "model", "llama3_low_freq_factor", m.llama3_low_freq_factor, 1.0,
+          "llama3 RoPE scaling: wavelengths above original_len / this are scaled",
+          at_least<double>(1e-6));
+  add_key(s, "model", "llama3_high_freq_factor", m.llama3_high_freq_factor, 4.0,
+          "llama3 RoPE scaling: wavelengths below original_len / this are kept",
+          at_least<double>(1e-6));
+  add_key(s, "model", "llama3_original_len", m.llama3_original_len, 8192L,
+          "llama3 RoPE scaling: context length the model was pretrained at", pos);
   add_key(s, "model", "tie_embeddings", m.tie_embeddings, false,
           "share the input embedding with the output projection");
   add_key(s, "model", "norm_eps", m.norm_eps, 1e-6, "RMSNorm epsilon (QK norms too)",
@@ -250,6 +263,9 @@ std::string model_problems(const ModelConfig& m, const Parsed& p, const TrainCon
   if (m.rope_scaling == RopeScaling::kYarn && m.yarn_beta_fast <= m.yarn_beta_slow)
     add(cat(shown(p, "model.yarn_beta_fast", m.yarn_beta_fast), " must exceed ",
             shown(p, "model.yarn_beta_slow", m.yarn_beta_slow)));
+  if (m.rope_scaling == RopeScaling::kLlama3 && m.llama3_high_freq_factor <= m.llama3_low_freq_factor)
+    add(cat(shown(p, "model.llama3_high_freq_factor", m.llama3_high_freq_factor), " must exceed ",
+            shown(p, "model.llama3_low_freq_factor", m.llama3_low_freq_factor)));
   if (t && has_sliding && m.window > t->seq_len)
     add(cat(shown(p, "model.window", m.window), " is longer than the sequence ",
             shown(p, "train.seq_len", t->seq_len),

@@ -71,6 +71,8 @@ int64_t addressable_length(const io::CheckpointInfo& info, const config::ModelCo
   int64_t len = trained_length(info);
   if (model.rope_scaling == config::RopeScaling::kYarn)
     len = std::max(len, static_cast<int64_t>(std::floor(static_cast<double>(model.yarn_original_len) * model.yarn_factor)));
+  if (model.rope_scaling == config::RopeScaling::kLlama3)
+    len = std::max(len, static_cast<int64_t>(std::floor(static_cast<double>(model.llama3_original_len) * model.llama3_factor)));
   return len;
 }
 

@@ -24,7 +24,8 @@ data::PromptTemplate checkpoint_template(const io::CheckpointInfo& info);
 int64_t trained_length(const io::CheckpointInfo& info);
 
 // What the model can address: the longest training length, or, with YaRN in the effective
-// model configuration, yarn_original_len · yarn_factor when that is longer.
+// model configuration, yarn_original_len · yarn_factor when that is longer (llama3 scaling:
+// llama3_original_len · llama3_factor).
 int64_t addressable_length(const io::CheckpointInfo& info, const config::ModelConfig& model);
 
 // "cfg-" + 16 hex digits: FNV-1a 64 of the resolved [model] and [train] INI text (overrides

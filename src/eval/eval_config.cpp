@@ -25,7 +25,7 @@ void add_eval_keys(config::Schema& s, EvalConfig& e) {
           "task, length, i)");
   add_key(s, "eval", "allow_beyond_training", e.allow_beyond_training, false,
           "allow lengths beyond what the model can address (the longest training length in the "
-          "checkpoint's lineage, or yarn_original_len · yarn_factor with YaRN)");
+          "checkpoint's lineage, or original_len · factor with YaRN or llama3 RoPE scaling)");
   add_key(s, "eval", "max_new_tokens", e.max_new_tokens, 0L,
           "tokens to generate per sample; 0 = each task's RULER setting (niah 128, vt 30, cwe 120, "
           "fwe 50, qa 32, json_kv 100)",

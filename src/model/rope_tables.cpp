@@ -33,6 +33,22 @@ void apply_yarn(const config::ModelConfig& m, double base, RopeTable& t) {
   t.attention_factor = factor > 1.0 ? 0.1 * std::log(factor) + 1.0 : 1.0;
 }
 
+// transformers' _compute_llama3_parameters: wavelengths longer than the original context over
+// low_freq_factor are interpolated by the factor, those shorter than it over high_freq_factor kept,
+// and the band between blended linearly in original_len / wavelength. No attention factor.
+void apply_llama3(const config::ModelConfig& m, RopeTable& t) {
+  const double factor = m.llama3_factor, low = m.llama3_low_freq_factor, high = m.llama3_high_freq_factor;
+  const double old_len = static_cast<double>(m.llama3_original_len);
+  const double low_freq_wavelen = old_len / low, high_freq_wavelen = old_len / high;
+  for (double& f : t.inv_freq) {
+    const double wavelen = 2.0 * std::numbers::pi / f;
+    const double scaled = wavelen > low_freq_wavelen ? f / factor : f;
+    const bool medium = !(wavelen < high_freq_wavelen) && !(wavelen > low_freq_wavelen);
+    const double smooth = (old_len / wavelen - low) / (high - low);
+    f = medium ? (1.0 - smooth) * scaled / factor + smooth * scaled : scaled;
+  }
+}
+
 }  // namespace
 
 RopeTable rope_frequencies(const config::ModelConfig& m, bool sliding) {
@@ -45,6 +61,7 @@ RopeTable rope_frequencies(const config::ModelConfig& m, bool sliding) {
                                                   static_cast<double>(t.rot_dims)));
   const bool yarn_here = m.rope_scaling == config::RopeScaling::kYarn && (m.yarn_layers == config::YarnLayers::kAll || !sliding);
   if (yarn_here) apply_yarn(m, base, t);
+  if (m.rope_scaling == config::RopeScaling::kLlama3) apply_llama3(m, t);
   return t;
 }
 

@@ -1,6 +1,6 @@
 // RoPE angle tables for one layer kind: cos and sin of p · inv_freq[i] for positions 0..n_pos−1
 // and i < rot_dims/2, computed in double and cast (MODEL_SPEC.md "RoPE"), with YaRN's frequency
-// blend and attention factor when it applies to that kind of layer.
+// blend and attention factor when it applies to that kind of layer, or Llama 3.1's bands.
 #pragma once
 
 #include "config/config.h"

@@ -119,6 +119,10 @@ void write_config(hid_t file, const std::string& fname, const config::ModelConfi
   d("yarn_beta_fast", m.yarn_beta_fast);
   d("yarn_beta_slow", m.yarn_beta_slow);
   s("yarn_layers", config::name_of(m.yarn_layers));
+  d("llama3_factor", m.llama3_factor);
+  d("llama3_low_freq_factor", m.llama3_low_freq_factor);
+  d("llama3_high_freq_factor", m.llama3_high_freq_factor);
+  i("llama3_original_len", m.llama3_original_len);
   i("tie_embeddings", m.tie_embeddings ? 1 : 0);
   d("norm_eps", m.norm_eps);
   d("init_std", m.init_std);

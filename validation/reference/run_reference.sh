@@ -70,6 +70,12 @@ combination() {  # fills o for a name; returns 1 for an unknown name
              model.rope_scaling yarn model.yarn_layers all model.yarn_factor 4 \
              model.yarn_original_len 8 model.yarn_beta_fast 0.5 model.yarn_beta_slow 0.01 \
              model.rope_base_full 100 model.rope_base_swa 1000 ;;
+  llama3)          # Llama 3.1 RoPE bands, r 16, base 100: wavelengths 6.3 (< 32/4: kept), 11.2
+                   # and 19.9 (blended), 35.3 .. 353 (> 32/1: divided by 4), on both layer kinds
+    set_opts model.head_dim_qk 16 model.layer_pattern SF model.window 7 seq 32 \
+             model.rope_base_full 100 model.rope_base_swa 100 model.rope_scaling llama3 \
+             model.llama3_factor 4 model.llama3_low_freq_factor 1 \
+             model.llama3_high_freq_factor 4 model.llama3_original_len 32 ;;
   tied)            # lm_head absent; embed.weight gets both gradients. (Seeds 7/3 give a draw
                    # whose AdamW losses move 7e-5 under 6e-8 weight noise even in fp64; see above)
     set_opts model.tie_embeddings true model.seed 8 data-seed 4 ;;

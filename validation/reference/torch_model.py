@@ -12,7 +12,7 @@ Public functions
     forward(config, params, inputs)         -> logits [B, T, vocab]
     loss_fn(logits, targets)                -> scalar mean cross-entropy over targets != -1
     adamw_losses(config, params, optim, inputs, targets, frozen=None) -> [loss before each step]
-and the building blocks they use (rms_norm, rope_inv_freq, yarn_parameters, rope_tables,
+and the building blocks they use (rms_norm, rope_inv_freq, yarn_parameters, llama3_inv_freq, rope_tables,
 apply_rope, attention, mlp, param_shapes, init_params, frozen_names, decay_groups).
 """
 
@@ -36,8 +36,10 @@ class ExchangeError(Exception):
 # ----------------------------------------------------------------------------------------------
 
 INT_KEYS = ("vocab_size", "d_model", "n_layers", "d_ff", "n_heads", "n_kv_heads", "head_dim_qk",
-            "head_dim_v", "window", "rope_dims_full", "rope_dims_swa", "yarn_original_len", "seed")
+            "head_dim_v", "window", "rope_dims_full", "rope_dims_swa", "yarn_original_len",
+            "llama3_original_len", "seed")
 FLOAT_KEYS = ("rope_base_full", "rope_base_swa", "yarn_factor", "yarn_beta_fast", "yarn_beta_slow",
+              "llama3_factor", "llama3_low_freq_factor", "llama3_high_freq_factor",
               "norm_eps", "init_std")
 BOOL_KEYS = ("tie_embeddings",)
 STR_KEYS = ("qk_norm", "norm_order", "layer_pattern", "rope_scaling", "yarn_layers", "freeze")
@@ -50,7 +52,8 @@ DEFAULTS = dict(
     head_dim_v=8, qk_norm="none", norm_order="pre", layer_pattern="F", window=4,
     rope_base_full=10000.0, rope_base_swa=10000.0, rope_dims_full=-1, rope_dims_swa=-1,
     rope_scaling="none", yarn_factor=1.0, yarn_original_len=16, yarn_beta_fast=32.0,
-    yarn_beta_slow=1.0, yarn_layers="all", tie_embeddings=False, norm_eps=1e-6, init_std=0.02,
+    yarn_beta_slow=1.0, yarn_layers="all", llama3_factor=8.0, llama3_low_freq_factor=1.0,
+    llama3_high_freq_factor=4.0, llama3_original_len=8192, tie_embeddings=False, norm_eps=1e-6, init_std=0.02,
     seed=0, freeze="",
 )
 
@@ -157,8 +160,13 @@ def validate_config(cfg, where="config"):
             r = cfg["head_dim_qk"]
         if r < 0 or r > cfg["head_dim_qk"] or r % 2 != 0:
             bad(key, "rotated dims must be -1 or an even number in 0..head_dim_qk")
-    if cfg["rope_scaling"] not in ("none", "yarn"):
-        bad("rope_scaling", "must be none or yarn")
+    if cfg["rope_scaling"] not in ("none", "yarn", "llama3"):
+        bad("rope_scaling", "must be none, yarn or llama3")
+    if cfg["rope_scaling"] == "llama3":
+        if cfg["llama3_high_freq_factor"] <= cfg["llama3_low_freq_factor"]:
+            bad("llama3_high_freq_factor", "must exceed llama3_low_freq_factor")
+        if cfg["llama3_original_len"] < 1:
+            bad("llama3_original_len", "must be >= 1")
     if cfg["rope_scaling"] == "yarn":
         if cfg["yarn_layers"] not in ("all", "full"):
             bad("yarn_layers", "must be all or full")
@@ -299,6 +307,19 @@ def yarn_parameters(dim, base, factor, original_len, beta_fast, beta_slow):
     return inv_freq, attention_factor
 
 
+def llama3_inv_freq(inv_freq, factor, low_freq_factor, high_freq_factor, original_len):
+    """Hugging Face transformers' _compute_llama3_parameters applied to plain RoPE frequencies,
+    in float64: long wavelengths divided by the factor, short ones kept, a linear blend between."""
+    low_freq_wavelen = original_len / low_freq_factor
+    high_freq_wavelen = original_len / high_freq_factor
+    wavelen = 2 * math.pi / inv_freq
+    scaled = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    smooth = (original_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
+    return torch.where(medium, smoothed, scaled)
+
+
 def rope_settings(config, kind):
     """(base, r, use_yarn) for a layer kind 'S' or 'F'."""
     if kind == "F":
@@ -322,6 +343,9 @@ def rope_inv_freq(config, kind):
     else:
         inv_freq = base ** (-2.0 * torch.arange(r // 2, dtype=torch.float64) / r)
         af = 1.0
+        if config["rope_scaling"] == "llama3":
+            inv_freq = llama3_inv_freq(inv_freq, config["llama3_factor"], config["llama3_low_freq_factor"],
+                                       config["llama3_high_freq_factor"], config["llama3_original_len"])
     return inv_freq, af, r
 
 

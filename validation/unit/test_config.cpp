@@ -204,6 +204,14 @@ TEST(Config, YarnBetasOrdered) {
   }, {"model.yarn_beta_fast = 1", "model.yarn_beta_slow = 2"});
 }
 
+TEST(Config, Llama3FrequencyFactorsOrdered) {
+  expect_error([&] {
+    Fixture().parse({"--model.rope_scaling", "llama3", "--model.llama3_low_freq_factor", "4",
+                     "--model.llama3_high_freq_factor", "4"});
+  }, {"model.llama3_high_freq_factor = 4", "model.llama3_low_freq_factor = 4"});
+  Fixture().parse({"--model.rope_scaling", "llama3"});  // Llama 3.1's own 8 / 1 / 4 / 8192
+}
+
 TEST(Config, AllProblemsAreListedAtOnce) {
   try {
     Fixture().parse({"--model.n_layers", "0", "--model.qk_norm", "x"});
