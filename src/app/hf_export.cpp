@@ -5,6 +5,8 @@
 #include "config/ini_text.h"
 #include "config/keys.h"
 #include "config/load.h"
+#include "data/hf_tokenizer_files.h"
+#include "data/tokenizer.h"
 #include "eval/checkpoint_facts.h"
 #include "io/atomic_file.h"
 #include "io/checkpoint.h"
@@ -18,6 +20,7 @@
 #include <mpi.h>
 
 #include <iostream>
+#include <optional>
 
 namespace headroom::app {
 namespace fs = std::filesystem;
@@ -68,6 +71,9 @@ int run_export_hf(int argc, char** argv) {
       {{"checkpoint " + ckpt.string(), config::ini_without(info.config_ini, {"train.device"})}});
   const HfFamily family = hf_family_for(cfg.model);
   const int64_t max_pos = eval::trained_length(info);
+  // The tokenizer is checked before any work; a checkpoint without one exports without one.
+  std::optional<data::Tokenizer> tok;
+  if (!info.tokenizer_id.empty()) tok = eval::checkpoint_tokenizer(info, cfg.model.vocab_size);
   const fs::path out_dir(out);
   if (fs::exists(out_dir / "config.json") && !flags.force)
     fail(out_dir.string(), " already holds a config.json; choose another --out or pass --force");
@@ -88,11 +94,19 @@ int run_export_hf(int argc, char** argv) {
   const bool bf16 = dtype == "bf16";
   io::write_safetensors(out_dir / "model.safetensors", tensors, bf16 ? io::StDtype::kBF16 : io::StDtype::kF32,
                         {{"format", "pt"}, {"headroom_checkpoint", ckpt.string()}});
-  const auto config_json = hf_config_json(cfg.model, family, max_pos, bf16 ? "bfloat16" : "float32");
+  auto config_json = hf_config_json(cfg.model, family, max_pos, bf16 ? "bfloat16" : "float32");
+  if (tok) {
+    data::save_hf_tokenizer_dir(*tok, out_dir);
+    if (const auto bos = data::bos_id(*tok)) config_json["bos_token_id"] = *bos;
+    config_json["eos_token_id"] = data::eos_id(*tok);
+  } else {
+    std::cout << "export_hf: checkpoint " << ckpt.string() << " holds no tokenizer; none written" << std::endl;
+  }
   io::write_file_atomic(out_dir / "config.json", config_json.dump(2) + "\n");
   std::cout << "export_hf: wrote " << out_dir.string() << " (" << hf_architecture(family) << ", "
             << tensors.size() << " tensors, " << (bf16 ? "BF16" : "F32") << ", max_position_embeddings "
-            << max_pos << ") from " << ckpt.string() << std::endl;
+            << max_pos << (tok ? ", tokenizer " + data::tokenizer_id(*tok) : std::string()) << ") from "
+            << ckpt.string() << std::endl;
   return 0;
 }
 

@@ -4,6 +4,8 @@
 #include "app/hf_config.h"
 #include "config/keys.h"
 #include "config/load.h"
+#include "data/hf_tokenizer_files.h"
+#include "data/tokenizer.h"
 #include "io/atomic_file.h"
 #include "io/checkpoint.h"
 #include "io/checkpoint_files.h"
@@ -153,6 +155,14 @@ int run_import_hf(int argc, char** argv) {
   std::string ini;
   config::Config cfg = config::make_config(config::kModel | config::kTrain | config::kData | config::kParallel,
                                            mapping.keys, {}, &ini);
+  if (flags.print_config) {  // the configuration the checkpoint will store
+    if (rank == 0) std::cout << ini;
+    return 0;
+  }
+  const data::Tokenizer tok = data::load_hf_tokenizer_dir(hf_dir);
+  if (data::vocab_size(tok) > cfg.model.vocab_size)
+    fail(hf_dir.string(), ": tokenizer.json has ", data::vocab_size(tok), " ids but config.json's vocab_size is ",
+         cfg.model.vocab_size);
   const io::SafetensorsSet st = io::SafetensorsSet::open_dir(hf_dir);
   std::vector<std::string> hf_names, notes = mapping.notes;
   check_tensors(st, model::param_specs(cfg.model), cfg.model.norm_order, mapping.family, hf_names, notes);
@@ -170,7 +180,8 @@ int run_import_hf(int argc, char** argv) {
     io::write_config(*run, ini);
     io::log_line(*run, cat("import_hf ", hf_dir.string(), " (", hf_architecture(mapping.family), ", ",
                            st.description(), mapping.torch_dtype.empty() ? "" : ", torch_dtype " + mapping.torch_dtype,
-                           ") on ", grid.world->size(), " rank(s), tp ", grid.tp));
+                           ") on ", grid.world->size(), " rank(s), tp ", grid.tp, "; tokenizer ",
+                           data::tokenizer_id(tok), " (", data::vocab_size(tok), " ids)"));
     for (const auto& n : notes) io::log_line(*run, "note: " + n);
   }
   fill_model(st, model, hf_names);
@@ -179,6 +190,9 @@ int run_import_hf(int argc, char** argv) {
   info.stage = "import";
   info.seed = cfg.model.seed;
   info.config_ini = ini;
+  info.tokenizer_id = data::tokenizer_id(tok);
+  info.tokenizer_hf = data::tokenizer_record(tok);
+  info.merges = tok.merges;
   json lineage = json::array();
   lineage.push_back({{"stage", "import"},
                      {"hf_dir", fs::absolute(hf_dir).lexically_normal().string()},

@@ -12,3 +12,8 @@ set_target_properties(dump_logits PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BI
 add_test(NAME hf_import_export
   COMMAND bash ${_hf}/test_hf.sh ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR} ${HEADROOM_PYTHON})
 set_tests_properties(hf_import_export PROPERTIES LABELS validation TIMEOUT 300 PROCESSORS 2)
+
+# The imported tiny directories through evaluate, analyze and extend --init, unchanged.
+add_test(NAME hf_stages
+  COMMAND bash ${_hf}/test_hf_stages.sh ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR} ${HEADROOM_PYTHON})
+set_tests_properties(hf_stages PROPERTIES LABELS validation TIMEOUT 300)

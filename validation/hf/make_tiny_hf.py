@@ -9,7 +9,8 @@ raw little-endian data; no safetensors package), tokenizer.json (a byte-level BP
 and tokenizer_config.json:
 
   llama       LlamaForCausalLM, GQA, BF16, one file, rope_scaling yarn (factor 4 over 16)
-  qwen3       Qwen3ForCausalLM, per-head QK norm, F32, sharded in 2 files + index json, tied embeddings
+  qwen3       Qwen3ForCausalLM, per-head QK norm, F32, sharded in 2 files + index json, tied embeddings,
+              rope_scaling yarn (factor 4 over 16)
   olmo2       Olmo2ForCausalLM, post-norm, layer QK norm, F16
   olmo3       Olmo3ForCausalLM, layer_types S,S,S,F, sliding_window 6, YaRN factor 2, BF16
   bad_bias    llama plus a q_proj bias tensor          bad_act      llama with hidden_act gelu
@@ -105,7 +106,7 @@ def tokenizer_files(d):
         json.dump(tok, f, ensure_ascii=False)
     with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
         json.dump({"bos_token": "<|begin_of_text|>", "eos_token": "<|end_of_text|>", "add_bos_token": True,
-                   "tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 64}, f)
+                   "tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 1024}, f)
     return bos + 2  # tokenizer size
 
 
@@ -148,7 +149,7 @@ def weights(cfg, family, rng):
 def base_config(arch, model_type, vocab):
     return {"architectures": [arch], "model_type": model_type, "vocab_size": vocab, "hidden_size": 32,
             "intermediate_size": 48, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
-            "hidden_act": "silu", "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+            "hidden_act": "silu", "max_position_embeddings": 1024, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
             "initializer_range": 0.02, "tie_word_embeddings": False, "attention_bias": False,
             "bos_token_id": vocab - 2, "eos_token_id": vocab - 1, "torch_dtype": "bfloat16"}
 
@@ -185,7 +186,7 @@ def main(argv):
         return 2
     out = argv[1]
     os.makedirs(out, exist_ok=True)
-    vocab = 272  # the tokenizer's 266 ids, padded as released models pad theirs
+    vocab = 266  # the tokenizer's ids (a padded vocabulary would let evaluate's decoder meet ids the tokenizer lacks)
 
     def llama():
         c = base_config("LlamaForCausalLM", "llama", vocab)
@@ -196,7 +197,8 @@ def main(argv):
     write_case(out, "llama", llama(), "llama", "BF16", 1)
     q = base_config("Qwen3ForCausalLM", "qwen3", vocab)
     q.update(head_dim=16, tie_word_embeddings=True, use_sliding_window=False, sliding_window=None,
-             rope_theta=1000000.0, torch_dtype="float32")
+             rope_theta=1000000.0, torch_dtype="float32",
+             rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16})
     write_case(out, "qwen3", q, "qwen3", "F32", 2, shards=2)
     o2 = base_config("Olmo2ForCausalLM", "olmo2", vocab)
     o2.update(rms_norm_eps=1e-5, rope_theta=500000.0, torch_dtype="float16", num_key_value_heads=4)

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Hugging Face checkpoints in and out, on tiny random directories (make_tiny_hf.py: Llama with YaRN
-# in BF16, Qwen 3 sharded F32 with tied embeddings, OLMo 2 in F16, OLMo 3 with sliding layers):
+# in BF16, Qwen 3 sharded F32 with tied embeddings and YaRN, OLMo 2 in F16, OLMo 3 with
+# sliding layers and YaRN on its full layers):
 #   per family: import_hf → dump_logits → compare_hf.py (the PyTorch reference on the same files,
 #   read by its own reader, within 10x the fp32 noise floor) → export_hf → import_hf again → the two
-#   checkpoints identical bit for bit (every tensor, every [model] key);
+#   checkpoints identical bit for bit (every tensor, every [model] key); for BF16 sources also
+#   through export_hf --dtype bf16;
 #   once under mpirun -np 2 --parallel.tp 2: the checkpoint identical to the tp = 1 one;
 #   refusals: a bias tensor, hidden_act gelu, rope_scaling dynamic, a missing tensor, a truncated
 #   safetensors file, each naming the key or file; export of a model no family expresses.
@@ -24,7 +26,14 @@ family() {  # family NAME: import, logits against the reference, export, import 
   "$BIN/export_hf" --init "$WORK/runs/$n" --out "$WORK/export/$n" >/dev/null || return 1
   "$BIN/import_hf" --hf "$WORK/export/$n" --out "$WORK/runs/$n.again" >/dev/null || return 1
   "$PY" "$HF/same_checkpoint.py" "$WORK/runs/$n/checkpoints/step_00000000.h5" \
-    "$WORK/runs/$n.again/checkpoints/step_00000000.h5"
+    "$WORK/runs/$n.again/checkpoints/step_00000000.h5" || return 1
+  # Weights that came in as BF16 go out as BF16 without a change (round to nearest even of a BF16
+  # value is itself).
+  [[ $n == llama || $n == olmo3 ]] || return 0  # make_tiny_hf.py's BF16 directories
+  "$BIN/export_hf" --init "$WORK/runs/$n" --out "$WORK/export/$n.bf16" --dtype bf16 >/dev/null || return 1
+  "$BIN/import_hf" --hf "$WORK/export/$n.bf16" --out "$WORK/runs/$n.bf16" >/dev/null || return 1
+  "$PY" "$HF/same_checkpoint.py" "$WORK/runs/$n/checkpoints/step_00000000.h5" \
+    "$WORK/runs/$n.bf16/checkpoints/step_00000000.h5"
 }
 for n in llama qwen3 olmo2 olmo3; do check "$n" family "$n"; done
 
