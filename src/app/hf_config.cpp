@@ -121,10 +121,20 @@ void map_rope(const Reader& r, HfFamily family, int64_t max_pos, HfImportMapping
       out.notes.push_back("YaRN on full-attention layers only (model.yarn_layers = full), as OLMo 3 was trained");
     return;
   }
-  if (type == "llama3")
-    fail(r.where, ": ", key, ".rope_type = \"llama3\": this build has no Llama 3 RoPE scaling in its ",
-         "configuration (model.rope_scaling = none or yarn)");
-  fail(r.where, ": ", key, ".rope_type = \"", type, "\" is not supported (default and yarn are)");
+  if (type == "llama3") {
+    // Headroom's llama3 bands apply to every layer; OLMo 3 would scale its full layers only.
+    if (family == HfFamily::kOlmo3)
+      fail(r.where, ": ", key, ".rope_type = \"llama3\" in an OLMo 3 model: which layers it scales is not mapped");
+    for (const char* k : {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"})
+      if (!field(k)) fail(r.where, ": ", key, ".", k, " is missing (rope type llama3)");
+    out.keys.push_back({"model.rope_scaling", "llama3"});
+    out.keys.push_back({"model.llama3_factor", num(number("factor"))});
+    out.keys.push_back({"model.llama3_low_freq_factor", num(number("low_freq_factor"))});
+    out.keys.push_back({"model.llama3_high_freq_factor", num(number("high_freq_factor"))});
+    out.keys.push_back({"model.llama3_original_len", num(static_cast<int64_t>(number("original_max_position_embeddings")))});
+    return;
+  }
+  fail(r.where, ": ", key, ".rope_type = \"", type, "\" is not supported (default, yarn and llama3 are)");
 }
 
 // Headroom's layer_pattern: the shortest prefix whose repetition gives every layer's kind.
@@ -288,6 +298,8 @@ HfFamily hf_family_for(const config::ModelConfig& m) {
   if (sliding && m.rope_scaling == config::RopeScaling::kYarn && m.yarn_layers != config::YarnLayers::kFull)
     add(cat("model.yarn_layers = ", name_of(m.yarn_layers), " with sliding layers: OLMo 3 scales its ",
             "full-attention layers only (yarn_layers = full)"));
+  if (sliding && m.rope_scaling == config::RopeScaling::kLlama3)
+    add("model.rope_scaling = llama3 with sliding layers: OLMo 3 would scale its full-attention layers only");
   if (!problems.empty()) fail("the model cannot be expressed as a Hugging Face model:", problems);
   return f;
 }
@@ -321,6 +333,12 @@ json hf_config_json(const config::ModelConfig& m, HfFamily f, int64_t max_pos, c
                          {"original_max_position_embeddings", m.yarn_original_len},
                          {"beta_fast", m.yarn_beta_fast},
                          {"beta_slow", m.yarn_beta_slow}};
+  else if (m.rope_scaling == config::RopeScaling::kLlama3)
+    j["rope_scaling"] = {{"rope_type", "llama3"},
+                         {"factor", m.llama3_factor},
+                         {"low_freq_factor", m.llama3_low_freq_factor},
+                         {"high_freq_factor", m.llama3_high_freq_factor},
+                         {"original_max_position_embeddings", m.llama3_original_len}};
   else
     j["rope_scaling"] = nullptr;
   if (f == HfFamily::kOlmo3) {

@@ -84,12 +84,16 @@ def spec_config(c):
         norm_order="post" if olmo else "pre", layer_pattern=pattern, window=c.get("sliding_window") or 1,
         rope_base_full=float(c.get("rope_theta", 10000.0)), rope_base_swa=float(c.get("rope_theta", 10000.0)),
         rope_dims_full=-1, rope_dims_swa=-1,
-        rope_scaling="yarn" if rope_type == "yarn" else "none",
+        rope_scaling=rope_type if rope_type in ("yarn", "llama3") else "none",
         yarn_factor=float(scaling.get("factor", 1.0)),
         yarn_original_len=int(scaling.get("original_max_position_embeddings", c["max_position_embeddings"])),
         yarn_beta_fast=float(scaling.get("beta_fast", 32.0)), yarn_beta_slow=float(scaling.get("beta_slow", 1.0)),
         # OLMo 3 scales its full-attention layers only
         yarn_layers="full" if arch == "Olmo3ForCausalLM" else "all",
+        llama3_factor=float(scaling.get("factor", 8.0)),
+        llama3_low_freq_factor=float(scaling.get("low_freq_factor", 1.0)),
+        llama3_high_freq_factor=float(scaling.get("high_freq_factor", 4.0)),
+        llama3_original_len=int(scaling.get("original_max_position_embeddings", 8192)),
         tie_embeddings=bool(c.get("tie_word_embeddings", False)),
         norm_eps=float(c.get("rms_norm_eps", 1e-5 if olmo else 1e-6)))
     return tm.make_config(**cfg)

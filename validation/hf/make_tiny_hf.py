@@ -8,7 +8,7 @@ family), safetensors written byte by byte here (8-byte little-endian header leng
 raw little-endian data; no safetensors package), tokenizer.json (a byte-level BPE with a few merges)
 and tokenizer_config.json:
 
-  llama       LlamaForCausalLM, GQA, BF16, one file, rope_scaling yarn (factor 4 over 16)
+  llama       LlamaForCausalLM, GQA, BF16, one file, rope_scaling llama3 (factor 4 over 64: every band)
   qwen3       Qwen3ForCausalLM, per-head QK norm, F32, sharded in 2 files + index json, tied embeddings,
               rope_scaling yarn (factor 4 over 16)
   olmo2       Olmo2ForCausalLM, post-norm, layer QK norm, F16
@@ -191,7 +191,10 @@ def main(argv):
     def llama():
         c = base_config("LlamaForCausalLM", "llama", vocab)
         c.update(head_dim=8, mlp_bias=False,
-                 rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16})
+                 # head_dim 8, theta 1e4: wavelengths 6.3, 63, 628, 6283 against bands at 64/4 = 16
+                 # and 64/1 = 64: one kept, one blended, two scaled
+                 rope_scaling={"rope_type": "llama3", "factor": 4.0, "low_freq_factor": 1.0,
+                               "high_freq_factor": 4.0, "original_max_position_embeddings": 64})
         return c
 
     write_case(out, "llama", llama(), "llama", "BF16", 1)

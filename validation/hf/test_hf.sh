@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Hugging Face checkpoints in and out, on tiny random directories (make_tiny_hf.py: Llama with YaRN
-# in BF16, Qwen 3 sharded F32 with tied embeddings and YaRN, OLMo 2 in F16, OLMo 3 with
+# Hugging Face checkpoints in and out, on tiny random directories (make_tiny_hf.py: Llama with llama3
+# RoPE scaling in BF16, Qwen 3 sharded F32 with tied embeddings and YaRN, OLMo 2 in F16, OLMo 3 with
 # sliding layers and YaRN on its full layers):
 #   per family: import_hf → dump_logits → compare_hf.py (the PyTorch reference on the same files,
 #   read by its own reader, within 10x the fp32 noise floor) → export_hf → import_hf again → the two

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Imported Hugging Face models through the stages, unchanged: the tiny Llama (YaRN),
+# Imported Hugging Face models through the stages, unchanged: the tiny Llama (llama3 RoPE scaling),
 # Qwen 3 (YaRN, tied embeddings) and OLMo 3 (sliding layers) directories of make_tiny_hf.py are
 # imported, evaluated on a short RULER subset at 1024 tokens in their own tokenizer (read from the
 # checkpoint), analyzed together, and extended for two steps on a shard prepared with the same
