@@ -16,6 +16,9 @@
 // MODEL_SPEC's, so q/k rows copy unchanged. Sliding windows agree: transformers masks key j for
 // query i unless j > i − sliding_window, i.e. a query sees `sliding_window` keys, itself included.
 //
+// RoPE: rope_theta → rope_base_full = rope_base_swa; rope_scaling (or transformers 5's
+// rope_parameters) of type default, yarn (factor, original_max_position_embeddings, beta_fast/slow,
+// defaults 32/1; the factor as given) or llama3 (its four fields → model.llama3_*).
 // Everything else is refused before any work, naming the config.json key and its value.
 #pragma once
 
