@@ -306,6 +306,29 @@ TEST(HfTokenizer, RefusalsNameTheKeyAndValue) {
             std::string::npos);
 }
 
+// Meta's Llama 3 post-processor prepends BOS: accepted when bos_token names the same token (Headroom
+// prepends it), refused otherwise; [A, EOS] cannot be mirrored (RefusalsNameTheKeyAndValue).
+TEST(HfTokenizer, PostProcessorThatPrependsBos) {
+  json j = Tiny{}.tokenizer_json();
+  const json bos = {{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}};
+  const json a = {{"Sequence", {{"id", "A"}, {"type_id", 0}}}};
+  const json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}, {"use_regex", true}};
+  const json tmpl = {{"type", "TemplateProcessing"}, {"single", json::array({bos, a})}};
+  j["post_processor"] = {{"type", "Sequence"}, {"processors", json::array({byte_level, tmpl})}};
+  EXPECT_EQ(bos_id(tokenizer_from_record(record_of(j, "<s>", "</s>"), "rec")), 256);
+  EXPECT_NE(error_of([&] { tokenizer_from_record(record_of(j, nullptr, "</s>"), "rec"); })
+                .find("rec: the post_processor prepends '<s>' but bos_token is null"), std::string::npos);
+}
+
+// unk_token can never be emitted when every byte is in the vocab; otherwise it is refused.
+TEST(HfTokenizer, UnkTokenOnlyWhenUnreachable) {
+  json j = Tiny{}.tokenizer_json();
+  j["model"]["unk_token"] = "<s>";
+  EXPECT_NO_THROW(load(j));
+  j["model"]["vocab"].erase(bl("\x01"));
+  EXPECT_NE(error_of([&] { load(j); }).find("model.unk_token '<s>' is not supported when a byte"), std::string::npos);
+}
+
 TEST(HfTokenizer, SpecialsAndRecord) {
   const Tokenizer native{};
   EXPECT_EQ(bos_id(native), kBos);
