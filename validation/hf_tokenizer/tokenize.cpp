@@ -8,6 +8,8 @@
 //   hf_tokenize --export TOKENIZER DIR         writes DIR/tokenizer.json and tokenizer_config.json
 //   hf_tokenize --info TOKENIZER               prints tokenizer_id, vocab_size, bos, eos, pad
 //   hf_tokenize --train-bpe VOCAB TEXT OUT     trains Headroom's BPE on a text file, saves it to OUT
+//   hf_tokenize --decode TOKENIZER IDS_FILE    each line's ids (space-separated) decoded, printed as a
+//                                              JSON string per line
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -69,6 +71,29 @@ int tokenize_lines(const std::string& spec, const std::string& file, bool jsonl)
   return 0;
 }
 
+int decode_lines(const std::string& spec, const std::string& file) {
+  const data::Tokenizer tok = data::load_any_tokenizer(spec);
+  const std::string text = read_file(file);
+  std::string out;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::vector<int32_t> ids;
+    size_t k = pos;
+    while (k < end) {
+      size_t sp = text.find(' ', k);
+      if (sp == std::string::npos || sp > end) sp = end;
+      if (sp > k) ids.push_back(std::stoi(text.substr(k, sp - k)));
+      k = sp + 1;
+    }
+    pos = end + 1;
+    out += nlohmann::json(data::decode(tok, ids)).dump();
+    out += '\n';
+  }
+  std::cout << out;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,6 +118,7 @@ int main(int argc, char** argv) {
       data::save_tokenizer(data::train_bpe(docs, std::stoi(a[1]), nullptr), a[3]);
       return 0;
     }
+    if (a.size() == 3 && a[0] == "--decode") return decode_lines(a[1], a[2]);
     if (a.size() == 3 && a[0] == "--jsonl") return tokenize_lines(a[1], a[2], true);
     if (a.size() == 2 && a[0][0] != '-') return tokenize_lines(a[0], a[1], false);
     std::cerr << "usage: hf_tokenize [--jsonl] TOKENIZER TEXT_FILE | --train-bpe VOCAB TEXT OUT | --export TOKENIZER DIR | --info TOKENIZER\n";
