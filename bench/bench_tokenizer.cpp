@@ -1,6 +1,6 @@
 // Tokenizer benchmark (one thread): byte-level encode MB/s, BPE training seconds, BPE encode MB/s.
 //
-//   bench_tokenizer [TEXT_FILE] [--vocab N] [--tokenizer FILE] [--save FILE]
+//   bench_tokenizer [TEXT_FILE] [--vocab N] [--tokenizer FILE|HF_DIR|tokenizer.json] [--save FILE]
 //
 // TEXT_FILE defaults to validation/data/sample_english.txt (found through HEADROOM_SOURCE_DIR or
 // next to this source). Without --tokenizer a BPE tokenizer of --vocab ids (default 8192) is trained
@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "data/bpe_train.h"
+#include "data/hf_tokenizer.h"
+#include "data/hf_tokenizer_files.h"
 #include "data/tokenizer.h"
 #include "data/tokenizer_file.h"
 #include "util/error.h"
@@ -91,7 +93,7 @@ int main(int argc, char** argv) try {
 
   Tokenizer tok;
   if (!tok_path.empty()) {
-    tok = load_tokenizer(tok_path);
+    tok = load_any_tokenizer(tok_path);  // a Headroom file or a Hugging Face tokenizer
     std::printf("loaded %s: %s\n", tok_path.c_str(), tokenizer_id(tok).c_str());
   } else {
     std::vector<std::string_view> docs;
@@ -111,7 +113,10 @@ int main(int argc, char** argv) try {
     std::printf("BPE training: vocab %d (asked %d), %zu docs, %.2f MB: %.2f s\n", vocab_size(tok), vocab,
                 docs.size(), double(text.size()) / 1e6, secs);
   }
-  if (!save_path.empty()) save_tokenizer(tok, save_path);
+  if (!save_path.empty()) {
+    if (tok.hf) headroom::fail("--save writes Headroom tokenizer files; ", tok_path, " is a Hugging Face tokenizer");
+    save_tokenizer(tok, save_path);
+  }
 
   Encoder enc(tok);
   size_t tokens = 0;
@@ -124,7 +129,8 @@ int main(int argc, char** argv) try {
               enc.cache_entries(), hits, misses);
   std::vector<int32_t> ids;
   enc.encode(text, ids);
-  if (decode(tok, ids) != text) headroom::fail("BPE round trip failed");
+  // A Hugging Face tokenizer with NFC gives back the normalized text.
+  if (decode(tok, ids) != (tok.hf && tok.hf->nfc ? hf_nfc(text) : text)) headroom::fail("BPE round trip failed");
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "bench_tokenizer: %s\n", e.what());
