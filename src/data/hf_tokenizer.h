@@ -26,8 +26,10 @@
 // Encoding takes UTF-8 (Hugging Face takes strings): invalid UTF-8 is an error naming the byte
 // offset. Added tokens in the text are emitted as their ids (split_special_tokens=false, as
 // transformers does by default). Decoding mirrors decode(ids, skip_special_tokens=true): special
-// added tokens are dropped, the ByteLevel decoder maps byte characters back and replaces invalid
-// UTF-8 as Rust's from_utf8_lossy does. transformers' clean_up_tokenization_spaces is not applied.
+// added tokens are dropped, the others (added tokens too: tokenizers reverted skipping the decoder
+// for them, PR #1569) go through the ByteLevel decoder, which maps byte characters back and
+// replaces invalid UTF-8 as Rust's from_utf8_lossy does. transformers' clean_up_tokenization_spaces
+// is not applied.
 #pragma once
 
 #include <array>
