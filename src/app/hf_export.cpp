@@ -78,7 +78,7 @@ int run_export_hf(int argc, char** argv) {
   if (fs::exists(out_dir / "config.json") && !flags.force)
     fail(out_dir.string(), " already holds a config.json; choose another --out or pass --force");
 
-  model::Model<float> model = model::make_model(cfg.model, kernels::cpu_ops());
+  model::Model<float> model = model::make_model(cfg.model, kernels::cpu_ops(), {}, /*init_weights=*/false);
   io::load_checkpoint_tensors(ckpt, model, nullptr);
   std::vector<std::vector<float>> host(model.specs.size());
   std::vector<io::StWriteTensor> tensors;

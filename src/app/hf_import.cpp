@@ -172,7 +172,7 @@ int run_import_hf(int argc, char** argv) {
 
   parallel::Grid grid = parallel::make_grid(static_cast<int>(par.parallel.tp), static_cast<int>(par.parallel.dp));
   model::TpContext tp{grid.tp > 1 ? grid.tp_group.get() : nullptr, grid.tp_rank, grid.tp};
-  model::Model<float> model = model::make_model(cfg.model, kernels::cpu_ops(), tp);
+  model::Model<float> model = model::make_model(cfg.model, kernels::cpu_ops(), tp, /*init_weights=*/false);
 
   std::unique_ptr<io::RunDir> run;
   if (grid.is_root()) {

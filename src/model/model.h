@@ -48,10 +48,12 @@ struct Model {
 };
 
 // Allocates and initialises this rank's part of a model (weights from (cfg.seed, name, index), so
-// the same whatever the layout; gradients zero).
+// the same whatever the layout; gradients zero). init_weights = false leaves the weights zero, for
+// a caller that fills every one of them (import_hf: drawing billions of values it overwrites is
+// most of a conversion's time).
 template <class T>
 Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& ops,
-                    TpContext tp = {});
+                    TpContext tp = {}, bool init_weights = true);
 
 // Sums the gradients that are partial on each TP rank (headwise QK-norm weights, KV heads shared
 // by several ranks) over the TP group. Call once after the backward passes of a step.
