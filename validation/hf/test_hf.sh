@@ -6,7 +6,7 @@
 #   read by its own reader, within 10x the fp32 noise floor) → export_hf → import_hf again → the two
 #   checkpoints identical bit for bit (every tensor, every [model] key); for BF16 sources also
 #   through export_hf --dtype bf16;
-#   once under mpirun -np 2 --parallel.tp 2: the checkpoint identical to the tp = 1 one;
+#   OLMo 3 and Qwen 3 under mpirun -np 2 --parallel.tp 2: the checkpoint identical to the tp = 1 one;
 #   refusals: a bias tensor, hidden_act gelu, rope_scaling dynamic, a missing tensor, a truncated
 #   safetensors file, each naming the key or file; export of a model no family expresses.
 # usage: test_hf.sh BIN SRC PY
@@ -37,13 +37,17 @@ family() {  # family NAME: import, logits against the reference, export, import 
 }
 for n in llama qwen3 olmo2 olmo3; do check "$n" family "$n"; done
 
-tp2() {  # the OLMo 3 directory (GQA, layer QK norm: every kind of split) converted by two ranks
-  mpirun -np 2 "$BIN/import_hf" --hf "$WORK/hf/olmo3" --out "$WORK/runs/olmo3.tp2" --parallel.tp 2 \
-    >"$WORK/tp2.log" 2>&1 || { cat "$WORK/tp2.log"; return 1; }
-  "$PY" "$HF/same_checkpoint.py" "$WORK/runs/olmo3/checkpoints/step_00000000.h5" \
-    "$WORK/runs/olmo3.tp2/checkpoints/step_00000000.h5"
+tp2() {  # tp2 NAME: the directory converted by two ranks, each holding its slice
+  local n=$1
+  mpirun -np 2 "$BIN/import_hf" --hf "$WORK/hf/$n" --out "$WORK/runs/$n.tp2" --parallel.tp 2 \
+    >"$WORK/$n.tp2.log" 2>&1 || { cat "$WORK/$n.tp2.log"; return 1; }
+  "$PY" "$HF/same_checkpoint.py" "$WORK/runs/$n/checkpoints/step_00000000.h5" \
+    "$WORK/runs/$n.tp2/checkpoints/step_00000000.h5"
 }
-check "tp 2" tp2
+# OLMo 3: GQA split by rows and columns, layer QK norm split with its heads; Qwen 3: a head QK norm
+# replicated on every rank, tied embeddings, weights from two shard files.
+check "olmo3 tp 2" tp2 olmo3
+check "qwen3 tp 2" tp2 qwen3
 
 refused() {  # refused CASE TEXT...: import_hf fails, names each TEXT, writes no checkpoint
   local n=$1; shift
