@@ -185,6 +185,30 @@ TEST(HfConfig, MapsAndRefusesNamingKeyAndValue) {
   j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 2.0}, {"mscale", 0.7}};
   EXPECT_NE(refused(j).find("mscale = 0.7"), std::string::npos) << refused(j);
   j = llama_config();
+  j["partial_rotary_factor"] = 0.5;
+  EXPECT_NE(refused(j).find("partial_rotary_factor = 0.5"), std::string::npos) << refused(j);
+  j = llama_config();
+  j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 2.0}, {"truncate", false}};
+  EXPECT_NE(refused(j).find("truncate = false"), std::string::npos) << refused(j);
+  j = llama_config();
+  j["architectures"] = {"Qwen3ForCausalLM"};
+  j["use_sliding_window"] = true;
+  EXPECT_NE(refused(j).find("use_sliding_window = true"), std::string::npos) << refused(j);
+  j = llama_config();
+  j["architectures"] = {"Olmo3ForCausalLM"};
+  j["layer_types"] = {"sliding_attention", "chunked_attention"};
+  EXPECT_NE(refused(j).find("chunked_attention"), std::string::npos) << refused(j);
+  j["layer_types"] = {"sliding_attention", "full_attention"};
+  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                       {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 64}};
+  EXPECT_NE(refused(j).find("\"llama3\" in an OLMo 3 model"), std::string::npos) << refused(j);
+  j = llama_config();
+  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                       {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 64}};
+  const auto l3 = app::map_hf_config(j, "config.json");
+  EXPECT_EQ(value_of(l3, "model.rope_scaling"), "llama3");
+  EXPECT_EQ(value_of(l3, "model.llama3_original_len"), "64");
+  j = llama_config();
   j["architectures"] = {"Olmo3ForCausalLM"};
   j["layer_types"] = {"sliding_attention", "full_attention"};
   j["sliding_window"] = 8;
