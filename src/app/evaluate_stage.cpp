@@ -167,7 +167,9 @@ int run_evaluate_stage(int argc, char** argv) {
 
   // train.device as the training stages use it: auto (made concrete by start_stage), cpu or cuda.
   const auto& ops = cfg.train.device == config::Device::kCuda ? kernels::cuda_ops() : kernels::cpu_ops();
-  model::Model<float> model = model::make_model(cfg.model, ops);
+  // Every weight comes from the checkpoint: drawing the random init first would be most of the
+  // start-up on a large model.
+  model::Model<float> model = model::make_model(cfg.model, ops, {}, /*init_weights=*/false);
   io::load_checkpoint_tensors(*ckpt, model, nullptr);
   const auto t0 = std::chrono::steady_clock::now();
   std::function<void(const std::string&)> log;

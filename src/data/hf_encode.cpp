@@ -343,9 +343,11 @@ std::string hf_decode(const HfBpe& bpe, std::span<const int32_t> ids) {
   std::string bytes;
   for (size_t k = 0; k < ids.size(); ++k) {
     const int32_t id = ids[k];
-    if (id < 0 || id >= bpe.vocab_size || !bpe.id_assigned[size_t(id)])
-      fail("decode: token id ", id, " at position ", k, " is not a token of the Hugging Face tokenizer (vocabulary ",
-           bpe.vocab_size, ")");
+    if (id < 0) fail("decode: token id ", id, " at position ", k, " is negative");
+    // Ids without a token (the padding rows of an embedding rounded up past the tokenizer, as in
+    // Qwen 3's 151936 rows for 151669 tokens) decode to nothing, as in Hugging Face tokenizers'
+    // decode, so a model that emits one is scored, not stopped.
+    if (id >= bpe.vocab_size || !bpe.id_assigned[size_t(id)]) continue;
     if (!bpe.id_special[size_t(id)]) bytes += bpe.id_bytes[size_t(id)];
   }
   return utf8_lossy(bytes);

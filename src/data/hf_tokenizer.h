@@ -109,7 +109,8 @@ class HfEncoder {
 };
 
 // Ids -> text as tokenizers' decode(ids, skip_special_tokens=true) with the ByteLevel decoder;
-// an id outside [0, vocab_size) or unassigned throws naming it.
+// an id without a token (past the tokenizer or unassigned: a model's padding rows) decodes to
+// nothing, as there; a negative id throws naming it.
 std::string hf_decode(const HfBpe& bpe, std::span<const int32_t> ids);
 
 // NFC of valid UTF-8 (ICU unorm2).

@@ -73,7 +73,7 @@ int32_t newline_id(const Tokenizer& tok);
 void validate(const Tokenizer& tok);
 
 // Special ids decode to nothing; an id outside [0, vocab_size) throws headroom::Error naming the id.
-// Hugging Face: as decode(ids, skip_special_tokens=true) (hf_tokenizer.h).
+// Hugging Face: as decode(ids, skip_special_tokens=true), ids without a token skipped (hf_tokenizer.h).
 std::string decode(const Tokenizer& tok, std::span<const int32_t> ids);
 
 // Byte classes of the pre-split rule.

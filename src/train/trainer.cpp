@@ -225,7 +225,10 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
   if (share % micro != 0)
     fail("train.micro_batch = ", micro, " does not divide the per-rank share of the global batch (",
          share, " = global_batch / dp)");
-  Loop L{job, grid, dp_comm, run, model::make_model(c.model, ops, tp), {}, standard_callbacks(job, micro)};
+  // With --init every weight comes from a checkpoint (the resumed one or the init), so the random
+  // init is not drawn: on a large model it would be most of the start-up.
+  Loop L{job, grid, dp_comm, run, model::make_model(c.model, ops, tp, /*init_weights=*/!job.init), {},
+         standard_callbacks(job, micro)};
   L.opt = make_adamw(L.model, adamw_of(c), c.parallel.zero1 ? dp_comm : nullptr);
   start(L);
 
