@@ -69,7 +69,7 @@ void diagnose_run(RunData& r, const AnalyzeConfig& cfg, const DiagOptions& opt, 
   const auto t0 = std::chrono::steady_clock::now();
   const io::CheckpointInfo info = io::read_checkpoint_info(r.checkpoint);
   const config::Config c = config::make_config(kSections, {}, {{"checkpoint " + r.checkpoint, info.config_ini}});
-  model::Model<float> m = model::make_model(c.model, kernels::cpu_ops(), {}, /*init_weights=*/false);
+  model::Model<float> m = model::make_model(c.model, kernels::cpu_ops(), {}, {.random_weights = false});
   io::load_checkpoint_tensors(r.checkpoint, m, nullptr);
   const data::Tokenizer tok = eval::checkpoint_tokenizer(info, c.model.vocab_size);
   eval::PromptBuilder prompts(tok, eval::checkpoint_template(info));

@@ -169,7 +169,7 @@ int run_evaluate_stage(int argc, char** argv) {
   const auto& ops = cfg.train.device == config::Device::kCuda ? kernels::cuda_ops() : kernels::cpu_ops();
   // Every weight comes from the checkpoint: drawing the random init first would be most of the
   // start-up on a large model.
-  model::Model<float> model = model::make_model(cfg.model, ops, {}, /*init_weights=*/false);
+  model::Model<float> model = model::make_model(cfg.model, ops, {}, {.random_weights = false});
   io::load_checkpoint_tensors(*ckpt, model, nullptr);
   const auto t0 = std::chrono::steady_clock::now();
   std::function<void(const std::string&)> log;

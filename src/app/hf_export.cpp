@@ -78,16 +78,14 @@ int run_export_hf(int argc, char** argv) {
   if (fs::exists(out_dir / "config.json") && !flags.force)
     fail(out_dir.string(), " already holds a config.json; choose another --out or pass --force");
 
-  model::Model<float> model = model::make_model(cfg.model, kernels::cpu_ops(), {}, /*init_weights=*/false);
+  model::Model<float> model = model::make_model(cfg.model, kernels::cpu_ops(), {}, {.random_weights = false, .gradients = false});
   io::load_checkpoint_tensors(ckpt, model, nullptr);
-  std::vector<std::vector<float>> host(model.specs.size());
+  // The CPU model's arena is host memory holding every tensor whole (tp 1): the writer reads it
+  // in place, so the export holds one copy of the model.
   std::vector<io::StWriteTensor> tensors;
-  for (size_t i = 0; i < model.specs.size(); ++i) {
-    host[i].resize(static_cast<size_t>(model.specs[i].numel()));
-    model.ops->copy_to_host(host[i].data(), model.params.get() + model.offsets[i], host[i].size() * sizeof(float));
+  for (size_t i = 0; i < model.specs.size(); ++i)
     tensors.push_back({hf_tensor_name(family, cfg.model.norm_order, model.specs[i].name), model.specs[i].shape,
-                       host[i].data()});
-  }
+                       model.params.get() + model.offsets[i]});
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) fail(out_dir.string(), ": cannot create (", ec.message(), ")");

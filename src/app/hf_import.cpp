@@ -48,12 +48,15 @@ constexpr const char* kUsage =
 
 // Tensors that carry no weights of the model: old checkpoints' RoPE caches.
 bool ignorable(const std::string& hf_name) {
-  return hf_name.size() > 21 && hf_name.compare(hf_name.size() - 21, 21, "rotary_emb.inv_freq") == 0;
+  return hf_name.ends_with(".rotary_emb.inv_freq");
 }
 
 std::string shape_text(const std::vector<int64_t>& s) {
   std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(s[i]);
+  }
   return out + "]";
 }
 
@@ -172,7 +175,7 @@ int run_import_hf(int argc, char** argv) {
 
   parallel::Grid grid = parallel::make_grid(static_cast<int>(par.parallel.tp), static_cast<int>(par.parallel.dp));
   model::TpContext tp{grid.tp > 1 ? grid.tp_group.get() : nullptr, grid.tp_rank, grid.tp};
-  model::Model<float> model = model::make_model(cfg.model, kernels::cpu_ops(), tp, /*init_weights=*/false);
+  model::Model<float> model = model::make_model(cfg.model, kernels::cpu_ops(), tp, {.random_weights = false, .gradients = false});
 
   std::unique_ptr<io::RunDir> run;
   if (grid.is_root()) {

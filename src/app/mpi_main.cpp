@@ -6,7 +6,8 @@
 
 #include <mpi.h>
 
-#include <iostream>
+#include <cstdio>
+#include <string>
 
 namespace headroom::app {
 
@@ -23,9 +24,13 @@ int mpi_main(const char* app, int argc, char** argv, const std::function<int()>&
       MPI_Comm_rank(MPI_COMM_WORLD, &rank);
       MPI_Comm_size(MPI_COMM_WORLD, &size);
     }
-    std::cerr << app << ": error";
-    if (size > 1) std::cerr << " (rank " << rank << " of " << size << ")";
-    std::cerr << ": " << e.what() << std::endl;
+    // One write of the whole line: the ranks of a job share stderr, and pieces written one by one
+    // interleave into lines that name no rank.
+    const std::string line = std::string(app) + ": error" +
+                             (size > 1 ? " (rank " + std::to_string(rank) + " of " + std::to_string(size) + ")" : "") +
+                             ": " + e.what() + "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    std::fflush(stderr);
     if (size > 1) parallel::abort_all(2);
     parallel::finalize_mpi();
     return 2;

@@ -17,7 +17,7 @@ namespace {
 template <class T>
 T* view(Model<T>& m, T* arena, const std::string& name) {
   const int i = find_param(m, name);
-  return i < 0 ? nullptr : arena + m.offsets[static_cast<size_t>(i)];
+  return i < 0 || !arena ? nullptr : arena + m.offsets[static_cast<size_t>(i)];
 }
 
 template <class T>
@@ -35,7 +35,7 @@ LayerTensors<T> layer_views(Model<T>& m, T* arena, long i) {
 
 template <class T>
 Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& ops,
-                    TpContext tp, bool init_weights) {
+                    TpContext tp, ModelUse use) {
   check_tp(cfg, tp.size);
   Model<T> m;
   m.cfg = cfg;
@@ -50,15 +50,15 @@ Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& 
     m.n_params += m.shards.back().numel();
   }
   m.params = kernels::Buffer<T, kernels::BasicOps<T>>(ops, m.n_params);
-  m.grads = kernels::Buffer<T, kernels::BasicOps<T>>(ops, m.n_params);
+  if (use.gradients) m.grads = kernels::Buffer<T, kernels::BasicOps<T>>(ops, m.n_params);
   std::vector<T> host;
-  for (size_t i = 0; i < m.specs.size() && init_weights; ++i) {
+  for (size_t i = 0; i < m.specs.size() && use.random_weights; ++i) {
     host.resize(static_cast<size_t>(m.shards[i].numel()));
     init_shard(m.specs[i], m.shards[i], cfg.seed, host.data());
     ops.copy_from_host(m.params.get() + m.offsets[i], host.data(), host.size() * sizeof(T));
   }
-  if (!init_weights) ops.fill(m.params.get(), T(0), m.n_params);
-  zero_grads(m);
+  if (!use.random_weights) ops.fill(m.params.get(), T(0), m.n_params);
+  if (use.gradients) zero_grads(m);
   for (long i = 0; i < cfg.n_layers; ++i) {
     m.w.push_back(layer_views(m, m.params.get(), i));
     m.g.push_back(layer_views(m, m.grads.get(), i));
@@ -116,7 +116,7 @@ void zero_grads(Model<T>& m) {
 
 #define HEADROOM_MODEL_INSTANTIATE(T)                                                   \
   template Model<T> make_model<T>(const config::ModelConfig&, const kernels::BasicOps<T>&,  \
-                                  TpContext, bool);                                     \
+                                  TpContext, ModelUse);                                 \
   template void sync_partial_grads<T>(Model<T>&);                                       \
   template int find_param<T>(const Model<T>&, const std::string&);                      \
   template void ensure_rope<T>(Model<T>&, int64_t);                                     \

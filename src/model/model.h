@@ -47,13 +47,21 @@ struct Model {
   int64_t rope_pos = 0;
 };
 
+// What a model is made for. random_weights = false leaves the weights zero, for a caller that
+// fills every one of them from a checkpoint (drawing billions of values it overwrites is most of
+// the start-up of a large model); gradients = false allocates no gradient arena (the g views are
+// null), for a caller that never runs a backward pass: import_hf and export_hf then hold one copy
+// of the model, not two.
+struct ModelUse {
+  bool random_weights = true;
+  bool gradients = true;
+};
+
 // Allocates and initialises this rank's part of a model (weights from (cfg.seed, name, index), so
-// the same whatever the layout; gradients zero). init_weights = false leaves the weights zero, for
-// a caller that fills every one of them (import_hf: drawing billions of values it overwrites is
-// most of a conversion's time).
+// the same whatever the layout; gradients zero).
 template <class T>
 Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& ops,
-                    TpContext tp = {}, bool init_weights = true);
+                    TpContext tp = {}, ModelUse use = {});
 
 // Sums the gradients that are partial on each TP rank (headwise QK-norm weights, KV heads shared
 // by several ranks) over the TP group. Call once after the backward passes of a step.

@@ -227,7 +227,7 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
          share, " = global_batch / dp)");
   // With --init every weight comes from a checkpoint (the resumed one or the init), so the random
   // init is not drawn: on a large model it would be most of the start-up.
-  Loop L{job, grid, dp_comm, run, model::make_model(c.model, ops, tp, /*init_weights=*/!job.init), {},
+  Loop L{job, grid, dp_comm, run, model::make_model(c.model, ops, tp, {.random_weights = !job.init}), {},
          standard_callbacks(job, micro)};
   L.opt = make_adamw(L.model, adamw_of(c), c.parallel.zero1 ? dp_comm : nullptr);
   start(L);

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     const io::CheckpointInfo info = io::read_checkpoint_info(ckpt);
     const config::Config cfg = config::make_config(config::kModel | config::kTrain | config::kData | config::kParallel,
                                                    {}, {{"checkpoint", config::ini_without(info.config_ini, {"train.device"})}});
-    auto m = model::make_model<float>(cfg.model, kernels::cpu_ops(), {}, /*init_weights=*/false);
+    auto m = model::make_model<float>(cfg.model, kernels::cpu_ops(), {}, {.random_weights = false, .gradients = false});
     io::load_checkpoint_tensors(ckpt, m, nullptr);
     const int64_t V = cfg.model.vocab_size;
     std::vector<int32_t> ids(static_cast<size_t>(B * T)), targets(ids.size(), 0);

@@ -11,7 +11,7 @@ and tokenizer_config.json:
   llama       LlamaForCausalLM, GQA, BF16, one file, rope_scaling llama3 (factor 4 over 64: every band)
   qwen3       Qwen3ForCausalLM, per-head QK norm, F32, sharded in 2 files + index json, tied embeddings,
               rope_scaling yarn (factor 4 over 16)
-  olmo2       Olmo2ForCausalLM, post-norm, layer QK norm, F16
+  olmo2       Olmo2ForCausalLM, post-norm, layer QK norm, F16, plus a rotary_emb.inv_freq buffer (skipped)
   olmo3       Olmo3ForCausalLM, layer_types S,S,S,F, sliding_window 6, YaRN factor 2, BF16
   bad_bias    llama plus a q_proj bias tensor          bad_act      llama with hidden_act gelu
   bad_rope    llama with rope_scaling dynamic           bad_missing  llama without layer 1's up_proj
@@ -205,7 +205,9 @@ def main(argv):
     write_case(out, "qwen3", q, "qwen3", "F32", 2, shards=2)
     o2 = base_config("Olmo2ForCausalLM", "olmo2", vocab)
     o2.update(rms_norm_eps=1e-5, rope_theta=500000.0, torch_dtype="float16", num_key_value_heads=4)
-    write_case(out, "olmo2", o2, "olmo2", "F16", 3)
+    # Older exports also store each layer's rotary inverse frequencies, a buffer import_hf skips.
+    write_case(out, "olmo2", o2, "olmo2", "F16", 3, edit=lambda c, w: w.update(
+        {"model.layers.0.self_attn.rotary_emb.inv_freq": np.ones(4, dtype=np.float32)}))
     o3 = base_config("Olmo3ForCausalLM", "olmo3", vocab)
     o3.update(num_hidden_layers=4, rms_norm_eps=1e-5, rope_theta=500000.0, sliding_window=6,
               layer_types=["sliding_attention"] * 3 + ["full_attention"],

@@ -36,6 +36,8 @@ family() {  # family NAME: import, logits against the reference, export, import 
     "$WORK/runs/$n.bf16/checkpoints/step_00000000.h5"
 }
 for n in llama qwen3 olmo2 olmo3; do check "$n" family "$n"; done
+# OLMo 2's directory stores a rotary_emb.inv_freq buffer: skipped, and said so in the run's log.
+check "olmo2 inv_freq skipped" grep -qF "1 rotary_emb.inv_freq buffers ignored" "$WORK/runs/olmo2/log.txt"
 
 tp2() {  # tp2 NAME: the directory converted by two ranks, each holding its slice
   local n=$1
