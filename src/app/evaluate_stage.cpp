@@ -63,7 +63,13 @@ EvalJob make_job(const EvalConfig& ecfg, const config::Config& cfg, const io::Ch
   job.eval = ecfg;
   job.tasks = expand_task_list(ecfg.tasks);
   job.tokenizer = checkpoint_tokenizer(info, cfg.model.vocab_size);
-  job.tmpl = checkpoint_template(info);
+  switch (ecfg.prompt_template) {
+    case config::PromptChoice::kAuto: job.tmpl = checkpoint_template(info); break;
+    case config::PromptChoice::kBase: job.tmpl = data::PromptTemplate::kBase; break;
+    case config::PromptChoice::kInstruction: job.tmpl = data::PromptTemplate::kInstruction; break;
+    case config::PromptChoice::kChat: job.tmpl = data::PromptTemplate::kChat; break;
+  }
+  PromptBuilder(job.tokenizer, job.tmpl);  // a chat template the tokenizer lacks is refused here
   job.val_path = cfg.data.val;
   addressable = addressable_length(info, cfg.model);
   job.lengths = ecfg.lengths.empty() ? std::vector<int64_t>{addressable} : parse_lengths(ecfg.lengths);

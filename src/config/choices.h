@@ -20,6 +20,7 @@ enum class Nonfinite { kStop, kSkip };
 enum class Device { kAuto, kCpu, kCuda };  // kAuto is resolved at a stage's start (app/device_choice.h)
 enum class Sampler { kAuto, kWindows, kDocuments };
 enum class SyntheticLoss { kAnswer, kAll };
+enum class PromptChoice { kAuto, kBase, kInstruction, kChat };  // evaluate's eval.template
 
 // Each enum's INI names, in the order --help lists them.
 template <class E>
@@ -68,6 +69,14 @@ struct ChoiceNames<Sampler> {
 template <>
 struct ChoiceNames<SyntheticLoss> {
   static constexpr NameList<SyntheticLoss, 2> list{{{SyntheticLoss::kAnswer, "answer"}, {SyntheticLoss::kAll, "all"}}};
+};
+
+template <>
+struct ChoiceNames<PromptChoice> {
+  static constexpr NameList<PromptChoice, 4> list{{{PromptChoice::kAuto, "auto"},
+                                                   {PromptChoice::kBase, "base"},
+                                                   {PromptChoice::kInstruction, "instruction"},
+                                                   {PromptChoice::kChat, "chat"}}};
 };
 
 template <class E>

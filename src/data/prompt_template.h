@@ -16,9 +16,11 @@ namespace headroom::data {
 inline constexpr std::string_view kInstructionHeader = "### Instruction:\n";
 inline constexpr std::string_view kResponseHeader = "\n\n### Response:\n";
 
-enum class PromptTemplate { kBase, kInstruction };
+// kChat: a Hugging Face chat model's own role markers (data/chat_markers.h), for imported models.
+enum class PromptTemplate { kBase, kInstruction, kChat };
 
-// The text that precedes the model's answer (an answer prefix, if any, goes after it).
+// The text that precedes the model's answer (an answer prefix, if any, goes after it); base or
+// instruction (kChat's text needs the tokenizer's markers: eval::PromptBuilder).
 inline std::string format_prompt(PromptTemplate t, std::string_view prompt) {
   if (t == PromptTemplate::kBase) return std::string(prompt);
   std::string s(kInstructionHeader);
@@ -28,7 +30,7 @@ inline std::string format_prompt(PromptTemplate t, std::string_view prompt) {
 }
 
 inline const char* template_name(PromptTemplate t) {
-  return t == PromptTemplate::kBase ? "base" : "instruction";
+  return t == PromptTemplate::kBase ? "base" : t == PromptTemplate::kInstruction ? "instruction" : "chat";
 }
 
 }  // namespace headroom::data

@@ -24,6 +24,7 @@ struct EvalConfig {
   long prefill_chunk;    // tokens per prefill block (memory: one block's activations)
   bool write_samples;    // samples.jsonl with every prompt's prediction and score
   bool ruler_pred;       // ruler_pred/<length>/<task>.jsonl in RULER's prediction-file fields
+  config::PromptChoice prompt_template;  // eval.template
 };
 
 // Adds the [eval] section bound to `cfg` (which must outlive the schema).

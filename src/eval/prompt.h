@@ -3,6 +3,7 @@
 // counted here, so "a 4K sample" means 4K tokens of the model being evaluated.
 #pragma once
 
+#include "data/chat_markers.h"
 #include "data/prompt_template.h"
 #include "data/tokenizer.h"
 
@@ -18,12 +19,15 @@ struct PromptBuilder {
   data::PromptTemplate tmpl = data::PromptTemplate::kBase;
   std::vector<int32_t> bos;  // the tokenizer's BOS, or nothing (a Hugging Face model without one)
 
-  PromptBuilder(const data::Tokenizer& tok, data::PromptTemplate t)
-      : encoder(tok), tmpl(t), bos(data::bos_prefix(tok)) {}
+  data::ChatMarkers chat;    // kChat: the tokenizer's role markers
+
+  // kChat with a tokenizer that has no role markers Headroom knows throws naming the tokenizer.
+  PromptBuilder(const data::Tokenizer& tok, data::PromptTemplate t);
 
   // The text before the model's answer. Base: prompt + answer_prefix. Instruction: the sft
-  // template around the prompt, then the answer prefix without its leading whitespace (RULER's
-  // prefixes start with a space meant to follow the question on the same line).
+  // template around the prompt, chat: the model's user turn and the start of its answer, then the
+  // answer prefix without its leading whitespace (RULER's prefixes start with a space meant to
+  // follow the question on the same line).
   std::string text(std::string_view prompt, std::string_view answer_prefix) const;
 
   // BOS (when the tokenizer has one) followed by the tokens of text().

@@ -6,18 +6,21 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "data/bpe_train.h"
+#include "data/chat_markers.h"
 #include "data/hf_tokenizer.h"
 #include "data/hf_tokenizer_files.h"
 #include "data/shard.h"
 #include "data/tokenizer.h"
 #include "data/tokenizer_file.h"
 #include "eval/checkpoint_facts.h"
+#include "eval/prompt.h"
 #include "io/checkpoint.h"
 #include "util/error.h"
 
@@ -422,6 +425,41 @@ TEST(HfTokenizer, NativeBpeAsTokenizerJson) {
     EXPECT_EQ(decode(hf, enc(hf, s)), s);
   }
   fs::remove_all(dir);
+}
+
+// eval.template = chat: the role markers come from the tokenizer's special tokens, the user turn
+// and the answer's start are framed as the model's chat template renders them, and the markers
+// encode to their single special ids (split out of the text like any added token).
+TEST(HfTokenizer, ChatMarkers) {
+  Tiny t;
+  for (const char* c : {"<|im_start|>", "<|im_end|>", "<think>", "</think>"})
+    t.added.push_back({{"content", c}, {"special", true}});
+  const auto qwen = load(t.tokenizer_json());
+  const auto m = chat_markers(qwen);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->name, "chatml+nothink");
+  eval::PromptBuilder chat(qwen, PromptTemplate::kChat);
+  EXPECT_EQ(chat.text("Q?", " Answer:"),
+            "<|im_start|>user\nQ?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nAnswer:");
+  const std::vector<int32_t> ids = chat.ids("Q?", "");
+  EXPECT_EQ(ids.front(), qwen.hf->added_ids.at("<s>"));  // the tiny tokenizer's BOS
+  EXPECT_EQ(ids[1], qwen.hf->added_ids.at("<|im_start|>"));
+  EXPECT_NE(std::find(ids.begin(), ids.end(), qwen.hf->added_ids.at("</think>")), ids.end());
+
+  Tiny l;
+  for (const char* c : {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"})
+    l.added.push_back({{"content", c}, {"special", true}});
+  const auto llama = load(l.tokenizer_json());
+  EXPECT_EQ(eval::PromptBuilder(llama, PromptTemplate::kChat).text("Q?", ""),
+            "<|start_header_id|>user<|end_header_id|>\n\nQ?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+
+  // No markers (a plain HF tokenizer, or Headroom's own): refused by name, base still works.
+  const auto plain = load(Tiny().tokenizer_json());
+  EXPECT_FALSE(chat_markers(plain));
+  EXPECT_NE(error_of([&] { eval::PromptBuilder(plain, PromptTemplate::kChat); }).find("eval.template = chat"),
+            std::string::npos);
+  EXPECT_FALSE(chat_markers(Tokenizer{}));
+  EXPECT_EQ(eval::PromptBuilder(plain, PromptTemplate::kBase).text("Q?", " A:"), "Q? A:");
 }
 
 }  // namespace
