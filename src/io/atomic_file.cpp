@@ -30,12 +30,16 @@ fs::path temp_path_for(const fs::path& final_path) {
 }
 
 void write_file_atomic(const fs::path& path, std::string_view contents) {
+  write_file_atomic(path, [&](std::ostream& f) { f.write(contents.data(), static_cast<std::streamsize>(contents.size())); });
+}
+
+void write_file_atomic(const fs::path& path, const std::function<void(std::ostream&)>& write) {
   const fs::path tmp = temp_path_for(path);
   try {
     {
       std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
       if (!f) fail(tmp.string(), ": cannot create (", std::strerror(errno), ")");
-      f.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+      write(f);
       f.flush();
       if (!f) fail(tmp.string(), ": write failed (", std::strerror(errno), "; disk full?)");
     }

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -14,6 +16,9 @@ std::filesystem::path temp_path_for(const std::filesystem::path& final_path);
 // Writes `contents` to `path` atomically; throws headroom::Error naming the file on any failure and
 // leaves no temporary behind.
 void write_file_atomic(const std::filesystem::path& path, std::string_view contents);
+
+// The same for contents streamed by `write` (large files written piece by piece).
+void write_file_atomic(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 
 // Renames a finished temporary (written by someone else, e.g. HDF5) onto its final name, with the
 // fsyncs above. Throws on failure, naming both paths.

@@ -335,43 +335,32 @@ void write_safetensors(const fs::path& path, const std::vector<StWriteTensor>& t
   }
   std::string text = header.dump();
   while ((8 + text.size()) % 8 != 0) text.push_back(' ');
-  const fs::path tmp = temp_path_for(path);
-  try {
-    {
-      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-      if (!f) fail(tmp.string(), ": cannot create (", std::strerror(errno), ")");
-      unsigned char len[8];
-      for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>((static_cast<uint64_t>(text.size()) >> (8 * i)) & 0xff);
-      f.write(reinterpret_cast<const char*>(len), 8);
-      f.write(text.data(), static_cast<std::streamsize>(text.size()));
-      std::vector<unsigned char> buf;
-      for (const auto& t : tensors) {
-        int64_t n = 1;
-        for (int64_t d : t.shape) n *= d;
-        constexpr int64_t kChunk = int64_t{1} << 20;
-        for (int64_t a = 0; a < n; a += kChunk) {
-          const int64_t m = std::min(kChunk, n - a);
-          buf.resize(static_cast<size_t>(m * w));
-          if (dtype == StDtype::kF32) {
-            std::memcpy(buf.data(), t.data + a, static_cast<size_t>(m) * 4);  // little-endian host
-          } else {
-            for (int64_t i = 0; i < m; ++i) {
-              const uint16_t b = float_to_bf16(t.data[a + i]);
-              buf[2 * i] = static_cast<unsigned char>(b & 0xff);
-              buf[2 * i + 1] = static_cast<unsigned char>(b >> 8);
-            }
+  write_file_atomic(path, [&](std::ostream& f) {
+    unsigned char len[8];
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>((static_cast<uint64_t>(text.size()) >> (8 * i)) & 0xff);
+    f.write(reinterpret_cast<const char*>(len), 8);
+    f.write(text.data(), static_cast<std::streamsize>(text.size()));
+    std::vector<unsigned char> buf;
+    for (const auto& t : tensors) {
+      int64_t n = 1;
+      for (int64_t d : t.shape) n *= d;
+      constexpr int64_t kChunk = int64_t{1} << 20;
+      for (int64_t a = 0; a < n; a += kChunk) {
+        const int64_t m = std::min(kChunk, n - a);
+        buf.resize(static_cast<size_t>(m * w));
+        if (dtype == StDtype::kF32) {
+          std::memcpy(buf.data(), t.data + a, static_cast<size_t>(m) * 4);  // little-endian host
+        } else {
+          for (int64_t i = 0; i < m; ++i) {
+            const uint16_t b = float_to_bf16(t.data[a + i]);
+            buf[2 * i] = static_cast<unsigned char>(b & 0xff);
+            buf[2 * i + 1] = static_cast<unsigned char>(b >> 8);
           }
-          f.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
         }
+        f.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
       }
-      f.flush();
-      if (!f) fail(tmp.string(), ": write failed (", std::strerror(errno), "; disk full?)");
     }
-    commit_file(tmp, path);
-  } catch (...) {
-    discard_file(tmp);
-    throw;
-  }
+  });
 }
 
 }  // namespace headroom::io
