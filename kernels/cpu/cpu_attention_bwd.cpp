@@ -18,8 +18,8 @@ namespace headroom::kernels::cpu {
 
 namespace {
 
-using attention::kBlockK;
-using attention::kBlockQ;
+using attention::kLargeBlock;
+using attention::kSmallBlock;
 using attention::Shape;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -35,31 +35,49 @@ struct DqTarget {
   int64_t ld;
 };
 
+// One tile's blocks, rows of s.bk.
 struct Scratch {
-  float scores[kBlockQ * kBlockK];  // S, then P
-  float dp[kBlockQ * kBlockK];      // dP, then dS
+  float scores[kLargeBlock * kLargeBlock];  // S, then P
+  float dp[kLargeBlock * kLargeBlock];      // dP, then dS
 };
 
 // S → P = exp(S - lse) in place (masked scores are -inf and give 0), dP → dS = P (dP - D) in place. A
-// query that saw no key (lse = -inf) has no gradient. Rows run over the full -inf-padded kBlockK width
+// query that saw no key (lse = -inf) has no gradient. Rows run over the full -inf-padded BK width
 // (a fixed trip count vectorises best); the products read only the first nk columns.
-HEADROOM_SIMD_CLONES
-void probs_and_dscores(Scratch& sc, int64_t nq, const float* lse, const float* D) {
+template <int64_t BK>
+[[gnu::always_inline]] inline void probs_and_dscores_rows(Scratch& sc, int64_t nq,
+                                                          const float* lse, const float* D) {
   for (int64_t i = 0; i < nq; ++i) {
-    float* p = sc.scores + i * kBlockK;
-    float* ds = sc.dp + i * kBlockK;
+    float* p = sc.scores + i * BK;
+    float* ds = sc.dp + i * BK;
     const float L = lse[i], Di = D[i];
     if (L == kNegInf) {
-      std::fill(p, p + kBlockK, 0.f);
-      std::fill(ds, ds + kBlockK, 0.f);
+      std::fill(p, p + BK, 0.f);
+      std::fill(ds, ds + BK, 0.f);
       continue;
     }
 #pragma omp simd
-    for (int64_t j = 0; j < kBlockK; ++j) {
+    for (int64_t j = 0; j < BK; ++j) {
       p[j] = fast_exp(p[j] - L);
       ds[j] = p[j] * (ds[j] - Di);
     }
   }
+}
+
+HEADROOM_SIMD_CLONES
+void probs_and_dscores_small(Scratch& sc, int64_t nq, const float* lse, const float* D) {
+  probs_and_dscores_rows<kSmallBlock>(sc, nq, lse, D);
+}
+HEADROOM_SIMD_CLONES
+void probs_and_dscores_large(Scratch& sc, int64_t nq, const float* lse, const float* D) {
+  probs_and_dscores_rows<kLargeBlock>(sc, nq, lse, D);
+}
+
+void probs_and_dscores(const Shape& s, Scratch& sc, int64_t nq, const float* lse, const float* D) {
+  if (s.bk == kLargeBlock)
+    probs_and_dscores_large(sc, nq, lse, D);
+  else
+    probs_and_dscores_small(sc, nq, lse, D);
 }
 
 // D[b, h, t] = dout · out for one token row, the softmax-backward correction term.
@@ -93,17 +111,17 @@ void backward_tile(const Shape& s, const BwdTensors& x, int64_t b, int64_t h, in
   const float* K = x.k + s.k_at(b, j0, g);
   const float* V = x.v + s.v_at(b, j0, g);
   attention::block_gemm(false, true, nq, nk, s.dqk, s.scale, Q, s.ld_q(), K, s.ld_k(), 0.f,
-                        sc.scores, kBlockK);
-  attention::mask_block(s, sc.scores, kBlockK, t0, nq, j0, nk);
+                        sc.scores, s.bk);
+  attention::mask_block(s, sc.scores, s.bk, t0, nq, j0, nk);
   attention::block_gemm(false, true, nq, nk, s.dv, 1.f, dO, s.ld_o(), V, s.ld_v(), 0.f, sc.dp,
-                        kBlockK);
-  probs_and_dscores(sc, nq, x.lse + s.stat_at(b, h, t0), x.D + s.stat_at(b, h, t0));
+                        s.bk);
+  probs_and_dscores(s, sc, nq, x.lse + s.stat_at(b, h, t0), x.D + s.stat_at(b, h, t0));
   // dV += Pᵀ dO,  dK += scale dSᵀ Q,  dQ += scale dS K
-  attention::block_gemm(true, false, nk, s.dv, nq, 1.f, sc.scores, kBlockK, dO, s.ld_o(), 1.f,
+  attention::block_gemm(true, false, nk, s.dv, nq, 1.f, sc.scores, s.bk, dO, s.ld_o(), 1.f,
                         x.dv + s.v_at(b, j0, g), s.ld_v());
-  attention::block_gemm(true, false, nk, s.dqk, nq, s.scale, sc.dp, kBlockK, Q, s.ld_q(), 1.f,
+  attention::block_gemm(true, false, nk, s.dqk, nq, s.scale, sc.dp, s.bk, Q, s.ld_q(), 1.f,
                         x.dk + s.k_at(b, j0, g), s.ld_k());
-  attention::block_gemm(false, false, nq, s.dqk, nk, s.scale, sc.dp, kBlockK, K, s.ld_k(), 1.f,
+  attention::block_gemm(false, false, nq, s.dqk, nk, s.scale, sc.dp, s.bk, K, s.ld_k(), 1.f,
                         dq_rows, ld_dq);
 }
 
@@ -112,13 +130,13 @@ void backward_tile(const Shape& s, const BwdTensors& x, int64_t b, int64_t h, in
 void backward_keys(const Shape& s, const BwdTensors& x, int64_t b, int64_t g, int64_t kb_begin,
                    int64_t kb_end, DqTarget dq, Scratch& sc) {
   for (int64_t kb = kb_begin; kb < kb_end; ++kb) {
-    const int64_t j0 = kb * kBlockK, nk = std::min(kBlockK, s.Tk - j0);
+    const int64_t j0 = kb * s.bk, nk = std::min(s.bk, s.Tk - j0);
     zero_rows(x.dk + s.k_at(b, j0, g), s.ld_k(), nk, s.dqk);
     zero_rows(x.dv + s.v_at(b, j0, g), s.ld_v(), nk, s.dv);
     const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(j0 + nk - 1);
     for (int64_t hl = 0; hl < s.group(); ++hl)
-      for (int64_t t0 = t_begin; t0 < t_end; t0 += kBlockQ)
-        backward_tile(s, x, b, g * s.group() + hl, t0, std::min(kBlockQ, t_end - t0), j0, nk,
+      for (int64_t t0 = t_begin; t0 < t_end; t0 += s.bq)
+        backward_tile(s, x, b, g * s.group() + hl, t0, std::min(s.bq, t_end - t0), j0, nk,
                       dq.dq + t0 * dq.ld + hl * s.dqk, dq.ld, sc);
   }
 }
@@ -126,10 +144,10 @@ void backward_keys(const Shape& s, const BwdTensors& x, int64_t b, int64_t g, in
 // Boundaries of `parts` contiguous key-block ranges with about equal work (query rows that see each
 // block, so causal and windowed masks balance too). Returns parts + 1 block indices.
 std::vector<int64_t> split_key_blocks(const Shape& s, int64_t parts) {
-  const int64_t blocks = (s.Tk + kBlockK - 1) / kBlockK;
+  const int64_t blocks = (s.Tk + s.bk - 1) / s.bk;
   std::vector<double> prefix(static_cast<std::size_t>(blocks + 1), 0.0);
   for (int64_t kb = 0; kb < blocks; ++kb) {
-    const int64_t j0 = kb * kBlockK, j_last = std::min(s.Tk, j0 + kBlockK) - 1;
+    const int64_t j0 = kb * s.bk, j_last = std::min(s.Tk, j0 + s.bk) - 1;
     const int64_t rows = std::max<int64_t>(0, s.query_end(j_last) - s.query_begin(j0));
     prefix[kb + 1] = prefix[kb] + 1.0 + static_cast<double>(rows);  // +1: zeroing dK/dV is work too
   }
@@ -149,7 +167,7 @@ std::vector<int64_t> split_key_blocks(const Shape& s, int64_t parts) {
 // (a long sequence on a wide node trades some threads for memory, not the other way round).
 int64_t chunks_per_pair(const Shape& s) {
   const int64_t pairs = s.B * s.Hkv, threads = omp_get_max_threads();
-  const int64_t blocks = (s.Tk + kBlockK - 1) / kBlockK;
+  const int64_t blocks = (s.Tk + s.bk - 1) / s.bk;
   if (pairs >= threads || blocks <= 1) return 1;
   const int64_t dq_bytes = std::max<int64_t>(1, s.B * s.T * s.Hq * s.dqk * int64_t{sizeof(float)});
   const int64_t by_memory = std::max<int64_t>(4, (int64_t{1} << 30) / dq_bytes);
@@ -181,7 +199,8 @@ void attention_bwd(const float* q, const float* k, const float* v, const float* 
                    const float* lse, const float* dout, float* dq, float* dk, float* dv, int64_t B,
                    int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv, int64_t dqk,
                    int64_t dv_dim, int64_t window, float scale) {
-  const Shape s{B, T, Tk, q_pos0, Hq, Hkv, dqk, dv_dim, window, scale};
+  const Shape s =
+      attention::with_blocks({B, T, Tk, q_pos0, Hq, Hkv, dqk, dv_dim, window, scale});
   attention::validate(s, "attention_bwd");
   const std::vector<float> D = output_dots(s, out, dout);
   const BwdTensors x{q, k, v, out, lse, dout, D.data(), dk, dv};
