@@ -1,5 +1,6 @@
 #include "analysis/attention_stats.h"
 
+#include "analysis/means.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -7,9 +8,6 @@
 #include <limits>
 
 namespace headroom::analysis {
-namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-}
 
 double row_entropy(RowView r) {
   double h = 0;

@@ -28,7 +28,7 @@ namespace po = config::po;
 
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kExportUsage =
     "usage: export_hf --init CHECKPOINT_OR_RUN_DIR --out HF_DIR [--dtype f32|bf16] [--force]\n\n"
     "Writes a Hugging Face model directory from a Headroom checkpoint: config.json for the family the "
     "model can be expressed as (qk_norm none + norm_order pre: LlamaForCausalLM; head + pre: "
@@ -57,7 +57,7 @@ int run_export_hf(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (flags.help) {
-    if (rank == 0) std::cout << config::help_text(kUsage, opts, empty);
+    if (rank == 0) std::cout << config::help_text(kExportUsage, opts, empty);
     return 0;
   }
   if (init.empty() || out.empty()) fail("export_hf needs --init CHECKPOINT_OR_RUN_DIR and --out HF_DIR (see --help)");

@@ -30,7 +30,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kImportUsage =
     "usage: [mpirun -np N] import_hf --hf HF_DIR --out RUN_DIR [--parallel.tp N] [--force]\n\n"
     "Converts a Hugging Face model directory (config.json; model.safetensors, or the shards named by "
     "model.safetensors.index.json, in F32, F16 or BF16; tokenizer.json) into a Headroom run directory "
@@ -145,7 +145,7 @@ int run_import_hf(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (flags.help) {
-    if (rank == 0) std::cout << config::help_text(kUsage, opts, schema);
+    if (rank == 0) std::cout << config::help_text(kImportUsage, opts, schema);
     return 0;
   }
   config::check_keys(schema, parsed);
