@@ -32,7 +32,9 @@ namespace {
 
 constexpr unsigned kSections = config::kModel | config::kTrain | config::kData | config::kParallel;
 
-// Refuses to mix a new run into an old one; with --force, keeps the old checkpoints aside.
+// Refuses to mix a new run into an old one. With --force, the old run's checkpoints, metrics and
+// probe logs and DONE move aside into replaced-<time>/ (nothing is deleted, and the new run's
+// jsonl files do not continue the old ones); log.txt keeps both runs, one after the other.
 void prepare_run_dir(const fs::path& dir, bool resume, bool force) {
   const bool has_checkpoints = !io::list_checkpoints(dir).empty();
   if (io::is_finished(dir) && !force)
@@ -41,11 +43,14 @@ void prepare_run_dir(const fs::path& dir, bool resume, bool force) {
   if (has_checkpoints && !resume && !force)
     fail("run directory ", dir.string(), " has checkpoints of an unfinished run; pass --resume auto ",
          "to continue it or --force to start over");
-  if (has_checkpoints && force && !resume) {
-    const fs::path aside = dir / ("checkpoints.replaced-" + utc_timestamp());
-    fs::rename(dir / "checkpoints", aside);
-    std::cout << "previous checkpoints moved to " << aside.string() << std::endl;
+  if (!force || resume) return;
+  const fs::path aside = dir / ("replaced-" + utc_timestamp());
+  for (const char* name : {"checkpoints", "metrics.jsonl", "probe.jsonl", "DONE"}) {
+    if (!fs::exists(dir / name)) continue;
+    fs::create_directories(aside);
+    fs::rename(dir / name, aside / name);
   }
+  if (fs::exists(aside)) std::cout << "the previous run's outputs moved to " << aside.string() << std::endl;
 }
 
 // sft: packed prompt/response examples (data/sft.h).

@@ -40,10 +40,11 @@ void score_batch(const std::vector<float>& logits, const std::vector<int32_t>& t
 }  // namespace
 
 ProbeScores run_probe(model::Model<float>& m, model::Activations<float>& acts, const SampleFn& sample,
-                      int64_t count, const parallel::Grid& grid) {
+                      int64_t count, const parallel::Grid& grid, std::vector<float>& logits) {
   const int64_t B = acts.B, T = acts.T_len, V = m.cfg.vocab_size;
   std::vector<int32_t> ids(static_cast<size_t>(B * T)), targets(ids.size());
-  std::vector<float> logits(static_cast<size_t>(B * T * V));
+  // forward_loss overwrites every row.
+  logits.resize(static_cast<size_t>(B * T * V));
   ProbeSums s;
   const int64_t batches = (count + B - 1) / B;
   for (int64_t k = grid.dp_rank; k < batches; k += grid.dp) {

@@ -95,14 +95,16 @@ class ProbeCallback : public Callback {
   }
 
  private:
-  static void probe(LoopView& v) {
+  void probe(LoopView& v) {
     const auto& t = v.job.cfg.train;
-    const ProbeScores p = run_probe(v.model, v.acts, v.job.probe, t.probe_samples, v.grid);
+    const ProbeScores p = run_probe(v.model, v.acts, v.job.probe, t.probe_samples, v.grid, logits_);
     log(v, cat("probe at step ", v.step, ": answer loss ", p.loss, ", token accuracy ", p.token_acc,
                ", exact ", p.exact, " (", p.examples, " examples of ", t.probe_tasks, ")"));
     if (!v.grid.is_root()) return;
     append_jsonl(v.job.run_dir / "probe.jsonl", probe_line(v.step, v.tokens, p, t.probe_tasks));
   }
+
+  std::vector<float> logits_;  // one micro-batch's logits, reused by every probe
 };
 
 // metrics.jsonl (train/run_logs.h), one line per logged step; the logged history is its checkpoint part ("metrics":

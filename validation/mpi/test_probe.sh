@@ -2,7 +2,8 @@
 # The retrieval probe (train.probe_every, src/train/probe.h): its scores do not depend on the
 # process layout ((tp, dp) = (1, 1), (2, 1), (1, 2)), it leaves training untouched (losses and
 # weights bit-identical to a run without it), and it writes step 0, every probe_every steps and
-# the last step to probe.jsonl with accuracies in [0, 1].
+# the last step to probe.jsonl with accuracies in [0, 1]; pretrain --force over a finished run moves
+# its logs aside instead of appending to them.
 # usage: test_probe.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
 WORK=$(mktemp -d /tmp/headroom_probe.XXXXXX); trap 'rm -rf "$WORK"' EXIT
@@ -58,4 +59,12 @@ PY
 floor=($(run_floor 1 "$WORK/a" "${args[@]}" "${probe[@]}" | sed 's/^--floor //'))
 check "probe at tp=2 matches tp=1" compare_probe "$WORK/b" "$WORK/a" "${floor[@]}"
 check "probe at dp=2 matches dp=1" compare_probe "$WORK/c" "$WORK/a" "${floor[@]}"
+# --force over a finished run: the old run's logs move aside whole, the new ones start empty.
+cp "$WORK/a/probe.jsonl" "$WORK/a_probe_before.jsonl"
+check "--force reruns a finished run" run 1 "$WORK/a" "${args[@]}" "${probe[@]}" --force
+check "--force: probe.jsonl holds only the new run" test "$(wc -l <"$WORK/a/probe.jsonl")" -eq 4
+check "--force: metrics.jsonl holds only the new run" \
+  test "$(wc -l <"$WORK/a/metrics.jsonl")" -eq "$(wc -l <"$WORK/plain/metrics.jsonl")"
+check "--force: the old logs, checkpoints and DONE are kept aside" \
+  bash -c 'cmp -s "$1"/replaced-*/probe.jsonl "$2" && ls -d "$1"/replaced-*/checkpoints "$1"/replaced-*/DONE' _ "$WORK/a" "$WORK/a_probe_before.jsonl"
 finish
