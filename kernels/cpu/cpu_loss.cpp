@@ -28,10 +28,23 @@ double sum_exp(const float* x, float shift, int64_t n) {
   return s;
 }
 
-// g_i = exp(x_i - shift) * factor. x and g may be the same buffer (element i is read, then written).
+// g_i = exp(x_i - shift) and their sum, in double as sum_exp: one exp per logit when the gradient
+// is wanted too. x and g may be the same buffer (element i is read, then written).
 HEADROOM_SIMD_CLONES
-void scaled_exp(const float* x, float* g, float shift, float factor, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) g[i] = fast_exp(x[i] - shift) * factor;
+double exp_and_sum(const float* x, float* g, float shift, int64_t n) {
+  double s = 0.0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) {
+    const float e = fast_exp(x[i] - shift);
+    g[i] = e;
+    s += e;
+  }
+  return s;
+}
+
+HEADROOM_SIMD_CLONES
+void scale_row(float* g, float factor, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) g[i] *= factor;
 }
 
 void check_targets(const int32_t* targets, int64_t rows, int64_t V) {
@@ -60,12 +73,13 @@ void cross_entropy(const float* logits, const int32_t* targets, float* losses, f
     // A NaN logit slips past the max (std::max drops it) but not the sum: the loss comes out NaN, as
     // the stability monitor needs. Likewise an infinite logit gives inf - inf = NaN.
     const float m = row_max(x, V);
-    const double sum = sum_exp(x, m, V);
     // Read the target's logit before g (possibly the same memory) is overwritten.
-    losses[r] = static_cast<float>(std::log(sum) - (static_cast<double>(x[t]) - m));
+    const double x_t = x[t];
+    const double sum = g != nullptr ? exp_and_sum(x, g, m, V) : sum_exp(x, m, V);
+    losses[r] = static_cast<float>(std::log(sum) - (x_t - m));
     if (g != nullptr) {
       // Normalising by the double sum, not exp(x - lse) with a rounded lse, keeps 1e-7 relative.
-      scaled_exp(x, g, m, static_cast<float>(grad_scale / sum), V);
+      scale_row(g, static_cast<float>(grad_scale / sum), V);
       g[t] -= grad_scale;
     }
   }
