@@ -2,6 +2,7 @@
 // not a test).
 //
 //   bench_attention [--shapes T:H:D,...] [--reps N] [--window W]
+//   bench_attention --decode 4096,16384,65536 [--heads 8] [--width 64] [--reps N]
 //
 // A shape is sequence length T (queries = keys), H heads (MHA) of width D (= dqk = dv); batch 1 when
 // T >= 1024, else enough rows that the call holds 256K tokens·heads. Default shapes: the toy models
@@ -17,6 +18,12 @@
 //   shaped  the attention's own products as one sgemm per head, [T×D]·[D×T] (QKᵀ of the whole
 //           head, no mask), for shapes whose score matrix fits 256 MiB: the rate a plain GEMM
 //           reaches at that width ("no slower than a GEMM of the same FLOPs" for the toy widths).
+//
+// --decode: one decoding step's attention (one new query per head against N cached keys, batch 1),
+// the part of a generated token's time that grows with the context. Its figure is the time to read
+// that layer's KV cache once (K and V, N·H·2·width floats; a vectorised sum over the same buffers,
+// best of --reps, so from wherever they sit: L3 at 4K, memory beyond) over the step's time: 100%
+// would be a step limited by reading the cache and nothing else.
 // Threads: OMP_NUM_THREADS (OpenMP and OpenBLAS).
 #include <omp.h>
 
@@ -105,23 +112,97 @@ double visible_pairs(int64_t T, int64_t window) {
   return pairs;
 }
 
+// Seconds to read n floats once (the best of reps), and their sum so the reads cannot be dropped.
+double read_seconds(const std::vector<float>& a, const std::vector<float>& b, int reps, double& sink) {
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = now();
+    double total = 0;
+    for (const std::vector<float>* buf : {&a, &b}) {
+      const float* x = buf->data();
+      const int64_t n = static_cast<int64_t>(buf->size());
+#pragma omp parallel for reduction(+ : total)
+      for (int64_t i0 = 0; i0 < n; i0 += 4096) {
+        float part = 0.f;
+        const int64_t i1 = std::min(n, i0 + 4096);
+#pragma omp simd reduction(+ : part)
+        for (int64_t i = i0; i < i1; ++i) part += x[i];
+        total += part;
+      }
+    }
+    best = std::min(best, now() - t0);
+    sink += total;
+  }
+  return best;
+}
+
+// "4096,16384" -> "4096:H:D,16384:H:D"
+std::string decode_shapes(const std::string& lengths, int64_t H, int64_t D) {
+  std::string list;
+  size_t pos = 0;
+  while (pos < lengths.size()) {
+    const size_t end = std::min(lengths.find(',', pos), lengths.size());
+    list += (list.empty() ? "" : ",") + lengths.substr(pos, end - pos) + ":" + std::to_string(H) +
+            ":" + std::to_string(D);
+    pos = end + 1;
+  }
+  return list;
+}
+
+void decode(const std::string& lengths, int64_t H, int64_t D, int reps) {
+  const kernels::Ops& ops = kernels::cpu_ops();
+  std::printf("bench_attention --decode: %d threads, OpenBLAS %s kernels, %ld heads of width %ld, batch 1\n",
+              omp_get_max_threads(), openblas_get_corename(), static_cast<long>(H), static_cast<long>(D));
+  std::printf("%7s | %9s %10s | %9s %7s | %6s\n", "N", "KV MiB", "step ms", "read ms", "GB/s", "read/step");
+  double sink = 0;
+  for (const Shape& sh : parse_shapes(decode_shapes(lengths, H, D))) {
+    const int64_t N = sh.T;
+    const auto k = filled(N * H * D, 4, 2.f), v = filled(N * H * D, 5, 1.f), q = filled(H * D, 3, 2.f);
+    std::vector<float> out(static_cast<size_t>(H * D)), lse(static_cast<size_t>(H));
+    const float scale = 1.f / std::sqrt(static_cast<float>(D));
+    double step = 1e30;
+    for (int r = 0; r < std::max(reps, 5); ++r) {
+      const double t0 = now();
+      ops.attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), 1, 1, N, N - 1, H, H,
+                        D, D, 0, scale);
+      step = std::min(step, now() - t0);
+    }
+    const double read = read_seconds(k, v, std::max(reps, 5), sink);
+    const double bytes = 2.0 * static_cast<double>(N * H * D) * sizeof(float);
+    std::printf("%7ld | %9.1f %10.3f | %9.3f %7.1f | %5.0f%%\n", static_cast<long>(N),
+                bytes / 1048576.0, 1e3 * step, 1e3 * read, bytes / read / 1e9, 100 * read / step);
+    std::fflush(stdout);
+  }
+  if (sink == 12345.678) std::puts("");  // keeps the reads
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
   std::string shapes_arg = "128:4:8,128:4:32,4096:8:64,4096:4:128,4096:1:512,65536:1:64,65536:1:128,65536:1:512";
   int reps = 3;
-  int64_t window = 0;
+  int64_t window = 0, heads = 8, width = 64;
+  std::string decode_lengths;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help") {
-      std::puts("usage: bench_attention [--shapes T:H:D,...] [--reps N] [--window W] (see bench/bench_attention.cpp)");
+      std::puts("usage: bench_attention [--shapes T:H:D,...] [--reps N] [--window W]\n"
+              "       bench_attention --decode N,N,... [--heads H] [--width D] [--reps N]\n"
+              "(see bench/bench_attention.cpp)");
       return 0;
     }
     if (i + 1 >= argc) fail("bench_attention: ", a, " needs a value");
     if (a == "--shapes") shapes_arg = argv[++i];
     else if (a == "--reps") reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--window") window = std::atol(argv[++i]);
+    else if (a == "--decode") decode_lengths = argv[++i];
+    else if (a == "--heads") heads = std::atol(argv[++i]);
+    else if (a == "--width") width = std::atol(argv[++i]);
     else fail("bench_attention: unknown option ", a);
+  }
+  if (!decode_lengths.empty()) {
+    decode(decode_lengths, heads, width, reps);
+    return 0;
   }
   const kernels::Ops& ops = kernels::cpu_ops();
   const double big = sgemm_rate(4096, 4096, 512, 1, reps);

@@ -16,10 +16,24 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 t_start=$(date +%s)
 stamp() { echo "quickstart: [$(( $(date +%s) - t_start ))s] $*"; }
-# Only the programs: the tests are built by jobs/run_tests.sh.
-HEADROOM_BUILD_TARGETS=${HEADROOM_BUILD_TARGETS:-"prepare pretrain extend sft evaluate analyze"} jobs/setup.sh
+# Packages first; then the corpus is gathered beside the build (mostly downloads and unpacking;
+# its log is data/corpus.log). Only the programs are built: the tests are built by jobs/run_tests.sh.
+SETUP_PACKAGES_ONLY=1 jobs/setup.sh
+mkdir -p data
+jobs/fetch_corpus.sh data/corpus >data/corpus.log 2>&1 &
+corpus_pid=$!
+# Without a GPU the first configure leaves the CUDA backend out (27 s of nvcc on 2 cores for a
+# backend nothing here would run); jobs/run_tests.sh turns it back on, since CI builds it.
+cuda_args=""
+if [[ ! -f build/CMakeCache.txt ]] && ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
+  cuda_args="-DHEADROOM_CUDA=OFF"
+  echo "quickstart: no GPU here: building the CPU backend only"
+fi
+CMAKE_ARGS="${CMAKE_ARGS:-} $cuda_args" \
+  HEADROOM_BUILD_TARGETS=${HEADROOM_BUILD_TARGETS:-"prepare pretrain extend sft evaluate analyze"} jobs/setup.sh
 stamp "built"
-jobs/fetch_corpus.sh data/corpus
+wait "$corpus_pid" || { cat data/corpus.log; echo "quickstart: jobs/fetch_corpus.sh failed (log above)"; exit 1; }
+tail -1 data/corpus.log
 stamp "corpus ready"
 echo "quickstart: corpus in data/corpus (licences: data/corpus/LICENSES.md), essay hold-out in data/corpus/essay"
 

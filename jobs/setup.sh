@@ -5,6 +5,7 @@
 #   jobs/setup.sh            # packages + Release build
 #   BUILD_DIR=b CMAKE_ARGS="-DHEADROOM_CUDA=OFF" jobs/setup.sh
 #   HEADROOM_BUILD_TARGETS="prepare pretrain" jobs/setup.sh   # only these programs
+#   SETUP_PACKAGES_ONLY=1 jobs/setup.sh                       # only the packages
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -29,6 +30,8 @@ if ((${#missing[@]})); then
 else
   echo "setup: all ${#packages[@]} Debian packages present"
 fi
+# SETUP_PACKAGES_ONLY=1: stop here (the quickstart gathers its corpus beside the build).
+[[ ${SETUP_PACKAGES_ONLY:-0} == 1 ]] && exit 0
 
 jobs=${HEADROOM_BUILD_JOBS:-$(nproc)}
 if [[ ! -f $build/CMakeCache.txt ]]; then
