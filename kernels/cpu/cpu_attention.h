@@ -10,13 +10,15 @@
 namespace headroom::kernels::cpu::attention {
 
 // Score blocks are bq × bk (query rows × keys); query blocks are also the forward's unit of parallel
-// work. Heads of width ≥ 64 take 128 × 128: their block products then run nearer the sgemm rate
-// (bench_attention, T = 4096, one thread: forward at width 64 from 61% to 75% of sgemm, 128 from 77%
-// to 80%). Narrower heads keep 64 × 64, where one block's scores, probabilities and dP (3 × 16 KiB)
-// stay in L1: larger blocks gain a few per cent there and would change the rounding of every toy
-// model's recorded runs. The softmax loops are compiled for both widths (fixed trip counts vectorise).
+// work. Heads of width ≥ 64 take 256 × 256: their block products then run nearer the sgemm rate
+// (bench_attention, 2 threads, width 64, forward / backward as % of sgemm: T = 4096: 75 / 64 with
+// 128-blocks, 78 / 66 with 256; T = 65536: 75 / 63 and 85 / 68; with 64-blocks the forward at
+// T = 4096 ran at ~61% on one thread). Narrower heads keep 64 × 64, where one block's scores, probabilities and dP
+// (3 × 16 KiB) stay in L1: larger blocks gain a few per cent there and would change the rounding of
+// every toy model's recorded runs. The softmax loops are compiled for both sizes (fixed trip counts
+// vectorise).
 inline constexpr int64_t kSmallBlock = 64;
-inline constexpr int64_t kLargeBlock = 128;
+inline constexpr int64_t kLargeBlock = 256;
 inline constexpr int64_t kLargeBlockMinWidth = 64;
 
 struct Shape {

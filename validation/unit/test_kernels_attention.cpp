@@ -202,16 +202,17 @@ TEST(KernelAttention, LargeHeadDims) {
 }
 
 TEST(KernelAttention, WideHeadsTakeLargeBlocksAcrossTheirBoundaries) {
-  // Heads of width >= 64 run on 128 x 128 score blocks (cpu_attention.h): causal and windowed masks
+  // Heads of width >= 64 run on 256 x 256 score blocks (cpu_attention.h): causal and windowed masks
   // crossing them, GQA, a KV-cache chunk, and with 3 threads the backward's split key blocks.
   check_attention({2, 300, 300, 0, 4, 2, 64, 64, 0});
   check_attention({1, 300, 300, 0, 2, 1, 64, 96, 150});
+  check_attention({1, 600, 600, 0, 1, 1, 64, 64, 300});
   check_attention({1, 5, 400, 395, 2, 1, 128, 64, 0});
   check_attention({1, 5, 400, 395, 2, 1, 128, 64, 130});
   const int saved = omp_get_max_threads();
   omp_set_num_threads(3);
-  check_attention({1, 260, 260, 0, 1, 1, 128, 64, 0});
-  check_attention({1, 260, 260, 0, 2, 2, 64, 64, 129});
+  check_attention({1, 600, 600, 0, 1, 1, 128, 64, 0});
+  check_attention({1, 520, 520, 0, 2, 2, 64, 64, 257});
   omp_set_num_threads(saved);
 }
 
