@@ -65,18 +65,25 @@ struct Shape {
   int64_t T, H, D;
 };
 
-std::vector<Shape> parse_shapes(const std::string& list) {
-  std::vector<Shape> out;
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> out;
   size_t pos = 0;
   while (pos < list.size()) {
     const size_t end = std::min(list.find(',', pos), list.size());
-    const std::string item = list.substr(pos, end - pos);
+    out.push_back(list.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::vector<Shape> parse_shapes(const std::string& list) {
+  std::vector<Shape> out;
+  for (const std::string& item : split_commas(list)) {
     Shape s{};
     if (std::sscanf(item.c_str(), "%ld:%ld:%ld", &s.T, &s.H, &s.D) != 3 || s.T <= 0 || s.H <= 0 ||
         s.D <= 0)
       fail("bench_attention: shape '", item, "' is not T:H:D with positive sizes");
     out.push_back(s);
-    pos = end + 1;
   }
   return out;
 }
@@ -136,27 +143,15 @@ double read_seconds(const std::vector<float>& a, const std::vector<float>& b, in
   return best;
 }
 
-// "4096,16384" -> "4096:H:D,16384:H:D"
-std::string decode_shapes(const std::string& lengths, int64_t H, int64_t D) {
-  std::string list;
-  size_t pos = 0;
-  while (pos < lengths.size()) {
-    const size_t end = std::min(lengths.find(',', pos), lengths.size());
-    list += (list.empty() ? "" : ",") + lengths.substr(pos, end - pos) + ":" + std::to_string(H) +
-            ":" + std::to_string(D);
-    pos = end + 1;
-  }
-  return list;
-}
-
 void decode(const std::string& lengths, int64_t H, int64_t D, int reps) {
   const kernels::Ops& ops = kernels::cpu_ops();
   std::printf("bench_attention --decode: %d threads, OpenBLAS %s kernels, %ld heads of width %ld, batch 1\n",
               omp_get_max_threads(), openblas_get_corename(), static_cast<long>(H), static_cast<long>(D));
   std::printf("%7s | %9s %10s | %9s %7s | %6s\n", "N", "KV MiB", "step ms", "read ms", "GB/s", "read/step");
   double sink = 0;
-  for (const Shape& sh : parse_shapes(decode_shapes(lengths, H, D))) {
-    const int64_t N = sh.T;
+  for (const std::string& item : split_commas(lengths)) {
+    const int64_t N = std::atol(item.c_str());
+    if (N <= 0) fail("bench_attention: --decode length '", item, "' is not a positive integer");
     const auto k = filled(N * H * D, 4, 2.f), v = filled(N * H * D, 5, 1.f), q = filled(H * D, 3, 2.f);
     std::vector<float> out(static_cast<size_t>(H * D)), lse(static_cast<size_t>(H));
     const float scale = 1.f / std::sqrt(static_cast<float>(D));
