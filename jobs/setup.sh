@@ -49,6 +49,8 @@ if [[ -n ${HEADROOM_BUILD_TARGETS:-} ]]; then
   done
 fi
 echo "setup: building in $build with $jobs jobs${names[*]:+ (only ${names[*]})}"
-cmake --build "$build" -j "$jobs" "${targets[@]}" 2>&1 | grep -vE '^\[ *[0-9]+%\]|^-- ' || true
-test "${PIPESTATUS[0]}" -eq 0 || { echo "setup: build failed"; exit 1; }
+# Under pipefail the pipeline fails exactly when the build does (the filter's own status is masked:
+# `... | grep || true` would also mask the build's, and did).
+cmake --build "$build" -j "$jobs" "${targets[@]}" 2>&1 | { grep -vE '^\[ *[0-9]+%\]|^-- ' || true; } \
+  || { echo "setup: build failed"; exit 1; }
 echo "setup: done; executables in $build/bin"
