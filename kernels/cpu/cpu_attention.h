@@ -72,6 +72,15 @@ inline void block_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t
               static_cast<blasint>(ldc));
 }
 
+// Decoding (one query per head) against at least this many visible keys takes decode_forward, split
+// over the keys; shorter contexts keep the per-head path, whose rounding every recorded toy run
+// (≤ 1024 tokens) was decoded with.
+inline constexpr int64_t kDecodeMinKeys = 2048;
+bool decode_splits_keys(const Shape& s);
+// The forward of such a shape (cpu_attention_decode.cpp); same outputs and lse as the per-head path.
+void decode_forward(const Shape& s, const float* q, const float* k, const float* v, float* out,
+                    float* lse);
+
 // Sets the scores of a [nq, nk] block (queries t0.., keys j0..) that the mask hides to -inf, so that
 // exp() turns them into exact zeros, and pads each row with -inf from column nk up to ld (= s.bk).
 void mask_block(const Shape& s, float* S, int64_t ld, int64_t t0, int64_t nq, int64_t j0,

@@ -131,6 +131,7 @@ void attention_fwd(const float* q, const float* k, const float* v, float* out, f
                    int64_t dqk, int64_t dv, int64_t window, float scale) {
   const Shape s = attention::with_blocks({B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, scale});
   attention::validate(s, "attention_fwd");
+  if (attention::decode_splits_keys(s)) return attention::decode_forward(s, q, k, v, out, lse);
   const FwdTensors x{q, k, v, out, lse};
   const int64_t q_blocks = (T + s.bq - 1) / s.bq, tasks = B * Hq * q_blocks;
   std::vector<RowStats> stats(static_cast<std::size_t>(omp_get_max_threads()));

@@ -8,6 +8,7 @@
 #include <limits>
 #include <sstream>
 
+#include "cpu/cpu_attention.h"
 #include "test_kernels_support.h"
 
 namespace headroom::kernels::test {
@@ -221,6 +222,26 @@ TEST(KernelAttention, DecodeWithKvCacheOffset) {
   check_attention({2, 1, 150, 149, 4, 2, 16, 16, 20});  // ... under a window
   check_attention({1, 7, 200, 193, 4, 1, 16, 8, 0});    // a chunk of 7 new tokens
   check_attention({1, 7, 200, 193, 4, 1, 16, 8, 70});   // window reaching back across blocks
+}
+
+TEST(KernelAttention, LongContextDecodeSplitsTheKeys) {
+  // One query against >= 2048 visible keys takes the key-split path (cpu_attention_decode.cpp):
+  // chunks of 512 with a partial last one, GQA, a window starting mid-chunk, a batch, unequal
+  // widths, and 3 threads sharing the chunks; the backward reads the lse it leaves.
+  const auto splits = [](int64_t Tk, int64_t window) {
+    return cpu::attention::decode_splits_keys({1, 1, Tk, Tk - 1, 2, 1, 8, 8, window, 1.f});
+  };
+  EXPECT_TRUE(splits(2048, 0));
+  EXPECT_FALSE(splits(2047, 0));
+  EXPECT_FALSE(splits(5000, 2047));
+  check_attention({2, 1, 2600, 2599, 4, 2, 16, 16, 0});
+  check_attention({1, 1, 5000, 4999, 8, 2, 64, 32, 2100});
+  check_attention({1, 1, 2048, 2047, 2, 1, 8, 8, 0});
+  check_attention({1, 1, 3000, 2999, 2, 1, 8, 8, 2047});  // the per-head path, for comparison
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(3);
+  check_attention({1, 1, 4100, 4099, 4, 4, 32, 32, 0});
+  omp_set_num_threads(saved);
 }
 
 TEST(KernelAttention, QueriesThatSeeNoKeyGetZeroOutputAndGradient) {
