@@ -5,12 +5,20 @@
 //       RULER's 13 tasks at every length on a toy model (random weights, byte tokenizer: it never
 //       emits EOS, so every sample decodes its full token budget, the slowest case), split over
 //       the ranks exactly as evaluate splits them. Prints wall time per length and in total.
+//   bench_eval diagnostics [--lengths 16384,65536] [--d-model 256 --layers 4 --heads 4 --head-dim 64]
+//       analyze's attention diagnostics (analysis/diagnostics.h: streaming prefill, 128 sampled
+//       query rows per layer and head, greedy answer) of one niah probe per length, ascending:
+//       time and the peak RSS after each length (memory is linear in length when the growth
+//       from one length to the next follows the lengths' ratio).
+//   mpirun -np 2 bench_eval all [the keys of both]
+//       suite, then diagnostics on the first rank: issue 17's evaluation figures in one run.
 //   bench_eval sample [--length 65536] [--d-model 256 --layers 4 --heads 4 --head-dim 64]
 //                     [--task niah_single_2]
 //       One sample of one task at one length: prefill and decode time, peak RSS.
 //
 // Inputs come from HEADROOM_SOURCE_DIR (default: the current directory): inputs/eval word lists
 // and the committed essay sample. Run with OMP_NUM_THREADS=1 per rank on a shared machine.
+#include "analysis/diagnostics.h"
 #include "app/mpi_main.h"
 #include "config/keys.h"
 #include "eval/decoder.h"
@@ -20,6 +28,7 @@
 #include "util/clock.h"
 #include "util/error.h"
 
+#include <omp.h>
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -44,8 +53,9 @@ struct Args {
 };
 
 Args parse(int argc, char** argv) {
-  if (argc < 2 || (std::strcmp(argv[1], "suite") != 0 && std::strcmp(argv[1], "sample") != 0))
-    fail("usage: bench_eval suite|sample [--key value]... (see bench/bench_eval.cpp)");
+  const std::string mode = argc < 2 ? "" : argv[1];
+  if (mode != "suite" && mode != "sample" && mode != "diagnostics" && mode != "all")
+    fail("usage: bench_eval suite|diagnostics|all|sample [--key value]... (see bench/bench_eval.cpp)");
   Args a{argv[1], {}};
   for (int i = 2; i + 1 < argc; i += 2) {
     if (std::strncmp(argv[i], "--", 2) != 0) fail("bench_eval: expected --key value, got ", argv[i]);
@@ -117,6 +127,28 @@ int suite(const Args& a) {
   return 0;
 }
 
+int diagnostics(const Args& a) {
+  model::Model<float> m = model::make_model(toy_model(a, 256, 4, 4, 64), kernels::cpu_ops());
+  const eval::EvalConfig e = inputs();
+  const eval::Resources res = eval::load_resources(e.word_dir, e.essay);
+  const data::Tokenizer tok{};
+  eval::PromptBuilder prompts(tok, data::PromptTemplate::kBase);
+  const int64_t max_new = eval::find_task("niah_single_1").max_new;
+  std::printf("diagnostics: d_model %ld, %ld layers, %ld heads of width %ld, %d thread(s); start: peak RSS %.2f GiB\n",
+              a.num("d-model", 256), a.num("layers", 4), a.num("heads", 4), a.num("head-dim", 64),
+              omp_get_max_threads(), peak_rss_gib());
+  for (int64_t L : eval::parse_lengths(a.get("lengths", "16384,65536"))) {
+    const analysis::Probe p = analysis::make_probe(tok, prompts, res, 1, L, 0.5, 0, max_new);
+    const auto t0 = std::chrono::steady_clock::now();
+    const analysis::Diagnostics d = analysis::run_diagnostics(m, tok, {p}, analysis::DiagOptions{}, nullptr);
+    const double s = seconds_since(t0);
+    std::printf("  length %ld (%zu prompt tokens, %zu heads' rows): %.1f s (%s), peak RSS %.2f GiB\n",
+                static_cast<long>(L), p.ids.size(), d.heads.size(), s, format_duration(s).c_str(), peak_rss_gib());
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int sample(const Args& a) {
   const int64_t L = a.num("length", 65536);
   const std::string task = a.get("task", "niah_single_2");
@@ -146,6 +178,13 @@ int sample(const Args& a) {
 int main(int argc, char** argv) {
   return app::mpi_main("bench_eval", argc, argv, [&] {
     const Args a = parse(argc, argv);
-    return a.mode == "suite" ? suite(a) : sample(a);
+    if (a.mode == "sample") return sample(a);
+    if (a.mode == "diagnostics") return diagnostics(a);
+    if (a.mode == "suite") return suite(a);
+    suite(a);  // all: the suite on every rank, then the diagnostics on the first
+    parallel::Grid grid = parallel::make_grid(1, 0);
+    if (grid.is_root()) diagnostics(a);
+    grid.world->barrier();
+    return 0;
   });
 }
