@@ -489,6 +489,9 @@ int run_prefill(const Options& o) {
   const double kv_mib = static_cast<double>(cfg.n_layers) * n *
                         static_cast<double>(config::k_width(cfg) + config::v_width(cfg)) * sizeof(float) / 1048576.0;
   const double chunk_mib = static_cast<double>(cache.chunk.arena.size()) * 4 / 1048576.0;
+  // The sgemm rate before and after, the better of the two: the prefill's time against the time
+  // its FLOPs would take at that rate (issue 17's "sgemm-limited time").
+  const SgemmRates before = measure_sgemm(o.probe_reps);
   g_stats.on = true;
   const double t0 = now(), c0 = cpu_seconds(), b0 = machine_busy_seconds();
   const std::vector<float> last = model::prefill(m, cache, tokens.data(), n);
@@ -496,6 +499,7 @@ int run_prefill(const Options& o) {
   const double others = std::max(0.0, machine_busy_seconds() - b0 - dc) /
                         (static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)) * dt);
   g_stats.on = false;
+  const double sgemm = std::max(before.best(), measure_sgemm(o.probe_reps).best());
   const double rss = peak_rss_mib();
   const double attn_flops = train::attention_forward_flops(cfg, n);
   const double dense_flops = 2.0 * static_cast<double>(model::count_non_embedding(m.specs) -
@@ -513,11 +517,15 @@ int run_prefill(const Options& o) {
               "(chunk activations %.1f MiB, RoPE tables, OpenBLAS buffers, attention scratch)\n",
               rss, after_model, kv_mib, cfg.n_layers, n, config::k_width(cfg) + config::v_width(cfg),
               rss - after_model - kv_mib, chunk_mib);
+  const double sgemm_limited = (attn_flops + dense_flops) / (sgemm * 1e9);
+  std::printf("  sgemm %.1f GFLOP/s (best of before and after): those FLOPs would take %.1f s at its rate; "
+              "the prefill took %.2fx that\n",
+              sgemm, sgemm_limited, dt / sgemm_limited);
   std::printf("  last-token logit[0] %.5f\n", static_cast<double>(last[0]));
   if (o.breakdown) print_breakdown(dt, 1);
   std::printf("RESULT impl=prefill n=%" PRId64 " seconds=%.3f cpu_s=%.3f others=%.4f rss_mib=%.1f "
-              "kv_mib=%.1f model_mib=%.1f\n",
-              n, dt, dc, others, rss, kv_mib, after_model);
+              "kv_mib=%.1f model_mib=%.1f sgemm=%.2f over_sgemm=%.4f\n",
+              n, dt, dc, others, rss, kv_mib, after_model, sgemm, dt / sgemm_limited);
   return 0;
 }
 
