@@ -2,6 +2,7 @@
 
 #include "config/keys.h"
 #include "config/schema.h"
+#include "model/model.h"
 #include "util/error.h"
 
 #include <cmath>
@@ -344,8 +345,7 @@ json hf_config_json(const config::ModelConfig& m, HfFamily f, int64_t max_pos, c
   if (f == HfFamily::kOlmo3) {
     json types = json::array();
     for (long i = 0; i < m.n_layers; ++i)
-      types.push_back(m.layer_pattern[static_cast<size_t>(i) % m.layer_pattern.size()] == 'S' ? "sliding_attention"
-                                                                                             : "full_attention");
+      types.push_back(model::is_sliding(m, i) ? "sliding_attention" : "full_attention");
     j["layer_types"] = types;
     j["sliding_window"] = m.window;
   }

@@ -19,6 +19,8 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -60,6 +62,31 @@ std::string shape_text(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
+// A tied model's directory that stores lm_head.weight anyway (some exports write the shared matrix
+// under both names): "" when it equals the embedding value for value, else what differs first.
+// Compared in blocks of rows, so memory stays small for a large vocabulary.
+std::string tied_head_difference(const io::SafetensorsSet& st, const std::string& embed) {
+  const io::StTensor* e = st.find(embed);
+  const io::StTensor* h = st.find("lm_head.weight");
+  if (!e) return cat(embed, " is missing");
+  if (e->shape != h->shape || e->shape.size() != 2)
+    return cat("its shape ", shape_text(h->shape), " is not ", embed, "'s ", shape_text(e->shape));
+  const int64_t R = e->shape[0], C = e->shape[1], block = std::max<int64_t>(1, (int64_t{1} << 20) / C);
+  std::vector<float> a, b;
+  for (int64_t r0 = 0; r0 < R; r0 += block) {
+    const int64_t n = std::min(block, R - r0);
+    a.resize(static_cast<size_t>(n * C));
+    b.resize(a.size());
+    st.read_block(embed, r0, n, 0, C, a.data());
+    st.read_block("lm_head.weight", r0, n, 0, C, b.data());
+    for (size_t i = 0; i < a.size(); ++i)
+      if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0)
+        return cat("it differs from ", embed, " at [", r0 + static_cast<int64_t>(i) / C, ", ",
+                   static_cast<int64_t>(i) % C, "] (", b[i], " against ", a[i], ")");
+  }
+  return "";
+}
+
 // Every expected tensor present, in a readable dtype, with the configuration's shape; nothing else.
 void check_tensors(const io::SafetensorsSet& st, const std::vector<model::ParamSpec>& specs,
                    config::NormOrder order, HfFamily f, std::vector<std::string>& hf_names,
@@ -91,13 +118,22 @@ void check_tensors(const io::SafetensorsSet& st, const std::vector<model::ParamS
       ++ignored;
       continue;
     }
+    if (name == "lm_head.weight") {  // expected only when the configuration does not tie it
+      const std::string embed = hf_tensor_name(f, order, "embed.weight");
+      const std::string diff = tied_head_difference(st, embed);
+      if (diff.empty()) {
+        notes.push_back(cat("lm_head.weight ignored: config.json ties the embeddings and it equals ", embed));
+        continue;
+      }
+      add(cat("tensor lm_head.weight is stored although config.json ties the embeddings (tie_word_embeddings = "
+              "true), and ", diff, ": a tied model cannot hold both"));
+      continue;
+    }
     const io::SafetensorsFile* file = nullptr;
     st.find(name, &file);
     const bool bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
     add(cat("tensor ", name, " in ", file->path().string(), " is unexpected",
-            bias ? " (a bias: the Headroom model has none)"
-                 : name == "lm_head.weight" ? " (config.json ties the embeddings: tie_word_embeddings = true)"
-                                            : " (no Headroom parameter maps to it)"));
+            bias ? " (a bias: the Headroom model has none)" : " (no Headroom parameter maps to it)"));
   }
   if (ignored) notes.push_back(cat(ignored, " rotary_emb.inv_freq buffers ignored (recomputed from the configuration)"));
   if (!problems.empty()) fail(st.description(), " does not fit its config.json:", problems);

@@ -1,6 +1,7 @@
 #include "train/throughput.h"
 
 #include "buffer.h"
+#include "model/model.h"
 #include "model/params.h"
 
 #ifdef HEADROOM_HAVE_CUDA
@@ -20,8 +21,7 @@ double keys_per_query(const config::ModelConfig& m, long seq_len) {
   double keys = 0;
   const double causal = (static_cast<double>(seq_len) + 1) / 2;
   for (long i = 0; i < m.n_layers; ++i) {
-    const bool sliding = m.layer_pattern[static_cast<size_t>(i) % m.layer_pattern.size()] == 'S';
-    keys += sliding ? std::min(static_cast<double>(m.window), causal) : causal;
+    keys += model::is_sliding(m, i) ? std::min(static_cast<double>(m.window), causal) : causal;
   }
   return keys;
 }

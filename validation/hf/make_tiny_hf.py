@@ -16,6 +16,8 @@ and tokenizer_config.json:
   bad_bias    llama plus a q_proj bias tensor          bad_act      llama with hidden_act gelu
   bad_rope    llama with rope_scaling dynamic           bad_missing  llama without layer 1's up_proj
   bad_trunc   llama with model.safetensors cut short
+  qwen3_head_copy   qwen3 (tied) that also stores lm_head.weight, equal to the embedding
+  bad_tied_head     the same with lm_head.weight differing in one value
 
 Numpy and the standard library only.
 """
@@ -203,6 +205,10 @@ def main(argv):
              rope_theta=1000000.0, torch_dtype="float32",
              rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16})
     write_case(out, "qwen3", q, "qwen3", "F32", 2, shards=2)
+    # Tied, but the export stores the shared matrix as lm_head.weight too: imported (the copy is
+    # ignored) when it equals the embedding, refused when it does not.
+    write_case(out, "qwen3_head_copy", dict(q), "qwen3", "F32", 2, shards=2, edit=lambda c, w: w.update(
+        {"lm_head.weight": w["model.embed_tokens.weight"].copy()}))
     o2 = base_config("Olmo2ForCausalLM", "olmo2", vocab)
     o2.update(rms_norm_eps=1e-5, rope_theta=500000.0, torch_dtype="float16", num_key_value_heads=4)
     # Older exports also store each layer's rotary inverse frequencies, a buffer import_hf skips.
@@ -224,6 +230,11 @@ def main(argv):
                edit=lambda c, w: c.update(rope_scaling={"rope_type": "dynamic", "factor": 2.0}))
     write_case(out, "bad_missing", llama(), "llama", "BF16", 1,
                edit=lambda c, w: w.pop("model.layers.1.mlp.up_proj.weight"))
+    def head_differs(c, w):
+        h = w["model.embed_tokens.weight"].copy()
+        h[3, 5] += 1.0
+        w["lm_head.weight"] = h
+    write_case(out, "bad_tied_head", dict(q), "qwen3", "F32", 2, edit=head_differs)
     d = write_case(out, "bad_trunc", llama(), "llama", "BF16", 1)
     path = os.path.join(d, "model.safetensors")
     with open(path, "r+b") as f:

@@ -8,7 +8,9 @@
 #   through export_hf --dtype bf16;
 #   OLMo 3 and Qwen 3 under mpirun -np 2 --parallel.tp 2: the checkpoint identical to the tp = 1 one;
 #   refusals: a bias tensor, hidden_act gelu, rope_scaling dynamic, a missing tensor, a truncated
-#   safetensors file, each naming the key or file; export of a model no family expresses.
+#   safetensors file, a tied directory whose stored lm_head.weight differs from the embedding, each
+#   naming the key or file; export of a model no family expresses; a tied directory that stores an
+#   equal lm_head.weight imports as the one without it.
 # usage: test_hf.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
 WORK=$(mktemp -d /tmp/headroom_hf.XXXXXX); trap 'rm -rf "$WORK"' EXIT
@@ -67,6 +69,15 @@ check act refused bad_act "hidden_act = \"gelu\"" "config.json"
 check rope refused bad_rope "rope_type = \"dynamic\""
 check missing refused bad_missing "model.layers.1.mlp.up_proj.weight" "missing"
 check truncated refused bad_trunc "model.safetensors" "truncated"
+check "tied head differs" refused bad_tied_head "lm_head.weight" "tie_word_embeddings" "[3, 5]"
+tied_copy() {  # a tied directory that stores the embedding twice imports as the tied one does
+  "$BIN/import_hf" --hf "$WORK/hf/qwen3_head_copy" --out "$WORK/runs/qwen3_head_copy" >"$WORK/qwen3_head_copy.log" 2>&1 ||
+    { cat "$WORK/qwen3_head_copy.log"; return 1; }
+  grep -qF "lm_head.weight ignored" "$WORK/runs/qwen3_head_copy/log.txt" || { echo "no note in its log"; return 1; }
+  "$PY" "$HF/same_checkpoint.py" "$WORK/runs/qwen3/checkpoints/step_00000000.h5" \
+    "$WORK/runs/qwen3_head_copy/checkpoints/step_00000000.h5"
+}
+check "tied head copy ignored" tied_copy
 
 export_refused() {  # a checkpoint no family expresses: layer QK norm with pre-norm
   "$BIN/import_hf" --hf "$WORK/hf/olmo2" --out "$WORK/runs/olmo2.pre" >/dev/null 2>&1 || return 1
