@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The CUDA backend's checks on a GPU machine, in one go, in under 10 minutes (build included):
+# The CUDA backend's checks on a GPU machine, in one go, in 8 minutes (build included), sized for a
+# lent GPU's 15 minutes of device time (start, transfers and a rerun included):
 #
-#   validation/gpu/run_gpu_checks.sh [--build-dir DIR] [--prebuilt] [--peak-tflops X]
+#   validation/gpu/run_gpu_checks.sh [--build-dir DIR] [--prebuilt] [--peak-tflops X] [--dry-run]
 #
 #   build  Release, CUDA on, only the targets needed (-j$(nproc)), in DIR (default build-gpu).
 #          --prebuilt skips it and uses DIR as it is (binaries built elsewhere, e.g. staged with
@@ -9,6 +10,10 @@
 #   (a)    test_gpu_ops: every op of cuda_ops_fp32() (≤ 1e-5) and cuda_ops() (bf16 GEMM/attention
 #          ≤ 2e-2, everything else ≤ 1e-5) against the CPU backend on fresh random inputs, outputs
 #          NaN-poisoned first; exits 77 without a GPU.
+#   (s)    compute-sanitizer (racecheck, then memcheck) on the small attention forward/backward
+#          cases of test_gpu_ops (HEADROOM_GPU_TEST_SMALL=1: both tables, widths 24–1024, GQA,
+#          windows, queries that see no key), and memcheck on one training step of a tiny model
+#          (pretrain --train.device cuda): any hazard or invalid access fails the row.
 #   (b)    a small model trained 20 steps on CPU, on GPU in fp32 (HEADROOM_CUDA_PRECISION=fp32) and on
 #          GPU in bf16, from the same initial weights (initialisation is a pure function of model.seed,
 #          computed on the host for every backend); per-step losses compared. Needs
@@ -19,19 +24,24 @@
 #          pretrain --train.device cuda. MFU = tokens/s × FLOPs/token (pretrain's count) / peak,
 #          peak = --peak-tflops (default 989, H100/H200 SXM dense bf16).
 #
-# A short table comes last. Without a GPU it still builds, runs (a), which skips, and prints
-# "no GPU: skipped" rows. Exit status: 0 unless a check that ran failed.
+# A short table comes last; it is also written to $OUT/gpu_checks.txt when OUT is set (the device
+# tool's folder that comes back), else to DIR/gpu_checks.txt, followed by which of its rows go into
+# the README. Without a GPU it still builds, runs (a), which skips, and prints "no GPU: skipped"
+# rows. --dry-run prints the plan (each step, its command and its share of the 8 minutes) and exits
+# 0 without building or running anything. Exit status: 0 unless a check that ran failed.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=$root/build-gpu
 PREBUILT=0
 PEAK=989
+DRY=0
 while (($#)); do
   case $1 in
     --build-dir) BUILD=$(realpath -m "$2"); shift 2 ;;
     --prebuilt) PREBUILT=1; shift ;;
     --peak-tflops) PEAK=$2; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    --dry-run) DRY=1; shift ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_gpu_checks.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -44,7 +54,7 @@ trap 'rm -rf "$WORK"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
   OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 T0=$SECONDS
-BUDGET=570  # seconds: stop starting new work past this
+BUDGET=480  # seconds (8 minutes): stop starting new work past this
 status=0
 rows=()
 row() { rows+=("$(printf '%-44s %s' "$1" "$2")"); }
@@ -54,6 +64,26 @@ PY=$(command -v python3 || true)
 [[ -x /usr/bin/python3 ]] && PY=/usr/bin/python3
 LAUNCH=()  # one MPI rank: mpirun when there is one, else a singleton
 command -v mpirun >/dev/null && LAUNCH=(mpirun -np 1 -x HEADROOM_CUDA_PRECISION -x OMP_NUM_THREADS)
+SANITIZER=$(command -v compute-sanitizer || true)
+[[ -z $SANITIZER && -x /usr/local/cuda/bin/compute-sanitizer ]] && SANITIZER=/usr/local/cuda/bin/compute-sanitizer
+TABLE=${OUT:-$BUILD}/gpu_checks.txt
+
+if ((DRY)); then
+  gpus=$(ls /dev/nvidia[0-9]* 2>/dev/null | wc -l)
+  echo "run_gpu_checks.sh --dry-run: the plan ($BUDGET s in all; a step starts only with its time left)"
+  if ((PREBUILT)); then
+    echo "  build   skipped (--prebuilt): binaries from $BUILD"
+  else
+    echo "  build   cmake -DHEADROOM_CUDA=ON in $BUILD; targets test_gpu_ops test_gpu_device bench_gpu, then prepare pretrain (until $((BUDGET - 200)) s)"
+  fi
+  echo "  (s)     ${SANITIZER:-compute-sanitizer (not found here: the step would be skipped)} --tool racecheck and --tool memcheck on test_gpu_ops --gtest_filter='*AttentionForwardBackward*' with HEADROOM_GPU_TEST_SMALL=1 (60 s each at most); memcheck on pretrain --train.device cuda --train.steps 1, tiny model (60 s); only while (a) keeps its 200 s"
+  echo "  (a)     $BUILD/tests/test_gpu_ops (200 s at most)"
+  echo "  (b)     pretrain 20 steps on cpu / cuda fp32 / cuda bf16, losses compared (needs 200 s left)"
+  echo "  (c)     $BUILD/bin/bench_gpu, then ~0.3B training at 4K for 12 steps (the rest)"
+  echo "  table   to $TABLE, with the rows the README takes"
+  echo "GPU devices visible here: $gpus$( ((gpus == 0)) && echo ' (a real run would report no GPU: skipped)')"
+  exit 0
+fi
 
 # ---- build --------------------------------------------------------------------------------------------
 if ((PREBUILT == 0)); then
@@ -90,6 +120,53 @@ if ((PREBUILT == 0)); then
 fi
 BIN=$BUILD/bin
 TESTS=$BUILD/tests
+
+ensure_shards() {  # the sample corpus as token shards in $WORK/shards, once
+  [[ -f $WORK/shards/train.h5 ]] ||
+    "$BIN/prepare" --input "$root/validation/data/sample_corpus/train" --output "$WORK/shards" >"$WORK/prepare.log" 2>&1
+}
+
+# ---- (s) compute-sanitizer: one small attention forward/backward, one training step ---------------
+# Each tool gets at most 60 s; the step runs only while (a) keeps its 200 s.
+sanitize() {  # sanitize LABEL TOOL LOG CMD...: one row; hazards or errors fail it
+  local label=$1 tool=$2 logf=$3 rc
+  shift 3
+  timeout 60 "$SANITIZER" --tool "$tool" --error-exitcode 3 "$@" >"$logf" 2>&1
+  rc=$?
+  case $rc in
+    0) row "$label" "PASS: $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logf" | sed 's/^========= //')" ;;
+    77) row "$label" "no GPU: skipped" ;;
+    124) row "$label" "not finished in 60 s (timed out; no verdict)" ;;
+    *) grep -E '^=========' "$logf" | head -20
+       row "$label" "FAILED (rc $rc; the sanitizer's report above)"; status=1 ;;
+  esac
+}
+if [[ ! -e /dev/nvidia0 && -z $(ls /dev/nvidia[0-9]* 2>/dev/null) ]]; then
+  row "(s) compute-sanitizer" "no GPU: skipped"
+elif [[ -z $SANITIZER ]]; then
+  row "(s) compute-sanitizer" "not run: compute-sanitizer not found (PATH, /usr/local/cuda/bin)"
+elif [[ ! -x $TESTS/test_gpu_ops ]]; then
+  row "(s) compute-sanitizer" "not run: $TESTS/test_gpu_ops missing"
+elif (($(left) < 200 + 120)); then
+  row "(s) compute-sanitizer" "not run: out of time (the op checks come first)"
+else
+  log "(s) compute-sanitizer racecheck + memcheck on the small attention cases"
+  for tool in racecheck memcheck; do
+    HEADROOM_GPU_TEST_SMALL=1 sanitize "(s) $tool: attention fwd/bwd, small cases" "$tool" "$WORK/san_$tool.log" \
+      "$TESTS/test_gpu_ops" --gtest_filter='*AttentionForwardBackward*'
+  done
+  if [[ -x $BIN/pretrain && -x $BIN/prepare ]] && (($(left) > 200 + 60)); then
+    log "(s) compute-sanitizer memcheck on one training step"
+    ensure_shards
+    sanitize "(s) memcheck: one training step (cuda, bf16)" memcheck "$WORK/san_step.log" \
+      "$BIN/pretrain" --run-dir "$WORK/san_step" --train.device cuda --model.d_model 64 --model.n_layers 2 \
+      --model.d_ff 128 --model.n_heads 2 --model.n_kv_heads 1 --model.head_dim_qk 32 --model.head_dim_v 32 \
+      --model.layer_pattern SF --model.window 16 --train.seq_len 64 --train.global_batch 2 --train.steps 1 \
+      --train.warmup_steps 0 --data.train "$WORK/shards/train.h5" --data.val "$WORK/shards/val.h5"
+  else
+    row "(s) memcheck: one training step" "not run: $([[ -x $BIN/pretrain ]] && echo out of time || echo pretrain not built)"
+  fi
+fi
 
 # ---- (a) every op against the CPU backend --------------------------------------------------------
 gpu=0
@@ -134,7 +211,7 @@ elif (($(left) < 200)); then
   row "(b) 20 steps CPU vs GPU" "not run: out of time"
 else
   log "(b) prepare shards; 20 steps on cpu, cuda fp32, cuda bf16"
-  "$BIN/prepare" --input "$root/validation/data/sample_corpus/train" --output "$WORK/shards" >"$WORK/prepare.log" 2>&1
+  ensure_shards
   small=(--model.d_model 256 --model.n_layers 4 --model.d_ff 704 --model.n_heads 4
          --model.n_kv_heads 2 --model.head_dim_qk 64 --model.head_dim_v 64 --model.qk_norm head
          --model.layer_pattern SF --model.window 64 --train.seq_len 256 --train.global_batch 8
@@ -207,7 +284,7 @@ elif (($(left) < 60)); then
   row "(c) ~0.3B training at 4K: tokens/s, MFU" "not run: out of time"
 else
   log "(c) ~0.3B model at 4K, 12 steps"
-  [[ -f $WORK/shards/train.h5 ]] || "$BIN/prepare" --input "$root/validation/data/sample_corpus/train" --output "$WORK/shards" >"$WORK/prepare.log" 2>&1
+  ensure_shards
   big=(--model.d_model 1024 --model.n_layers 24 --model.d_ff 2816 --model.n_heads 8
        --model.n_kv_heads 8 --model.head_dim_qk 128 --model.head_dim_v 128 --train.seq_len 4096
        --train.global_batch 8 --train.micro_batch 4 --train.steps 12 --train.warmup_steps 2
@@ -246,7 +323,15 @@ PYEOF
 fi
 
 # ---- the table ---------------------------------------------------------------------------------------
+{
+  echo "CUDA backend checks ($((SECONDS - T0)) s of $BUDGET; $(date -u +%FT%TZ); $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo 'no nvidia-smi'))"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo "For the README (its \"On GPUs\" section, a table of this machine's figures, with the GPU's name and the date):"
+  echo "  (a)'s worst ratio to tolerance, (s)'s verdicts, (b)'s loss differences, (c)'s GEMM and attention"
+  echo "  TFLOP/s and the ~0.3B model's tokens/s and MFU; rows that say 'skipped' or 'not run' go in as such."
+} >"$WORK/table.txt"
 echo
-echo "CUDA backend checks ($((SECONDS - T0)) s)"
-printf '%s\n' "${rows[@]}"
+cat "$WORK/table.txt"
+mkdir -p "$(dirname "$TABLE")" && cp "$WORK/table.txt" "$TABLE" && echo "(table written to $TABLE)"
 exit $status

@@ -5,15 +5,20 @@
 #include "cuda/device.h"
 #include "test_gpu_cases.h"
 
+#include <cstdlib>
 #include <iostream>
 
 namespace headroom::kernels::gputest {
 
+// HEADROOM_GPU_TEST_SMALL=1: the emulator's small shapes only (run_gpu_checks.sh runs them under
+// compute-sanitizer, which slows kernels by orders of magnitude).
+const bool kLarge = std::getenv("HEADROOM_GPU_TEST_SMALL") == nullptr;
+
 INSTANTIATE_TEST_SUITE_P(Cuda, GpuOps,
                          ::testing::Values(Table{"bf16", []() -> const Ops& { return cuda_ops_bf16(); },
-                                                 true, true},
+                                                 true, kLarge},
                                            Table{"fp32", []() -> const Ops& { return cuda_ops_fp32(); },
-                                                 false, true}),
+                                                 false, kLarge}),
                          table_name);
 
 }  // namespace headroom::kernels::gputest
