@@ -77,7 +77,8 @@ inline void block_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t
 // (≤ 1024 tokens) was decoded with.
 inline constexpr int64_t kDecodeMinKeys = 2048;
 bool decode_splits_keys(const Shape& s);
-// The forward of such a shape (cpu_attention_decode.cpp); same outputs and lse as the per-head path.
+// The forward of such a shape (cpu_attention_decode.cpp): the per-head path's outputs and lse, up to
+// rounding (another summation order).
 void decode_forward(const Shape& s, const float* q, const float* k, const float* v, float* out,
                     float* lse);
 
