@@ -142,7 +142,7 @@ int diagnostics(const Args& a) {
     const auto t0 = std::chrono::steady_clock::now();
     const analysis::Diagnostics d = analysis::run_diagnostics(m, tok, {p}, analysis::DiagOptions{}, nullptr);
     const double s = seconds_since(t0);
-    std::printf("  length %ld (%zu prompt tokens, %zu heads' rows): %.1f s (%s), peak RSS %.2f GiB\n",
+    std::printf("  length %ld (%zu prompt tokens, %zu layer-heads): %.1f s (%s), peak RSS %.2f GiB\n",
                 static_cast<long>(L), p.ids.size(), d.heads.size(), s, format_duration(s).c_str(), peak_rss_gib());
     std::fflush(stdout);
   }

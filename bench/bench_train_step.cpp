@@ -499,8 +499,9 @@ int run_prefill(const Options& o) {
   const double others = std::max(0.0, machine_busy_seconds() - b0 - dc) /
                         (static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)) * dt);
   g_stats.on = false;
-  const double sgemm = std::max(before.best(), measure_sgemm(o.probe_reps).best());
+  // Read before the second sgemm probe, whose operands would sit on top of the KV cache.
   const double rss = peak_rss_mib();
+  const double sgemm = std::max(before.best(), measure_sgemm(o.probe_reps).best());
   const double attn_flops = train::attention_forward_flops(cfg, n);
   const double dense_flops = 2.0 * static_cast<double>(model::count_non_embedding(m.specs) -
                                                        cfg.vocab_size * cfg.d_model) * n;
