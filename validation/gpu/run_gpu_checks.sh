@@ -55,6 +55,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=se
   OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 T0=$SECONDS
 BUDGET=480  # seconds (8 minutes): stop starting new work past this
+OPS_LIMIT=200  # seconds for (a), which every earlier step leaves it
+SAN_LIMIT=60   # seconds for each compute-sanitizer run of (s)
 status=0
 rows=()
 row() { rows+=("$(printf '%-44s %s' "$1" "$2")"); }
@@ -67,17 +69,18 @@ command -v mpirun >/dev/null && LAUNCH=(mpirun -np 1 -x HEADROOM_CUDA_PRECISION 
 SANITIZER=$(command -v compute-sanitizer || true)
 [[ -z $SANITIZER && -x /usr/local/cuda/bin/compute-sanitizer ]] && SANITIZER=/usr/local/cuda/bin/compute-sanitizer
 TABLE=${OUT:-$BUILD}/gpu_checks.txt
+gpu_devices() { ls /dev/nvidia[0-9]* 2>/dev/null | wc -l; }
 
 if ((DRY)); then
-  gpus=$(ls /dev/nvidia[0-9]* 2>/dev/null | wc -l)
+  gpus=$(gpu_devices)
   echo "run_gpu_checks.sh --dry-run: the plan ($BUDGET s in all; a step starts only with its time left)"
   if ((PREBUILT)); then
     echo "  build   skipped (--prebuilt): binaries from $BUILD"
   else
     echo "  build   cmake -DHEADROOM_CUDA=ON in $BUILD; targets test_gpu_ops test_gpu_device bench_gpu, then prepare pretrain (until $((BUDGET - 200)) s)"
   fi
-  echo "  (s)     ${SANITIZER:-compute-sanitizer (not found here: the step would be skipped)} --tool racecheck and --tool memcheck on test_gpu_ops --gtest_filter='*AttentionForwardBackward*' with HEADROOM_GPU_TEST_SMALL=1 (60 s each at most); memcheck on pretrain --train.device cuda --train.steps 1, tiny model (60 s); only while (a) keeps its 200 s"
-  echo "  (a)     $BUILD/tests/test_gpu_ops (200 s at most)"
+  echo "  (s)     ${SANITIZER:-compute-sanitizer (not found here: the step would be skipped)} --tool racecheck and --tool memcheck on test_gpu_ops --gtest_filter='*AttentionForwardBackward*' with HEADROOM_GPU_TEST_SMALL=1 ($SAN_LIMIT s each at most); memcheck on pretrain --train.device cuda --train.steps 1, tiny model ($SAN_LIMIT s); only while (a) keeps its $OPS_LIMIT s"
+  echo "  (a)     $BUILD/tests/test_gpu_ops ($OPS_LIMIT s at most)"
   echo "  (b)     pretrain 20 steps on cpu / cuda fp32 / cuda bf16, losses compared (needs 200 s left)"
   echo "  (c)     $BUILD/bin/bench_gpu, then ~0.3B training at 4K for 12 steps (the rest)"
   echo "  table   to $TABLE, with the rows the README takes"
@@ -127,27 +130,27 @@ ensure_shards() {  # the sample corpus as token shards in $WORK/shards, once
 }
 
 # ---- (s) compute-sanitizer: one small attention forward/backward, one training step ---------------
-# Each tool gets at most 60 s; the step runs only while (a) keeps its 200 s.
+# Each tool gets at most SAN_LIMIT s; the step runs only while (a) keeps its OPS_LIMIT s.
 sanitize() {  # sanitize LABEL TOOL LOG CMD...: one row; hazards or errors fail it
   local label=$1 tool=$2 logf=$3 rc
   shift 3
-  timeout 60 "$SANITIZER" --tool "$tool" --error-exitcode 3 "$@" >"$logf" 2>&1
+  timeout "$SAN_LIMIT" "$SANITIZER" --tool "$tool" --error-exitcode 3 "$@" >"$logf" 2>&1
   rc=$?
   case $rc in
     0) row "$label" "PASS: $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logf" | sed 's/^========= //')" ;;
     77) row "$label" "no GPU: skipped" ;;
-    124) row "$label" "not finished in 60 s (timed out; no verdict)" ;;
+    124) row "$label" "not finished in $SAN_LIMIT s (timed out; no verdict)" ;;
     *) grep -E '^=========' "$logf" | head -20
        row "$label" "FAILED (rc $rc; the sanitizer's report above)"; status=1 ;;
   esac
 }
-if [[ ! -e /dev/nvidia0 && -z $(ls /dev/nvidia[0-9]* 2>/dev/null) ]]; then
+if (($(gpu_devices) == 0)); then
   row "(s) compute-sanitizer" "no GPU: skipped"
 elif [[ -z $SANITIZER ]]; then
   row "(s) compute-sanitizer" "not run: compute-sanitizer not found (PATH, /usr/local/cuda/bin)"
 elif [[ ! -x $TESTS/test_gpu_ops ]]; then
   row "(s) compute-sanitizer" "not run: $TESTS/test_gpu_ops missing"
-elif (($(left) < 200 + 120)); then
+elif (($(left) < OPS_LIMIT + 2 * SAN_LIMIT)); then
   row "(s) compute-sanitizer" "not run: out of time (the op checks come first)"
 else
   log "(s) compute-sanitizer racecheck + memcheck on the small attention cases"
@@ -155,7 +158,7 @@ else
     HEADROOM_GPU_TEST_SMALL=1 sanitize "(s) $tool: attention fwd/bwd, small cases" "$tool" "$WORK/san_$tool.log" \
       "$TESTS/test_gpu_ops" --gtest_filter='*AttentionForwardBackward*'
   done
-  if [[ -x $BIN/pretrain && -x $BIN/prepare ]] && (($(left) > 200 + 60)); then
+  if [[ -x $BIN/pretrain && -x $BIN/prepare ]] && (($(left) > OPS_LIMIT + SAN_LIMIT)); then
     log "(s) compute-sanitizer memcheck on one training step"
     ensure_shards
     sanitize "(s) memcheck: one training step (cuda, bf16)" memcheck "$WORK/san_step.log" \
@@ -172,7 +175,7 @@ fi
 gpu=0
 if [[ -x $TESTS/test_gpu_ops ]]; then
   log "(a) test_gpu_ops"
-  timeout 200 "$TESTS/test_gpu_ops" >"$WORK/ops.log" 2>&1
+  timeout "$OPS_LIMIT" "$TESTS/test_gpu_ops" >"$WORK/ops.log" 2>&1
   rc=$?
   case $rc in
     0)
