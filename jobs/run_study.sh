@@ -7,6 +7,9 @@
 #   jobs/run_study.sh inputs/studies/toy_cpu.study --slurm      # on a cluster: jobs/submit_pipeline.sh
 #   jobs/run_study.sh STUDY --slurm -- --ntasks 1 --local       # after --: more submit_pipeline options
 #   jobs/run_study.sh STUDY --parallel N --runs-root DIR --seeds 1,2 --models a,b
+#   jobs/run_study.sh STUDY --ranks 2 --parallel 1  # each job on 2 data-parallel ranks (mpirun): one chain
+#                                                   # at a time, each about twice as fast; the losses equal
+#                                                   # one rank's to fp32 rounding (a different draw of it)
 #
 # A .study file is bash that sets: name, models (comma-separated names of model_dir/<name>.ini),
 # model_dir, seeds, stages (subset of pretrain,extend,sft,evaluate,analyze), recipe_<stage> files,
@@ -38,10 +41,11 @@ vocab_size=4096 data="" evaluate_base=0 extend_variants="" prepare_args="" gpus_
 declare recipe_pretrain="" recipe_extend="" recipe_sft="" recipe_evaluate="" recipe_analyze=""
 # shellcheck disable=SC1090
 source "$study_file"
-parallel=2 runs_root=runs slurm=0 submit_args=()
+parallel=2 ranks=1 runs_root=runs slurm=0 submit_args=()
 while (($#)); do
   case $1 in
     --parallel) parallel=$2; shift 2 ;;
+    --ranks) ranks=$2; shift 2 ;;
     --runs-root) runs_root=$2; shift 2 ;;
     --seeds) seeds=$2; shift 2 ;;
     --models) models=$2; shift 2 ;;
@@ -51,6 +55,8 @@ while (($#)); do
   esac
 done
 [[ -n $name && -n $models ]] || die "$study_file must set name and models"
+[[ $parallel =~ ^[1-9][0-9]*$ ]] || die "--parallel $parallel: a positive number of chains"
+[[ $ranks =~ ^[1-9][0-9]*$ ]] || die "--ranks $ranks: a positive number of ranks per job"
 dir=$runs_root/$name
 mkdir -p "$dir"
 export HEADROOM_ROOT=$root HEADROOM_BIN=${HEADROOM_BIN:-$root/build/bin}
@@ -92,7 +98,8 @@ if ((slurm)); then
   exec jobs/submit_pipeline.sh "${args[@]}" "${submit_args[@]}"
 fi
 
-# Here: each chain is the job scripts run as plain programs (one rank, one thread), `parallel` at once.
+# Here: each chain is the job scripts run as plain programs (one thread per rank; one rank, or
+# `ranks` under mpirun), `parallel` chains at once.
 has() { [[ ",$stages," == *",$1,"* ]]; }
 job() {  # job NAME VAR=VALUE...: jobs/NAME.slurm (or STAGE_SCRIPT=...) as a plain program into $cdir/NAME
   local s=$1 t script
@@ -101,7 +108,7 @@ job() {  # job NAME VAR=VALUE...: jobs/NAME.slurm (or STAGE_SCRIPT=...) as a pla
   script=$s
   for a in "$@"; do [[ $a == STAGE_SCRIPT=* ]] && script=${a#STAGE_SCRIPT=}; done
   mkdir -p "$cdir/$s"
-  env "$@" RUN_DIR="$cdir/$s" NP=1 HEADROOM_LAUNCHER=none bash "jobs/$script.slurm" >"$cdir/$s/job.out" 2>&1 ||
+  env "$@" RUN_DIR="$cdir/$s" NP="$ranks" HEADROOM_LAUNCHER="$launcher" bash "jobs/$script.slurm" >"$cdir/$s/job.out" 2>&1 ||
     { echo "FAILED $cdir/$s (see $cdir/$s/job.out)"; return 1; }
   echo "finished $cdir/$s in $(( $(date +%s) - t ))s"
 }
@@ -149,7 +156,9 @@ chain() {  # chain MODEL_FILE SEED
   echo "chain $model-s$seed done"
 }
 export -f chain branch job has
-export dir data stages recipe_pretrain recipe_extend recipe_sft recipe_evaluate evaluate_base extend_variants
+launcher=none
+((ranks > 1)) && launcher=mpirun
+export dir data stages ranks launcher recipe_pretrain recipe_extend recipe_sft recipe_evaluate evaluate_base extend_variants
 for v in ${!variant_models_*}; do export "${v?}"; done
 export OMP_NUM_THREADS=1
 IFS=, read -ra seed_list <<<"$seeds"

@@ -2,12 +2,14 @@
 # Runs a reduced toy study (a CI subset of a full one: some configurations, seed 1, the full study's
 # recipes) and checks every run against the full study's recorded seed bands
 # (validation/reference/<full>_study.json, written by validation/study/record_toy_study.sh).
-# usage: test_toy_study.sh BIN SRC PY CI_STUDY REFERENCE
+# usage: test_toy_study.sh BIN SRC PY CI_STUDY REFERENCE [RUN_STUDY_OPTIONS...]
 #   e.g. ... inputs/studies/toy_cpu_ci.study validation/reference/toy_cpu_study.json
+#        ... inputs/studies/toy_ruler_ci.study validation/reference/toy_ruler_study.json --ranks 2 --parallel 1
 # A study on the default corpus (data/corpus) uses SRC/data/corpus when it is complete, else
 # $HEADROOM_CORPUS, else one jobs/fetch_corpus.sh gathers here (about 15 s): the same text.
 set -uo pipefail
 BIN=$1 SRC=$2 PY=$3 STUDY=$4 REFERENCE=$5
+shift 5
 WORK=$(mktemp -d /tmp/headroom_study.XXXXXX); trap 'rm -rf "$WORK"' EXIT
 export HEADROOM_BIN=$BIN
 study=$SRC/$STUDY
@@ -25,5 +27,5 @@ if (cd "$SRC" && bash -c 'source "$1"; [[ $corpus == data/corpus/* ]]' _ "$study
   study=$WORK/ci.study
   echo "corpus: $corpus"
 fi
-"$SRC/jobs/run_study.sh" "$study" --runs-root "$WORK" || { echo "FAIL: the study did not run"; exit 1; }
+"$SRC/jobs/run_study.sh" "$study" --runs-root "$WORK" "$@" || { echo "FAIL: the study did not run"; exit 1; }
 "$PY" "$SRC/validation/study/study_reference.py" check "$SRC/$REFERENCE" "$WORK/$name"
