@@ -160,7 +160,7 @@ std::unique_ptr<Comm> make_nccl_comm(MPI_Comm group) { return std::make_unique<N
 
 }  // namespace headroom::parallel
 
-#else  // no CUDA in this build
+#elif !defined(HEADROOM_EMULATED_DEVICE)  // no CUDA in this build (the emulated one: emulated_device_comm.cpp)
 
 namespace headroom::parallel {
 

@@ -2,6 +2,9 @@
 
 usage: compare_runs.py RUN REF --exact
            bit-identical losses and weights
+       compare_runs.py RUN REF --max-rel X [--name NAME]
+           losses and weights within relative distance X (a tolerance a contract fixes, e.g. the
+           emulated GPU's fp32 table against the CPU backend)
        compare_runs.py RUN REF --floor FLOOR_RUN [--floor ...] [--name NAME] [--factor X] [--power]
            RUN's distance to REF within X (default noise_floor.DEFAULT_FACTOR) times the noise
            floor: the largest distance of a FLOOR_RUN to REF, where each FLOOR_RUN is REF's
@@ -63,6 +66,7 @@ def main():
     p.add_argument("run")
     p.add_argument("ref")
     p.add_argument("--exact", action="store_true")
+    p.add_argument("--max-rel", type=float)
     p.add_argument("--floor", action="append", default=[])
     p.add_argument("--name", default="")
     p.add_argument("--factor", type=float, default=noise_floor.DEFAULT_FACTOR)
@@ -79,8 +83,12 @@ def main():
         same = loss_d == 0 and weight_d == 0 and identical(o.run, o.ref)
         print(f"  {'bit-identical' if same else 'NOT bit-identical'}")
         return 0 if same else 1
+    if o.max_rel is not None:
+        ok = loss_d <= o.max_rel and weight_d <= o.max_rel
+        print(f"  {'within' if ok else 'BEYOND'} {o.max_rel:.0e}")
+        return 0 if ok else 1
     if not o.floor:
-        p.error("give --exact or at least one --floor run")
+        p.error("give --exact, --max-rel or at least one --floor run")
     floors = [distances(f, o.ref) for f in o.floor]
     loss_f = max(f[0] for f in floors)
     weight_f = max(f[1] for f in floors)

@@ -19,3 +19,11 @@ foreach(t checkpoint faults stages probe)
   add_test(NAME ${t} COMMAND bash ${_mpi}/test_${t}.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR} ${_py})
   set_tests_properties(${t} PROPERTIES LABELS mpi TIMEOUT 600 PROCESSORS 2)
 endforeach()
+
+# The trainer's GPU path on the emulated GPU (bin/emulated, built with HEADROOM_EMULATED_DEVICE,
+# which jobs/run_tests.sh turns on): every knob family in fp32 and bf16 against the CPU backend,
+# tp=2, dp=2 with ZeRO-1, checkpoints across devices, SIGUSR1, evaluate's decoded tokens.
+if(HEADROOM_EMULATED_DEVICE)
+  add_test(NAME emulated_device COMMAND bash ${_mpi}/test_emulated_device.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR} ${_py})
+  set_tests_properties(emulated_device PROPERTIES LABELS mpi TIMEOUT 600 PROCESSORS 2)
+endif()

@@ -5,57 +5,17 @@
 // What it proves: the kernels' indexing, masking, tiling, shared-memory use, reductions, online
 // softmax and MMA fragment bookkeeping compute the ops.h contracts. What it cannot: anything about
 // the hardware (timing, races the fibers never interleave, register/shared-memory limits), the
-// cuBLASLt calls (the emulated matmul is a plain loop, with bf16-rounded operands for the bf16
-// table), the memory entries (host memory here) and whether the PTX mma matches the emulated
-// fragment layout. Those are test_gpu_ops' job on a GPU.
-#define HEADROOM_CUDA_EMULATE 1
+// cuBLASLt calls (the emulated GEMM is the CPU's sgemm, on bf16-rounded operands for the bf16
+// table), the real memory entries and whether the PTX mma matches the emulated fragment layout.
+// Those are test_gpu_ops' job on a GPU. The kernels, GEMMs and copies run on the library
+// headroom_kernels_emulated (kernels/cuda/emu/), whose device memory is a guarded arena.
+#include <functional>
+#include <string>
+#include <vector>
 
-#include "cuda/attention.cuh"
-#include "cuda/pointwise.cuh"
-#include "cuda/reduce.cuh"
+#include "cuda/emu/runtime_emu.h"
 #include "cuda/table.h"
-#include "matmul_strides.h"
 #include "test_gpu_cases.h"
-
-namespace headroom::kernels::cuda_emu {
-
-namespace {
-void reference_matmul(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
-                      int64_t M, int64_t N, int64_t K, bool ta, bool tb, float alpha, float beta,
-                      bool bf16) {
-  const auto rd = [bf16](float x) { return bf16 ? emu::bf16_value(emu::bf16_bits(x)) : x; };
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      double s = 0;
-      for (int64_t p = 0; p < K; ++p)
-        s += static_cast<double>(rd(ta ? A[p * lda + i] : A[i * lda + p])) *
-             rd(tb ? B[j * ldb + p] : B[p * ldb + j]);
-      float& c = C[i * ldc + j];
-      c = static_cast<float>(beta == 0 ? alpha * s : alpha * s + beta * static_cast<double>(c));
-    }
-}
-void packed_matmul(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool ta,
-                   bool tb, bool acc, bool bf16) {
-  reference_matmul(A, ta ? M : K, B, tb ? K : N, C, N, M, N, K, ta, tb, 1.f, acc ? 1.f : 0.f, bf16);
-}
-}  // namespace
-
-void matmul_fp32(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K,
-                 bool trans_a, bool trans_b, bool accumulate) {
-  packed_matmul(A, B, C, M, N, K, trans_a, trans_b, accumulate, false);
-}
-void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K,
-                 bool trans_a, bool trans_b, bool accumulate) {
-  packed_matmul(A, B, C, M, N, K, trans_a, trans_b, accumulate, true);
-}
-void matmul_strided(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
-                    int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha,
-                    float beta) {
-  check_matmul_strides("emulated-cuda", M, N, K, trans_a, trans_b, lda, ldb, ldc);
-  reference_matmul(A, lda, B, ldb, C, ldc, M, N, K, trans_a, trans_b, alpha, beta, false);
-}
-
-}  // namespace headroom::kernels::cuda_emu
 
 namespace headroom::kernels::gputest {
 
@@ -71,5 +31,67 @@ INSTANTIATE_TEST_SUITE_P(Emulated, GpuOps,
                                            Table{"fp32", []() -> const Ops& { return emulated(false); },
                                                  false, false}),
                          table_name);
+
+// The emulated GPU's memory guard (kernels/cuda/emu/device_arena.h): a host buffer handed to a
+// GEMM, a kernel or a copy's device side stops the call with a message naming it; a host read of
+// device memory kills the process with one naming the address.
+std::string error_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(EmulatedDevice, HostPointerIntoTheGemmNamesTheCall) {
+  const Ops& ops = emulated(true);
+  std::vector<float> host(16, 1.f);
+  Dev<float> b(ops, 16), c(ops, 16);
+  const std::string msg = error_of([&] { ops.matmul(host.data(), b.get(), c.get(), 4, 4, 4, false, false, false); });
+  EXPECT_NE(msg.find("cublasLtMatmul (matmul_bf16)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("operand A"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("host pointer"), std::string::npos) << msg;
+  const std::string strided = error_of([&] {
+    emulated(false).matmul_strided(b.get(), 4, b.get(), 4, host.data(), 4, 4, 4, 4, false, false, 1.f, 0.f);
+  });
+  EXPECT_NE(strided.find("matmul_strided"), std::string::npos) << strided;
+  EXPECT_NE(strided.find("output C"), std::string::npos) << strided;
+}
+
+TEST(EmulatedDevice, HostPointerIntoAKernelNamesTheLaunch) {
+  const Ops& ops = emulated(false);
+  std::vector<float> host(16, 1.f);
+  Dev<float> x(ops, 16);
+  const std::string msg = error_of([&] { ops.axpy(x.get(), host.data(), 2.f, 16); });
+  EXPECT_NE(msg.find("emulated launch of axpy"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("host pointer"), std::string::npos) << msg;
+  EXPECT_EQ(error_of([&] { ops.axpy(x.get(), x.get(), 2.f, 16); }), "(no error)");
+}
+
+TEST(EmulatedDevice, CopiesCheckWhichSideIsWhich) {
+  const Ops& ops = emulated(false);
+  std::vector<float> host(16, 1.f);
+  Dev<float> x(ops, 16), y(ops, 16);
+  EXPECT_NE(error_of([&] { ops.copy_to_host(y.get(), x.get(), 64); }).find("copy_to_host: the destination"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { ops.copy_from_host(x.get(), y.get(), 64); }).find("copy_from_host: the source"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { ops.copy_from_host(host.data(), host.data(), 64); }).find("host pointer"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { ops.free(host.data()); }).find("a host pointer"), std::string::npos);
+  ops.copy_from_host(x.get(), host.data(), 64);  // the right way round works
+  std::vector<float> back(16, 0.f);
+  ops.copy_to_host(back.data(), x.get(), 64);
+  EXPECT_EQ(back, host);
+}
+
+TEST(EmulatedDeviceDeathTest, HostReadOfDeviceMemoryStopsTheRun) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const Ops& ops = emulated(false);
+  auto* p = static_cast<float*>(ops.alloc(64 * sizeof(float)));
+  EXPECT_DEATH({ [[maybe_unused]] volatile float v = p[3]; }, "the host read or wrote device memory at .*12 bytes into a device allocation of 256 bytes");
+  ops.free(p);
+}
 
 }  // namespace headroom::kernels::gputest

@@ -1,50 +1,31 @@
-// runtime.h for the CPU emulator: "device" memory is host memory and launches run at once.
+// runtime.h for the CPU emulator: device memory comes from the emulated GPU's arena
+// (device_arena.h), launches run at once, and every pointer a kernel is handed is checked to be
+// device memory. The memory entries are defined in runtime_emu.cpp.
 #pragma once
 
+#include "cuda/emu/device_arena.h"
 #include "cuda/emu/emulator.h"
 #include "cuda/runtime.h"
 #include "headroom_error.h"
 
-#include <cstdlib>
-#include <cstring>
-#include <new>
-#include <vector>
+#include <functional>
+#include <string>
+#include <type_traits>
 
 namespace headroom::kernels::cuda_emu {
 
-inline void* alloc(std::size_t bytes) {
-  const std::size_t rounded = (bytes + 255) / 256 * 256;
-  void* p = std::aligned_alloc(256, rounded == 0 ? 256 : rounded);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
+// Every pointer argument of a kernel must be device memory: a host pointer would fault on a GPU.
+template <class... Args>
+void require_device_args(const char* name, const Args&... args) {
+  int k = 0;
+  const auto one = [&](const auto& a) {
+    ++k;
+    if constexpr (std::is_pointer_v<std::decay_t<decltype(a)>>)
+      require_device(static_cast<const void*>(a), (std::string("emulated launch of ") + name).c_str(),
+                     ("kernel argument " + std::to_string(k)).c_str());
+  };
+  (one(args), ...);
 }
-inline void free(void* p) { std::free(p); }
-inline void copy_to_host(void* dst, const void* src, std::size_t bytes) {
-  if (bytes) std::memcpy(dst, src, bytes);
-}
-inline void copy_from_host(void* dst, const void* src, std::size_t bytes) {
-  if (bytes) std::memcpy(dst, src, bytes);
-}
-inline void synchronize() {}
-inline void* scratch(std::size_t bytes) {
-  static std::vector<unsigned char> buf;
-  // Fresh contents each time, NaN-patterned, so a kernel that reads scratch it did not write fails.
-  buf.assign(bytes + 256, 0xFF);
-  return reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 255) &
-                                 ~std::uintptr_t{255});
-}
-inline void zero_async(void* p, std::size_t bytes) {
-  if (bytes) std::memset(p, 0, bytes);
-}
-inline void download(void* dst, const void* src, std::size_t bytes) {
-  if (bytes) std::memcpy(dst, src, bytes);
-}
-inline unsigned long long* error_slot() {
-  static unsigned long long slot = ~0ull;
-  return &slot;
-}
-inline void reset_error_slot() { *error_slot() = ~0ull; }
-inline std::size_t max_dynamic_smem() { return 227 * 1024; }  // H100/H200 opt-in limit
 
 template <class Kernel, class... Args>
 void launch(const char* name, Kernel kernel, dim3 grid, dim3 block, std::size_t smem, Args... args) {
@@ -52,7 +33,9 @@ void launch(const char* name, Kernel kernel, dim3 grid, dim3 block, std::size_t 
   if (smem > max_dynamic_smem())
     fail("emulated launch of ", name, ": needs ", smem, " bytes of shared memory, more than ",
          max_dynamic_smem());
+  require_device_args(name, args...);
   const std::function<void()> body = [&] { kernel(args...); };
+  const DeviceAccess open;
   emu::run_grid(grid, block, smem, body);
 }
 

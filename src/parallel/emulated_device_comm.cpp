@@ -1,0 +1,78 @@
+// make_nccl_comm() and select_local_gpu() of the emulated-device build (HEADROOM_EMULATED_DEVICE,
+// tests only): the device side of the communicator, with MPI standing in for NCCL.
+//
+// It keeps NcclComm's contract (nccl_comm.h) and checks what a GPU would only show by hanging or
+// faulting: a buffer is device memory (the emulated arena) or host memory, every rank of a call
+// passes the same kind (NcclComm would send one rank into NCCL and the other into MPI), and device
+// memory is read only inside the collective (kernels/cuda/emu/device_arena.h).
+#include "parallel/nccl_comm.h"
+
+#ifdef HEADROOM_EMULATED_DEVICE
+
+#include <string>
+
+#include "cuda/emu/device_arena.h"
+#include "parallel/mpi_comm.h"
+#include "util/error.h"
+
+namespace headroom::parallel {
+
+namespace {
+
+namespace emu = kernels::cuda_emu;
+
+class EmulatedDeviceComm final : public Comm {
+ public:
+  explicit EmulatedDeviceComm(MPI_Comm group) : host_(dup(group)) {}
+
+  int rank() const override { return host_.rank(); }
+  int size() const override { return host_.size(); }
+
+  void allreduce_sum(float* x, int64_t n) override { run(x, "allreduce (float sum)", [&] { host_.allreduce_sum(x, n); }); }
+  void allreduce_sum(double* x, int64_t n) override { run(x, "allreduce (double sum)", [&] { host_.allreduce_sum(x, n); }); }
+  void allreduce_sum(int64_t* x, int64_t n) override { run(x, "allreduce (int64 sum)", [&] { host_.allreduce_sum(x, n); }); }
+  void allreduce_max(int64_t* x, int64_t n) override { run(x, "allreduce (int64 max)", [&] { host_.allreduce_max(x, n); }); }
+  void broadcast(void* x, std::size_t bytes, int root) override {
+    run(x, "broadcast", [&] { host_.broadcast(x, bytes, root); });
+  }
+  void allgather(float* x, const int64_t* counts, const int64_t* displs) override {
+    run(x, "allgather", [&] { host_.allgather(x, counts, displs); });
+  }
+  void barrier() override { host_.barrier(); }
+
+ private:
+  static MPI_Comm dup(MPI_Comm group) {
+    MPI_Comm c = MPI_COMM_NULL;
+    mpi_check(MPI_Comm_dup(group, &c), "MPI_Comm_dup (emulated NCCL bootstrap)");
+    return c;
+  }
+
+  // Device buffers go through "NCCL" (MPI with the arena open), host ones through MPI, as in
+  // NcclComm; first the ranks compare which kind each passed.
+  template <class F>
+  void run(const void* x, const char* what, F&& collective) {
+    if (size() == 1) return;
+    const int device = emu::on_device(x) ? 1 : 0;
+    int kinds[2] = {device, -device};  // max, -min
+    mpi_check(MPI_Allreduce(MPI_IN_PLACE, kinds, 2, MPI_INT, MPI_MAX, host_.handle()),
+              "MPI_Allreduce (emulated NCCL: buffer kinds)");
+    if (kinds[0] != -kinds[1])
+      fail("emulated NCCL ", what, ": some ranks pass device memory and others host memory (this rank: ",
+           device ? "device" : "host", "); NcclComm would send them into NCCL and MPI apart and hang");
+    if (!device) return collective();
+    const emu::DeviceAccess open;
+    collective();
+  }
+
+  MpiComm host_;
+};
+
+}  // namespace
+
+int select_local_gpu() { return 0; }  // one emulated GPU per process
+
+std::unique_ptr<Comm> make_nccl_comm(MPI_Comm group) { return std::make_unique<EmulatedDeviceComm>(group); }
+
+}  // namespace headroom::parallel
+
+#endif

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The trainer's GPU path on the emulated GPU (bin/emulated/: the CUDA backend's kernels on the CPU
+# emulator, cuBLASLt emulated on sgemm, device memory in a guarded arena, NCCL emulated on MPI;
+# CMake option HEADROOM_EMULATED_DEVICE), against the CPU backend:
+#   - 5 steps of a tiny model for every knob family: the fp32 table within 1e-5 of the CPU run
+#     (losses and weights); the bf16 table within noise_floor's factor of the bf16 floor: how far
+#     the CPU run moves when its initial weights are rounded to bf16 (what bf16 inputs alone cost,
+#     as test_gpu_cases.h derives the op tolerances);
+#   - tp=2 and dp=2 with ZeRO-1 under mpirun (fp32, within 1e-5 of the one-rank CPU run);
+#   - a checkpoint written on the emulated GPU resumes on the CPU and the reverse;
+#   - SIGUSR1 checkpoints and exits 75;
+#   - evaluate decodes the same tokens on the emulated GPU as on the CPU.
+# Any host pointer handed to a kernel, GEMM or device collective, or any host read of device memory,
+# stops a run here (kernels/cuda/emu/device_arena.h), so every check also covers that.
+# usage: test_emulated_device.sh BIN SRC PY   (BIN/emulated/ holds the emulated stages)
+BIN=$1 SRC=$2 PY=$3
+WORK=$(mktemp -d /tmp/headroom_emu.XXXXXX); [[ -n ${KEEP:-} ]] || trap 'rm -rf "$WORK"' EXIT
+source "$(dirname "$0")/common.sh"
+EMU=$BIN/emulated
+[[ -x $EMU/pretrain ]] || { echo "no $EMU/pretrain: configure with -DHEADROOM_EMULATED_DEVICE=ON"; exit 1; }
+shards
+cmp() { "$PY" "$SRC/validation/mpi/compare_runs.py" "$@"; }
+erun() {  # erun APP PRECISION NP RUN_DIR ARGS...: an emulated stage, output in RUN_DIR.log
+  local app=$1 precision=$2 np=$3 dir=$4; shift 4
+  HEADROOM_CUDA_PRECISION=$precision mpirun -np "$np" "$EMU/$app" --train.device cuda \
+    --run-dir "$dir" "$@" >"$dir.log" 2>&1
+}
+xrun() {  # xrun NP RUN_DIR ARGS...: extend on the CPU, output in RUN_DIR.log
+  local np=$1 dir=$2; shift 2
+  mpirun -np "$np" "$BIN/extend" --run-dir "$dir" "$@" >"$dir.log" 2>&1
+}
+expect_rc() { local want=$1; shift; "$@"; local rc=$?; [[ $rc -eq $want ]] || { echo "  exit $rc, wanted $want"; return 1; }; }
+latest() { echo "$1/checkpoints/$(cat "$1/checkpoints/latest")"; }
+
+# ---- every knob family, fp32 and bf16 ----------------------------------------------------------------
+steps=(--train.steps 5)
+family() {  # family NAME OVERRIDES...: the initial weights from pretrain, then 5 steps of extend
+  local name=$1; shift
+  local d=$WORK/$name args=($(tiny_args) "$@")
+  # The initial weights as a checkpoint (one step at learning rate 0), exact and rounded to bf16.
+  run 1 "$d.init" "${args[@]}" --train.steps 1 --train.lr 0 --train.min_lr 0 --train.warmup_steps 0 ||
+    { echo "FAIL: $name: initial weights"; tail -3 "$d.init.log"; return 1; }
+  "$PY" "$SRC/validation/mpi/round_bf16.py" "$(latest "$d.init")" "$d.init_bf16.h5" || return 1
+  check "$name: cpu" xrun 1 "$d.cpu" "${args[@]}" "${steps[@]}" --init "$(latest "$d.init")"
+  check "$name: cpu from bf16 weights" xrun 1 "$d.cpu_bf16in" "${args[@]}" "${steps[@]}" --init "$d.init_bf16.h5"
+  check "$name: emulated fp32" erun extend fp32 1 "$d.fp32" "${args[@]}" "${steps[@]}" --init "$(latest "$d.init")"
+  check "$name: emulated bf16" erun extend bf16 1 "$d.bf16" "${args[@]}" "${steps[@]}" --init "$(latest "$d.init")"
+  check "$name: fp32 table matches the cpu" cmp "$d.fp32" "$d.cpu" --max-rel 1e-5 --name "$name fp32"
+  check "$name: bf16 table within the bf16 floor" cmp "$d.bf16" "$d.cpu" --floor "$d.cpu_bf16in" --name "$name bf16"
+}
+family mha
+family gqa --model.n_kv_heads 2
+family qk_layer --model.qk_norm layer
+family qk_head_post --model.qk_norm head --model.norm_order post
+family sliding --model.layer_pattern SF --model.window 8
+family partial_rope --model.head_dim_qk 16 --model.rope_dims_full 8
+family yarn --model.head_dim_qk 16 --model.rope_scaling yarn --model.yarn_layers full \
+  --model.yarn_factor 4 --model.yarn_original_len 8
+family frozen --model.freeze 'layers.*.attn.w?'
+
+# ---- layouts, checkpoints, signals -------------------------------------------------------------------
+args=($(tiny_args) --model.n_kv_heads 2 --model.qk_norm layer --train.steps 10)
+check "cpu straight" run 1 "$WORK/a" "${args[@]}"
+check "emulated tp=2" erun pretrain fp32 2 "$WORK/tp2" "${args[@]}" --parallel.tp 2
+check "  ...matches the cpu" cmp "$WORK/tp2" "$WORK/a" --max-rel 1e-5 --name "emulated tp=2"
+check "emulated dp=2 ZeRO-1" erun pretrain fp32 2 "$WORK/z" "${args[@]}" --parallel.dp 2 --parallel.zero1 true
+check "  ...matches the cpu" cmp "$WORK/z" "$WORK/a" --max-rel 1e-5 --name "emulated dp=2 zero1"
+check "  ...on the emulated GPU" grep -q "parameters .* (GPU)" "$WORK/z/log.txt"
+
+check "emulated first half exits 75" expect_rc 75 erun pretrain fp32 1 "$WORK/e2c" "${args[@]}" --train.steps_per_run 5
+check "  ...resumes on the cpu" run 1 "$WORK/e2c" "${args[@]}" --resume auto
+check "  ...from its checkpoint" grep -q "resumed from .*step_00000005.h5" "$WORK/e2c.log"
+check "  ...matching the cpu" cmp "$WORK/e2c" "$WORK/a" --max-rel 1e-5 --name "emulated then cpu"
+check "cpu first half exits 75" expect_rc 75 run 1 "$WORK/c2e" "${args[@]}" --train.steps_per_run 5
+check "  ...resumes on the emulated GPU (dp=2)" erun pretrain fp32 2 "$WORK/c2e" "${args[@]}" --parallel.dp 2 --resume auto
+check "  ...matching the cpu" cmp "$WORK/c2e" "$WORK/a" --max-rel 1e-5 --name "cpu then emulated dp=2"
+
+# SIGUSR1 (what Slurm sends with --signal): finish the step, checkpoint, exit 75.
+HEADROOM_CUDA_PRECISION=fp32 mpirun -np 2 "$EMU/pretrain" --train.device cuda --run-dir "$WORK/f" \
+  "${args[@]}" --parallel.dp 2 --train.steps 100000 >"$WORK/f.log" 2>&1 & pid=$!
+for _ in $(seq 600); do grep -q "step 3/" "$WORK/f.log" 2>/dev/null && break; sleep 0.1; done
+kill -USR1 $pid; wait $pid; rc=$?
+check "SIGUSR1 exits 75" test $rc -eq 75
+check "  ...after a checkpoint" test -s "$WORK/f/checkpoints/latest"
+
+# ---- evaluate: the same tokens decoded ---------------------------------------------------------------
+ev=(--init "$WORK/a" --eval.tasks niah_single_1,vt --eval.lengths 1024
+    --eval.samples 2 --eval.max_new_tokens 8 --eval.allow_beyond_training true
+    --eval.word_dir "$SRC/inputs/eval" --eval.essay "$SRC/validation/data/sample_corpus/essay/sample.jsonl")
+check "evaluate on the cpu" bash -c '"$0" --run-dir "$1" "${@:2}" >"$1.log" 2>&1' "$BIN/evaluate" "$WORK/ev_cpu" "${ev[@]}"
+check "evaluate on the emulated GPU" bash -c 'HEADROOM_CUDA_PRECISION=fp32 "$0" --train.device cuda --run-dir "$1" "${@:2}" >"$1.log" 2>&1' \
+  "$EMU/evaluate" "$WORK/ev_emu" "${ev[@]}"
+same_tokens() {
+  "$PY" - "$WORK/ev_cpu/samples.jsonl" "$WORK/ev_emu/samples.jsonl" <<'PY'
+import json, sys
+a, b = ([json.loads(l) for l in open(p)] for p in sys.argv[1:])
+assert len(a) == len(b) and len(a) > 0, (len(a), len(b))
+keys = [k for k in a[0] if k.startswith("pred")]
+assert keys, f"no prediction field in {sorted(a[0])}"
+diff = [(x.get("task"), x.get("index")) for x, y in zip(a, b) if any(x[k] != y[k] for k in keys)]
+print(f"{len(a)} samples, fields {keys}: {len(diff)} differ {diff[:5]}")
+sys.exit(1 if diff else 0)
+PY
+}
+check "  ...decodes the same tokens" same_tokens
+finish
