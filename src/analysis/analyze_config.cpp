@@ -112,6 +112,11 @@ void add_analyze_keys(config::Schema& s, AnalyzeConfig& a) {
           "residual-stream rows (pooled over the probes) per layer for the effective rank", config::at_least<long>(2));
   add_key(s, "analyze", "rank_center", a.rank_center, false,
           "subtract the mean residual before the singular values (the seed paper's definition does not)");
+  config::add_choice_key(s, "analyze", "device", a.device, config::Device::kAuto,
+                 "where the diagnostics pass runs the model: auto (cuda when this process sees a GPU, "
+                 "else cpu; logged), cpu, or cuda (the forward pass, the attention rows' scores and the "
+                 "KV cache on the GPU, bf16 GEMMs and flash attention as in training; the statistics "
+                 "on the host)");
   add_key(s, "analyze", "prefill_chunk", a.prefill_chunk, 256L, "tokens per prefill block of the diagnostics pass",
           config::at_least<long>(1));
   add_key(s, "analyze", "word_dir", a.word_dir, std::string("inputs/eval"),

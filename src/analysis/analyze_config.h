@@ -2,6 +2,7 @@
 // declare their own sections (config/schema.h).
 #pragma once
 
+#include "config/choices.h"
 #include "config/schema.h"
 #include "util/text.h"
 
@@ -46,6 +47,7 @@ struct AnalyzeConfig {
   long rank_tokens;
   bool rank_center;
   long prefill_chunk;
+  config::Device device;  // of the diagnostics pass: auto = cuda when this process sees a GPU
   std::string word_dir;
   // Plots.
   bool plots;

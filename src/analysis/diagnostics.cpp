@@ -13,10 +13,27 @@
 namespace headroom::analysis {
 namespace {
 
-// Attention rows of one layer for the query rows of the current chunk that are in `rows`.
+// The scores of one query row for every head: on the model's device, and their host copy.
+struct RowBuffers {
+  kernels::Buffer<float, kernels::Ops> scores_dev;
+  int64_t capacity = 0;
+  std::vector<float> scores;
+  std::vector<double> probs;
+  void reserve(const kernels::Ops& ops, int64_t n_scores, int64_t n_keys) {
+    if (n_scores > capacity) {
+      capacity = std::max(n_scores, 2 * capacity);
+      scores_dev = kernels::Buffer<float, kernels::Ops>(ops, capacity);
+      scores.resize(static_cast<size_t>(capacity));
+    }
+    if (static_cast<int64_t>(probs.size()) < n_keys) probs.resize(static_cast<size_t>(n_keys));
+  }
+};
+
+// Attention rows of one layer for the query rows of the current chunk that are in `rows`. The
+// queries and cached keys live where the model runs (m.ops: host or device memory); the scores are
+// computed there into `scores_dev` and copied to the host, one query row (all heads) at a time.
 void layer_rows(const model::Model<float>& m, long layer, const float* q_chunk, int64_t pos0, int64_t n_rows,
-                const float* k_all, const std::vector<int64_t>& rows, RowSink& sink,
-                std::vector<float>& scores, std::vector<double>& probs) {
+                const float* k_all, const std::vector<int64_t>& rows, RowSink& sink, RowBuffers& buf) {
   const auto& c = m.local;
   const int64_t Hq = c.n_heads, Hkv = c.n_kv_heads, dqk = c.head_dim_qk, G = Hq / Hkv;
   const int64_t K = Hkv * dqk;
@@ -27,18 +44,17 @@ void layer_rows(const model::Model<float>& m, long layer, const float* q_chunk, 
     const int64_t t = *it;
     const int64_t first = sliding ? std::max<int64_t>(0, t - c.window + 1) : 0;
     const int64_t nk = t - first + 1;
-    if (static_cast<int64_t>(scores.size()) < G * nk) scores.resize(static_cast<size_t>(G * nk));
-    if (static_cast<int64_t>(probs.size()) < nk) probs.resize(static_cast<size_t>(nk));
+    buf.reserve(*m.ops, Hq * nk, nk);
     const float* q = q_chunk + (t - pos0) * Hq * dqk;
-    for (int64_t g = 0; g < Hkv; ++g) {
-      // scores[G, nk] = scale · Q_g[G, dqk] · K_g[first..t, dqk]ᵀ (K rows strided by K).
-      m.ops->matmul_strided(q + g * G * dqk, dqk, k_all + first * K + g * dqk, K, scores.data(), nk, G,
-                            nk, dqk, false, true, scale, 0.f);
-      for (int64_t j = 0; j < G; ++j) {
-        std::span<double> p(probs.data(), static_cast<size_t>(nk));
-        softmax(std::span<const float>(scores.data() + j * nk, static_cast<size_t>(nk)), p);
-        sink.row(layer, t, g * G + j, RowView{p, first});
-      }
+    for (int64_t g = 0; g < Hkv; ++g)
+      // scores[g·G .. g·G+G, nk] = scale · Q_g[G, dqk] · K_g[first..t, dqk]ᵀ (K rows strided by K).
+      m.ops->matmul_strided(q + g * G * dqk, dqk, k_all + first * K + g * dqk, K, buf.scores_dev.get() + g * G * nk,
+                            nk, G, nk, dqk, false, true, scale, 0.f);
+    m.ops->copy_to_host(buf.scores.data(), buf.scores_dev.get(), sizeof(float) * static_cast<size_t>(Hq * nk));
+    for (int64_t h = 0; h < Hq; ++h) {
+      std::span<double> p(buf.probs.data(), static_cast<size_t>(nk));
+      softmax(std::span<const float>(buf.scores.data() + h * nk, static_cast<size_t>(nk)), p);
+      sink.row(layer, t, h, RowView{p, first});
     }
   }
 }
@@ -48,18 +64,18 @@ void layer_rows(const model::Model<float>& m, long layer, const float* q_chunk, 
 std::vector<float> stream_prefill(model::Model<float>& m, model::KvCache<float>& cache, const int32_t* tokens,
                                   int64_t n, const std::vector<int64_t>& rows,
                                   const std::vector<int64_t>& residual_rows, RowSink& sink) {
-  if (m.ops != &kernels::cpu_ops()) fail("attention diagnostics run on the CPU backend only");
   if (m.tp.size > 1) fail("attention diagnostics need the whole model on one process (tp = 1)");
   const int64_t d = m.local.d_model;
-  std::vector<float> scores;
-  std::vector<double> probs;
+  RowBuffers buf;
+  std::vector<float> residual(static_cast<size_t>(d));
   // The attention rows and residuals are read between layers, while the chunk's keys are cached.
   const model::LayerObserver<float> observe = [&](const model::LayerOutput<float>& o) {
-    layer_rows(m, o.layer, o.acts.q, o.pos, o.rows, o.cache.k[static_cast<size_t>(o.layer)].get(), rows, sink,
-               scores, probs);
+    layer_rows(m, o.layer, o.acts.q, o.pos, o.rows, o.cache.k[static_cast<size_t>(o.layer)].get(), rows, sink, buf);
     for (auto it = std::lower_bound(residual_rows.begin(), residual_rows.end(), o.pos);
-         it != residual_rows.end() && *it < o.pos + o.rows; ++it)
-      sink.residual(o.layer, *it, o.out + (*it - o.pos) * d, d);
+         it != residual_rows.end() && *it < o.pos + o.rows; ++it) {
+      m.ops->copy_to_host(residual.data(), o.out + (*it - o.pos) * d, sizeof(float) * static_cast<size_t>(d));
+      sink.residual(o.layer, *it, residual.data(), d);
+    }
   };
   return model::prefill<float>(m, cache, tokens, n, nullptr, observe);
 }

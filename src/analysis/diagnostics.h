@@ -7,7 +7,9 @@
 // KV head h / (n_heads / n_kv_heads)), turned into probabilities in double and reduced at once
 // (attention_stats.h). Nothing of size length² exists at any time.
 //
-// CPU backend only (the rows are read from host memory).
+// The model runs on its own backend (m.ops: CPU, or a GPU with analyze.device): the forward pass,
+// the KV cache and each row's scores stay there; one row of scores (all heads) and the sampled
+// residuals are copied to the host, where the probabilities and statistics are computed in double.
 #pragma once
 
 #include "analysis/attention_stats.h"

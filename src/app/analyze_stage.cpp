@@ -8,6 +8,7 @@
 #include "analysis/plots_script.h"
 #include "analysis/build_report.h"
 #include "app/cli.h"
+#include "app/device_choice.h"
 #include "app/memory_check.h"
 #include "config/keys.h"
 #include "eval/checkpoint_facts.h"
@@ -16,6 +17,8 @@
 #include "io/atomic_file.h"
 #include "io/checkpoint.h"
 #include "io/run_dir.h"
+#include "ops.h"
+#include "parallel/nccl_comm.h"
 #include "util/clock.h"
 #include "util/error.h"
 
@@ -69,7 +72,10 @@ void diagnose_run(RunData& r, const AnalyzeConfig& cfg, const DiagOptions& opt, 
   const auto t0 = std::chrono::steady_clock::now();
   const io::CheckpointInfo info = io::read_checkpoint_info(r.checkpoint);
   const config::Config c = config::make_config(kSections, {}, {{"checkpoint " + r.checkpoint, info.config_ini}});
-  model::Model<float> m = model::make_model(c.model, kernels::cpu_ops(), {}, {.random_weights = false});
+  const bool cuda = cfg.device == config::Device::kCuda;
+  if (cuda) parallel::select_local_gpu();
+  model::Model<float> m = model::make_model(c.model, cuda ? kernels::cuda_ops() : kernels::cpu_ops(), {},
+                                            {.random_weights = false});
   io::load_checkpoint_tensors(r.checkpoint, m, nullptr);
   const data::Tokenizer tok = eval::checkpoint_tokenizer(info, c.model.vocab_size);
   eval::PromptBuilder prompts(tok, eval::checkpoint_template(info));
@@ -81,7 +87,7 @@ void diagnose_run(RunData& r, const AnalyzeConfig& cfg, const DiagOptions& opt, 
   // Before the probes' text, the KV cache or any row is allocated (app/memory_plan.h).
   const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
   const std::string memory = app::check_memory_plan(app::evaluation_plan(
-      c.model, false, {longest, cfg.prefill_chunk, "analyze", "analyze.probe_lengths", "analyze.prefill_chunk"}));
+      c.model, cuda, {longest, cfg.prefill_chunk, "analyze", "analyze.probe_lengths", "analyze.prefill_chunk"}));
   if (log) log(cat("diagnostics of ", r.name, ": ", memory));
   std::vector<Probe> probes;
   for (int64_t L : lengths)
@@ -133,6 +139,11 @@ int run_analyze_stage(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   log(cat("analyze: ", a.runs.size(), " run(s) into ", a.out));
 
+  if (a.diagnostics && a.device == config::Device::kAuto) {
+    a.device = app::auto_device(kernels::cuda_device_count());
+    log(a.device == config::Device::kCuda ? "analyze.device = auto: cuda (this process sees a GPU)"
+                                          : "analyze.device = auto: cpu (no GPU visible to this process)");
+  }
   Study study = load_study(a, log);
   group_configs(study, a);
   const DiagOptions dopt = diag_options(a);

@@ -79,4 +79,35 @@ for r in rows:
     if layer < 4:
         assert f["entropy"] <= 1e-3, f"layer {layer} is a previous-token head, entropy {f['entropy']}"
 PY
+
+# analyze.device = cuda on the emulated GPU (bin/emulated, HEADROOM_EMULATED_DEVICE; jobs/run_tests.sh
+# builds it): the model, KV cache and score rows in device memory must give the CPU's diagnostics
+# (fp32 table: within 1e-5 relative) and find the constructed retrieval head.
+if [[ -x $BIN/emulated/analyze ]]; then
+  small=(--analyze.max_new_tokens 10 --analyze.word_dir "$SRC/inputs/eval" --analyze.probe_depths 0.5
+         --analyze.probe_samples 1 --analyze.query_rows 16 --analyze.rank_tokens 16)
+  check "analyze on the cpu (one probe)" bash -c '"$0" --runs "$1" --out "$2" "${@:3}" >"$2.log" 2>&1' \
+    "$BIN/analyze" "$WORK/eval" "$WORK/an_cpu" "${small[@]}" --analyze.device cpu
+  check "analyze on the emulated GPU (one probe)" bash -c 'HEADROOM_CUDA_PRECISION=fp32 "$0" --runs "$1" --out "$2" "${@:3}" >"$2.log" 2>&1' \
+    "$BIN/emulated/analyze" "$WORK/eval" "$WORK/an_emu" "${small[@]}" --analyze.device cuda
+  check "  ...the same diagnostics, the same retrieval head" "$PY" - "$WORK/an_cpu/tables/diagnostics_heads.csv" \
+    "$WORK/an_emu/tables/diagnostics_heads.csv" <<'PY'
+import csv, sys
+a, b = (list(csv.DictReader(open(p))) for p in sys.argv[1:])
+assert len(a) == len(b) == 6, (len(a), len(b))
+worst = 0.0
+for x, y in zip(a, b):
+    for k in ("entropy", "norm_entropy", "sink_share", "first_token_mass", "needle_mass", "retrieval_score"):
+        u, v = float(x[k]), float(y[k])
+        d = abs(u - v) / max(abs(u), abs(v), 1e-6)  # below 1e-6 both are "none"
+        worst = max(worst, d)
+        assert d <= 1e-5, f"layer {x['layer']} {k}: cpu {u}, emulated GPU {v}"
+    assert x["retrieval_head"] == y["retrieval_head"], (x, y)
+heads = [int(y["layer"]) for y in b if y["retrieval_head"] == "1"]
+assert heads == [5], f"retrieval heads on the emulated GPU: layers {heads}, the construction has layer 5"
+print(f"emulated-GPU diagnostics: largest relative difference {worst:.1e}; retrieval head layer 5")
+PY
+else
+  echo "no $BIN/emulated/analyze (configure with -DHEADROOM_EMULATED_DEVICE=ON): the device diagnostics check did not run"
+fi
 finish
