@@ -23,7 +23,7 @@ namespace emu = kernels::cuda_emu;
 
 class EmulatedDeviceComm final : public Comm {
  public:
-  explicit EmulatedDeviceComm(MPI_Comm group) : host_(dup(group)) {}
+  explicit EmulatedDeviceComm(MPI_Comm group) : host_(duplicate(group, "emulated NCCL bootstrap")) {}
 
   int rank() const override { return host_.rank(); }
   int size() const override { return host_.size(); }
@@ -41,12 +41,6 @@ class EmulatedDeviceComm final : public Comm {
   void barrier() override { host_.barrier(); }
 
  private:
-  static MPI_Comm dup(MPI_Comm group) {
-    MPI_Comm c = MPI_COMM_NULL;
-    mpi_check(MPI_Comm_dup(group, &c), "MPI_Comm_dup (emulated NCCL bootstrap)");
-    return c;
-  }
-
   // Device buffers go through "NCCL" (MPI with the arena open), host ones through MPI, as in
   // NcclComm; first the ranks compare which kind each passed.
   template <class F>

@@ -88,4 +88,10 @@ std::unique_ptr<MpiComm> node_comm(const MpiComm& comm) {
   return std::make_unique<MpiComm>(node);
 }
 
+MPI_Comm duplicate(MPI_Comm group, const char* what) {
+  MPI_Comm c = MPI_COMM_NULL;
+  mpi_check(MPI_Comm_dup(group, &c), cat("MPI_Comm_dup (", what, ")").c_str());
+  return c;
+}
+
 }  // namespace headroom::parallel

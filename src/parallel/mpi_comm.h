@@ -42,4 +42,8 @@ class MpiComm final : public Comm {
 // The ranks of `comm` that share this one's node memory (MPI_COMM_TYPE_SHARED).
 std::unique_ptr<MpiComm> node_comm(const MpiComm& comm);
 
+// A duplicate of `group` (MPI_Comm_dup, checked; `what` names the caller in the error): a
+// communicator that owns its own traffic, for the device communicators built over the grid's groups.
+MPI_Comm duplicate(MPI_Comm group, const char* what);
+
 }  // namespace headroom::parallel

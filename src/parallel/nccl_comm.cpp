@@ -42,7 +42,7 @@ bool on_device(const void* p) {
 
 class NcclComm final : public Comm {
  public:
-  explicit NcclComm(MPI_Comm group) : host_(dup(group)) {
+  explicit NcclComm(MPI_Comm group) : host_(duplicate(group, "NCCL bootstrap")) {
     if (host_.size() == 1) return;
     ncclUniqueId id{};
     if (host_.rank() == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
@@ -106,12 +106,6 @@ class NcclComm final : public Comm {
   }
 
  private:
-  static MPI_Comm dup(MPI_Comm group) {
-    MPI_Comm c = MPI_COMM_NULL;
-    mpi_check(MPI_Comm_dup(group, &c), "MPI_Comm_dup (NCCL bootstrap)");
-    return c;
-  }
-
   template <class T>
   void reduce(T* x, int64_t n, ncclDataType_t type, ncclRedOp_t op, const char* what) {
     if (size() == 1 || n == 0) return;
