@@ -2,11 +2,11 @@
 # The trainer's GPU path on the emulated GPU (bin/emulated/: the CUDA backend's kernels on the CPU
 # emulator, cuBLASLt emulated on sgemm, device memory in a guarded arena, NCCL emulated on MPI;
 # CMake option HEADROOM_EMULATED_DEVICE), against the CPU backend:
-#   - 5 steps of a tiny model for every knob family: the fp32 table within 1e-5 of the CPU run
+#   - 5 steps of a tiny model for every knob family (extend from the same initial weights): the fp32 table within 1e-5 of the CPU run
 #     (losses and weights); the bf16 table within noise_floor's factor of the bf16 floor: how far
 #     the CPU run moves when its initial weights are rounded to bf16 (what bf16 inputs alone cost,
 #     as test_gpu_cases.h derives the op tolerances);
-#   - tp=2 and dp=2 with ZeRO-1 under mpirun (fp32, within 1e-5 of the one-rank CPU run);
+#   - tp=2 and dp=2 with ZeRO-1 under mpirun (fp32, within 1e-5 of the one-rank CPU run), and sft;
 #   - a checkpoint written on the emulated GPU resumes on the CPU and the reverse;
 #   - SIGUSR1 checkpoints and exits 75;
 #   - evaluate decodes the same tokens on the emulated GPU as on the CPU.
@@ -74,6 +74,15 @@ check "  ...matching the cpu" cmp "$WORK/e2c" "$WORK/a" --max-rel 1e-5 --name "e
 check "cpu first half exits 75" expect_rc 75 run 1 "$WORK/c2e" "${args[@]}" --train.steps_per_run 5
 check "  ...resumes on the emulated GPU (dp=2)" erun pretrain fp32 2 "$WORK/c2e" "${args[@]}" --parallel.dp 2 --resume auto
 check "  ...matching the cpu" cmp "$WORK/c2e" "$WORK/a" --max-rel 1e-5 --name "cpu then emulated dp=2"
+
+# sft (instruction pairs and generated examples, answer-only loss) from the CPU run's checkpoint.
+printf '%s\n' '{"prompt": "What is the capital of France?", "response": "Paris."}' \
+  '{"prompt": "Name a primary colour.", "response": "Red."}' >"$WORK/pairs.jsonl"
+sft=(--init "$WORK/a" --train.steps 5 --train.seq_len 256 --train.global_batch 2 --train.log_every 1
+     --data.train "$WORK/shards/train.h5" --data.val "$WORK/shards/val.h5" --data.sft_file "$WORK/pairs.jsonl")
+check "sft on the cpu" bash -c '"$0" --run-dir "$1" "${@:2}" >"$1.log" 2>&1' "$BIN/sft" "$WORK/sft_cpu" "${sft[@]}"
+check "sft on the emulated GPU" erun sft fp32 1 "$WORK/sft_emu" "${sft[@]}"
+check "  ...matches the cpu" cmp "$WORK/sft_emu" "$WORK/sft_cpu" --max-rel 1e-5 --name "emulated sft"
 
 # SIGUSR1 (what Slurm sends with --signal): finish the step, checkpoint, exit 75.
 HEADROOM_CUDA_PRECISION=fp32 mpirun -np 2 "$EMU/pretrain" --train.device cuda --run-dir "$WORK/f" \
