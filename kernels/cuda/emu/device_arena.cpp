@@ -39,8 +39,9 @@ Arena& arena() {
   static Arena* a = [] {
     auto* s = new Arena;  // never destroyed: device frees may come from static destructors
     // The range is only reserved: NORESERVE and PROT_NONE cost no memory until pages are opened.
-    for (std::size_t gib : {64, 16, 4}) {
-      const std::size_t bytes = gib << 30;
+    // Smaller ranges where the address space is limited (ulimit -v).
+    for (std::size_t mib : {65536, 16384, 4096, 1024, 256}) {
+      const std::size_t bytes = mib << 20;
       void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (p != MAP_FAILED) {
         s->base = static_cast<unsigned char*>(p);
@@ -48,7 +49,8 @@ Arena& arena() {
         break;
       }
     }
-    if (s->base == nullptr) fail("emulated device: cannot reserve an address range for device memory");
+    if (s->base == nullptr)
+      fail("emulated device: cannot reserve even 256 MiB of address space for device memory (ulimit -v?)");
     struct sigaction act {};
     act.sa_sigaction = on_segv;
     act.sa_flags = SA_SIGINFO;
@@ -129,7 +131,7 @@ void* arena_alloc(std::size_t bytes) {
   } else {
     if (rounded > a.reserved - a.top)
       fail("emulated device: out of device memory (", bytes, " bytes asked, ", a.reserved - a.top,
-           " of the ", a.reserved >> 30, " GiB range left)");
+           " of the ", a.reserved >> 20, " MiB range left)");
     p = reinterpret_cast<std::uintptr_t>(a.base) + a.top;
     a.top += rounded;
     const std::size_t mapped = (a.top + kPage - 1) / kPage * kPage;
