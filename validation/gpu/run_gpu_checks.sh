@@ -18,6 +18,11 @@
 #          GPU in bf16, from the same initial weights (initialisation is a pure function of model.seed,
 #          computed on the host for every backend); per-step losses compared. Needs
 #          `pretrain --train.device cuda`; says so when that option is not there yet.
+#   (d)    every knob family (MHA, GQA, QK norm layer/head, post-norm, sliding, partial RoPE, YaRN,
+#          frozen) 5 steps on the GPU in fp32 (within 1e-5 of the CPU) and bf16 (within its bf16
+#          floor), checkpoints across devices, sft and evaluate's decoded tokens: the emulated-GPU
+#          test of CI (validation/mpi/test_emulated_device.sh) pointed at the real device
+#          (DEVICE_BIN; two-rank checks only with two GPUs). At most D_LIMIT s.
 #   (c)    bench_gpu: GEMM TFLOP/s; flash attention forward/backward TFLOP/s at widths 128–1024 and
 #          sequence 4K–32K (causal pairs only); then training tokens/s and MFU of a ~0.3B model
 #          (d_model 1024, 24 layers, 8×128 heads, d_ff 2816) at sequence 4096 through
@@ -57,6 +62,7 @@ T0=$SECONDS
 BUDGET=480  # seconds (8 minutes): stop starting new work past this
 OPS_LIMIT=200  # seconds for (a), which every earlier step leaves it
 SAN_LIMIT=60   # seconds for each compute-sanitizer run of (s)
+D_LIMIT=120    # seconds for (d), which runs only while (c) keeps 120 s
 status=0
 rows=()
 row() { rows+=("$(printf '%-44s %s' "$1" "$2")"); }
@@ -77,11 +83,12 @@ if ((DRY)); then
   if ((PREBUILT)); then
     echo "  build   skipped (--prebuilt): binaries from $BUILD"
   else
-    echo "  build   cmake -DHEADROOM_CUDA=ON in $BUILD; targets test_gpu_ops test_gpu_device bench_gpu, then prepare pretrain (until $((BUDGET - 200)) s)"
+    echo "  build   cmake -DHEADROOM_CUDA=ON in $BUILD; targets test_gpu_ops test_gpu_device bench_gpu, then prepare pretrain extend sft evaluate (until $((BUDGET - 200)) s)"
   fi
   echo "  (s)     ${SANITIZER:-compute-sanitizer (not found here: the step would be skipped)} --tool racecheck and --tool memcheck on test_gpu_ops --gtest_filter='*AttentionForwardBackward*' with HEADROOM_GPU_TEST_SMALL=1 ($SAN_LIMIT s each at most); memcheck on pretrain --train.device cuda --train.steps 1, tiny model ($SAN_LIMIT s); only while (a) keeps its $OPS_LIMIT s"
   echo "  (a)     $BUILD/tests/test_gpu_ops ($OPS_LIMIT s at most)"
   echo "  (b)     pretrain 20 steps on cpu / cuda fp32 / cuda bf16, losses compared (needs 200 s left)"
+  echo "  (d)     DEVICE_BIN=$BUILD/bin validation/mpi/test_emulated_device.sh: knob families fp32/bf16, checkpoints across devices, sft, evaluate ($D_LIMIT s at most; needs $((D_LIMIT + 120)) s left)"
   echo "  (c)     $BUILD/bin/bench_gpu, then ~0.3B training at 4K for 12 steps (the rest)"
   echo "  table   to $TABLE, with the rows the README takes"
   echo "GPU devices visible here: $gpus$( ((gpus == 0)) && echo ' (a real run would report no GPU: skipped)')"
@@ -110,14 +117,14 @@ if ((PREBUILT == 0)); then
       row "build: CUDA backend + GPU tests" "FAILED (errors above)"
       status=1
     fi
-    log "build prepare pretrain"
+    log "build prepare pretrain extend sft evaluate"
     t=$SECONDS
-    if timeout $(( $(left) - 150 )) cmake --build "$BUILD" -j"$(nproc)" --target prepare pretrain \
-        >"$WORK/build_apps.log" 2>&1; then
-      row "build: prepare, pretrain" "ok ($((SECONDS - t)) s)"
+    if timeout $(( $(left) - 150 )) cmake --build "$BUILD" -j"$(nproc)" \
+        --target prepare pretrain extend sft evaluate >"$WORK/build_apps.log" 2>&1; then
+      row "build: prepare and the stages" "ok ($((SECONDS - t)) s)"
     else
       grep -E "error|Error" "$WORK/build_apps.log" | head -10
-      row "build: prepare, pretrain" "FAILED (errors above; training steps skipped)"
+      row "build: prepare and the stages" "FAILED (errors above; training steps skipped)"
     fi
   fi
 fi
@@ -255,6 +262,29 @@ PYEOF
       row "(b) 20 steps CPU vs GPU $name" "FAILED: max rel. loss diff $diff > $tol or $n/20 steps"; status=1
     fi
   done
+fi
+
+# ---- (d) every knob family on the GPU against the CPU (the emulated-GPU test on the real device) ----
+if ((gpu == 0)); then
+  row "(d) knob families, checkpoints, sft, evaluate" "no GPU: skipped"
+elif [[ ! -x $BIN/extend || ! -x $BIN/sft || ! -x $BIN/evaluate || -z $PY ]]; then
+  row "(d) knob families, checkpoints, sft, evaluate" "not run: extend/sft/evaluate not built or no python3"
+elif (($(left) < D_LIMIT + 120)); then
+  row "(d) knob families, checkpoints, sft, evaluate" "not run: out of time"
+else
+  log "(d) validation/mpi/test_emulated_device.sh on the GPU"
+  ranks=1
+  (($(gpu_devices) >= 2)) && ranks=2
+  DEVICE_BIN=$BIN DEVICE_RANKS=$ranks timeout "$D_LIMIT" bash "$root/validation/mpi/test_emulated_device.sh" \
+    "$BIN" "$root" "$PY" >"$WORK/device.log" 2>&1
+  rc=$?
+  grep -E "^FAIL|fp32:|bf16:|losses max rel" "$WORK/device.log" | head -40
+  summary=$(tail -1 "$WORK/device.log")
+  case $rc in
+    0) row "(d) knob families, checkpoints, sft, evaluate" "PASS: $summary (ranks $ranks)" ;;
+    124) row "(d) knob families, checkpoints, sft, evaluate" "not finished in $D_LIMIT s (timed out; $summary)" ;;
+    *) row "(d) knob families, checkpoints, sft, evaluate" "FAILED: $summary (failures above)"; status=1 ;;
+  esac
 fi
 
 # ---- (c) throughput ----------------------------------------------------------------------------------

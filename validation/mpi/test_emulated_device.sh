@@ -13,10 +13,14 @@
 # Any host pointer handed to a kernel, GEMM or device collective, or any host read of device memory,
 # stops a run here (kernels/cuda/emu/device_arena.h), so every check also covers that.
 # usage: test_emulated_device.sh BIN SRC PY   (BIN/emulated/ holds the emulated stages)
+# The same checks on a real GPU (validation/gpu/run_gpu_checks.sh, step (d)): DEVICE_BIN=DIR whose
+# stages have the real CUDA backend, DEVICE_RANKS=1 on a machine with one GPU (the tp=2, dp=2 and
+# SIGUSR1 checks need two devices: NCCL refuses two ranks on one GPU).
 BIN=$1 SRC=$2 PY=$3
 WORK=$(mktemp -d /tmp/headroom_emu.XXXXXX); [[ -n ${KEEP:-} ]] || trap 'rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/common.sh"
-EMU=$BIN/emulated
+EMU=${DEVICE_BIN:-$BIN/emulated}
+RANKS=${DEVICE_RANKS:-2}
 [[ -x $EMU/pretrain ]] || { echo "no $EMU/pretrain: configure with -DHEADROOM_EMULATED_DEVICE=ON"; exit 1; }
 shards
 cmp() { "$PY" "$SRC/validation/mpi/compare_runs.py" "$@"; }
@@ -27,8 +31,9 @@ erun() {  # erun APP PRECISION NP RUN_DIR ARGS...: an emulated stage, output in 
 }
 xrun() {  # xrun NP RUN_DIR ARGS...: extend on the CPU, output in RUN_DIR.log
   local np=$1 dir=$2; shift 2
-  mpirun -np "$np" "$BIN/extend" --run-dir "$dir" "$@" >"$dir.log" 2>&1
+  mpirun -np "$np" "$BIN/extend" --run-dir "$dir" "$@" --train.device cpu >"$dir.log" 2>&1
 }
+crun() { run "$@" --train.device cpu; }  # pretrain on the CPU even where a GPU is visible
 expect_rc() { local want=$1; shift; "$@"; local rc=$?; [[ $rc -eq $want ]] || { echo "  exit $rc, wanted $want"; return 1; }; }
 latest() { echo "$1/checkpoints/$(cat "$1/checkpoints/latest")"; }
 
@@ -38,7 +43,7 @@ family() {  # family NAME OVERRIDES...: the initial weights from pretrain, then 
   local name=$1; shift
   local d=$WORK/$name args=($(tiny_args) "$@")
   # The initial weights as a checkpoint (one step at learning rate 0), exact and rounded to bf16.
-  run 1 "$d.init" "${args[@]}" --train.steps 1 --train.lr 0 --train.min_lr 0 --train.warmup_steps 0 ||
+  crun 1 "$d.init" "${args[@]}" --train.steps 1 --train.lr 0 --train.min_lr 0 --train.warmup_steps 0 ||
     { echo "FAIL: $name: initial weights"; tail -3 "$d.init.log"; return 1; }
   "$PY" "$SRC/validation/mpi/round_bf16.py" "$(latest "$d.init")" "$d.init_bf16.h5" || return 1
   check "$name: cpu" xrun 1 "$d.cpu" "${args[@]}" "${steps[@]}" --init "$(latest "$d.init")"
@@ -60,43 +65,47 @@ family frozen --model.freeze 'layers.*.attn.w?'
 
 # ---- layouts, checkpoints, signals -------------------------------------------------------------------
 args=($(tiny_args) --model.n_kv_heads 2 --model.qk_norm layer --train.steps 10)
-check "cpu straight" run 1 "$WORK/a" "${args[@]}"
-check "emulated tp=2" erun pretrain fp32 2 "$WORK/tp2" "${args[@]}" --parallel.tp 2
-check "  ...matches the cpu" cmp "$WORK/tp2" "$WORK/a" --max-rel 1e-5 --name "emulated tp=2"
-check "emulated dp=2 ZeRO-1" erun pretrain fp32 2 "$WORK/z" "${args[@]}" --parallel.dp 2 --parallel.zero1 true
-check "  ...matches the cpu" cmp "$WORK/z" "$WORK/a" --max-rel 1e-5 --name "emulated dp=2 zero1"
-check "  ...on the emulated GPU" grep -q "parameters .* (GPU)" "$WORK/z/log.txt"
+check "cpu straight" crun 1 "$WORK/a" "${args[@]}"
+if ((RANKS >= 2)); then
+  check "emulated tp=2" erun pretrain fp32 2 "$WORK/tp2" "${args[@]}" --parallel.tp 2
+  check "  ...matches the cpu" cmp "$WORK/tp2" "$WORK/a" --max-rel 1e-5 --name "emulated tp=2"
+  check "emulated dp=2 ZeRO-1" erun pretrain fp32 2 "$WORK/z" "${args[@]}" --parallel.dp 2 --parallel.zero1 true
+  check "  ...matches the cpu" cmp "$WORK/z" "$WORK/a" --max-rel 1e-5 --name "emulated dp=2 zero1"
+  check "  ...on the emulated GPU" grep -q "parameters .* (GPU)" "$WORK/z/log.txt"
+fi
 
 check "emulated first half exits 75" expect_rc 75 erun pretrain fp32 1 "$WORK/e2c" "${args[@]}" --train.steps_per_run 5
-check "  ...resumes on the cpu" run 1 "$WORK/e2c" "${args[@]}" --resume auto
+check "  ...resumes on the cpu" crun 1 "$WORK/e2c" "${args[@]}" --resume auto
 check "  ...from its checkpoint" grep -q "resumed from .*step_00000005.h5" "$WORK/e2c.log"
 check "  ...matching the cpu" cmp "$WORK/e2c" "$WORK/a" --max-rel 1e-5 --name "emulated then cpu"
-check "cpu first half exits 75" expect_rc 75 run 1 "$WORK/c2e" "${args[@]}" --train.steps_per_run 5
-check "  ...resumes on the emulated GPU (dp=2)" erun pretrain fp32 2 "$WORK/c2e" "${args[@]}" --parallel.dp 2 --resume auto
-check "  ...matching the cpu" cmp "$WORK/c2e" "$WORK/a" --max-rel 1e-5 --name "cpu then emulated dp=2"
+check "cpu first half exits 75" expect_rc 75 crun 1 "$WORK/c2e" "${args[@]}" --train.steps_per_run 5
+check "  ...resumes on the emulated GPU (dp=$RANKS)" erun pretrain fp32 "$RANKS" "$WORK/c2e" "${args[@]}" --parallel.dp "$RANKS" --resume auto
+check "  ...matching the cpu" cmp "$WORK/c2e" "$WORK/a" --max-rel 1e-5 --name "cpu then emulated dp=$RANKS"
 
 # sft (instruction pairs and generated examples, answer-only loss) from the CPU run's checkpoint.
 printf '%s\n' '{"prompt": "What is the capital of France?", "response": "Paris."}' \
   '{"prompt": "Name a primary colour.", "response": "Red."}' >"$WORK/pairs.jsonl"
 sft=(--init "$WORK/a" --train.steps 5 --train.seq_len 256 --train.global_batch 2 --train.log_every 1
      --data.train "$WORK/shards/train.h5" --data.val "$WORK/shards/val.h5" --data.sft_file "$WORK/pairs.jsonl")
-check "sft on the cpu" bash -c '"$0" --run-dir "$1" "${@:2}" >"$1.log" 2>&1' "$BIN/sft" "$WORK/sft_cpu" "${sft[@]}"
+check "sft on the cpu" bash -c '"$0" --train.device cpu --run-dir "$1" "${@:2}" >"$1.log" 2>&1' "$BIN/sft" "$WORK/sft_cpu" "${sft[@]}"
 check "sft on the emulated GPU" erun sft fp32 1 "$WORK/sft_emu" "${sft[@]}"
 check "  ...matches the cpu" cmp "$WORK/sft_emu" "$WORK/sft_cpu" --max-rel 1e-5 --name "emulated sft"
 
-# SIGUSR1 (what Slurm sends with --signal): finish the step, checkpoint, exit 75.
-HEADROOM_CUDA_PRECISION=fp32 mpirun -np 2 "$EMU/pretrain" --train.device cuda --run-dir "$WORK/f" \
-  "${args[@]}" --parallel.dp 2 --train.steps 100000 >"$WORK/f.log" 2>&1 & pid=$!
-for _ in $(seq 600); do grep -q "step 3/" "$WORK/f.log" 2>/dev/null && break; sleep 0.1; done
-kill -USR1 $pid; wait $pid; rc=$?
-check "SIGUSR1 exits 75" test $rc -eq 75
-check "  ...after a checkpoint" test -s "$WORK/f/checkpoints/latest"
+if ((RANKS >= 2)); then
+  # SIGUSR1 (what Slurm sends with --signal): finish the step, checkpoint, exit 75.
+  HEADROOM_CUDA_PRECISION=fp32 mpirun -np 2 "$EMU/pretrain" --train.device cuda --run-dir "$WORK/f" \
+    "${args[@]}" --parallel.dp 2 --train.steps 100000 >"$WORK/f.log" 2>&1 & pid=$!
+  for _ in $(seq 600); do grep -q "step 3/" "$WORK/f.log" 2>/dev/null && break; sleep 0.1; done
+  kill -USR1 $pid; wait $pid; rc=$?
+  check "SIGUSR1 exits 75" test $rc -eq 75
+  check "  ...after a checkpoint" test -s "$WORK/f/checkpoints/latest"
+fi
 
 # ---- evaluate: the same tokens decoded ---------------------------------------------------------------
 ev=(--init "$WORK/a" --eval.tasks niah_single_1,vt --eval.lengths 1024
     --eval.samples 2 --eval.max_new_tokens 8 --eval.allow_beyond_training true
     --eval.word_dir "$SRC/inputs/eval" --eval.essay "$SRC/validation/data/sample_corpus/essay/sample.jsonl")
-check "evaluate on the cpu" bash -c '"$0" --run-dir "$1" "${@:2}" >"$1.log" 2>&1' "$BIN/evaluate" "$WORK/ev_cpu" "${ev[@]}"
+check "evaluate on the cpu" bash -c '"$0" --train.device cpu --run-dir "$1" "${@:2}" >"$1.log" 2>&1' "$BIN/evaluate" "$WORK/ev_cpu" "${ev[@]}"
 check "evaluate on the emulated GPU" bash -c 'HEADROOM_CUDA_PRECISION=fp32 "$0" --train.device cuda --run-dir "$1" "${@:2}" >"$1.log" 2>&1' \
   "$EMU/evaluate" "$WORK/ev_emu" "${ev[@]}"
 same_tokens() {
