@@ -3,7 +3,6 @@
 #include "cuda/emu/runtime_emu.h"
 
 #include <cstring>
-#include <vector>
 
 namespace headroom::kernels::cuda_emu {
 
