@@ -161,8 +161,17 @@ const Ops& cpu_ops();
 // so still linear memory), used where fp64 matters more than speed — the finite-difference checks
 // of the model's backward pass.
 const BasicOps<double>& cpu_ops_f64();
+// Which attention kernels the CUDA table uses (train.attention_kernel):
+//   kAuto   cuDNN's fused attention where cuDNN supports the shape (the choice is made per shape at
+//           run time and logged once per shape), Headroom's own flash attention elsewhere
+//   kFlash  Headroom's own flash attention always (bf16 tensor cores; fp32 with
+//           HEADROOM_CUDA_PRECISION=fp32)
+//   kSimt   Headroom's exact fp32 SIMT attention, also in the bf16 table: tells an attention
+//           problem from rounding
+enum class AttentionKernel { kAuto, kFlash, kSimt };
+
 // Throws std::runtime_error when Headroom was built without CUDA or no GPU is usable.
-const Ops& cuda_ops();
+const Ops& cuda_ops(AttentionKernel attention = AttentionKernel::kAuto);
 // GPUs this process can use: 0 in a build without CUDA and on a machine without a driver or device.
 int cuda_device_count();
 

@@ -5,7 +5,7 @@
 
 namespace headroom::kernels {
 
-const Ops& cuda_ops() {
+const Ops& cuda_ops(AttentionKernel) {
   fail("Headroom was built without CUDA (configure with -DHEADROOM_CUDA=ON on a machine with nvcc)");
 }
 

@@ -1,26 +1,22 @@
-// The attention entries of the two tables: shape checks, operand packing, launches.
+// The attention entries of the tables: shape checks, operand packing, launches, and the choice
+// between cuDNN's fused attention and the own kernels (attention_*_auto).
 // A source fragment: compiled once by attention.cu (nvcc), or once by the emulated test (g++).
-//
-// HEADROOM_CUDA_ATTENTION=simt makes the bf16 table use the exact fp32 SIMT kernels too (a debugging
-// aid: it separates an attention bug from rounding).
 #pragma once
 
 #include "cuda/attention_mma.cuh"
 #include "cuda/attention_simt.cuh"
+#include "cuda/cudnn_attention.h"
 #include "cuda/entries.h"
 #include "cuda/runtime.h"
 
-#include <cstdlib>
-#include <cstring>
+#include <cstdio>
+#include <mutex>
+#include <set>
+#include <string>
 
 namespace headroom::kernels::HR_CUDA_NS {
 
 namespace attention {
-
-inline bool force_simt() {
-  const char* e = std::getenv("HEADROOM_CUDA_ATTENTION");
-  return e != nullptr && std::strcmp(e, "simt") == 0;
-}
 
 // out = 0 and lse = -inf for every query (no key visible at all).
 inline void empty_forward(float* out, float* lse, const AttnShape& s) {
@@ -32,6 +28,39 @@ inline void row_dots(const float* out, const float* dout, float* D, const AttnSh
   const int64_t rows = s.B * s.T * s.Hq;
   launch("attention_bwd(row dots)", attention_row_dots, dim3(static_cast<unsigned>(ceil_div(rows, 8))),
          dim3(256), 0, out, dout, D, s);
+}
+
+// The path for one call: cuDNN when the rules allow it (attention_choice.h). Each decision is
+// logged once per process (stderr), so a run says which kernels its layers use.
+inline cuda::AttentionChoice choose(const cuda::AttentionCall& c) {
+  static const cuda::CudnnSupport support = cudnn_support();
+  return cuda::choose_attention(c, support);
+}
+
+inline void log_once(const cuda::AttentionCall& c, const cuda::AttentionChoice& choice) {
+  static std::mutex m;
+  static std::set<std::string> said;
+  const std::string key = cuda::decision_key(c);
+  const std::lock_guard<std::mutex> lock(m);
+  if (said.insert(key).second)
+    std::fprintf(stderr, "headroom: attention %s: %s\n", key.c_str(), choice.reason.c_str());
+}
+
+// True when the rules send the call to cuDNN and cuDNN took the graph (`cudnn` ran it); false
+// when the caller must run the own kernels. Either way the decision is logged once per shape.
+template <class Cudnn>
+bool ran_on_cudnn(const cuda::AttentionCall& c, Cudnn cudnn) {
+  cuda::AttentionChoice choice = choose(c);
+  if (choice.path == cuda::AttentionPath::kCudnn) {
+    std::string why;
+    if (cudnn(&why)) {
+      log_once(c, choice);
+      return true;
+    }
+    choice = {cuda::AttentionPath::kFlash, "own flash attention: cuDNN refused the graph (" + why + ")"};
+  }
+  log_once(c, choice);
+  return false;
 }
 
 inline void check_grid(const AttnShape& s, int64_t blocks, const char* op) {
@@ -116,7 +145,6 @@ void attention_fwd_bf16(const float* q, const float* k, const float* v, float* o
   validate_attention(s, "attention_fwd");
   if (B * T == 0) return;
   if (Tk == 0) return attention::empty_forward(out, lse, s);
-  if (attention::force_simt()) return attention::simt_forward(q, k, v, out, lse, s);
   const mma::Dims d = attention::padded(s);
   Carver sizes;
   sizes.take<uint16_t>(B * Hq * d.Tp * d.dqkp);
@@ -160,8 +188,6 @@ void attention_bwd_bf16(const float* q, const float* k, const float* v, const fl
   zero_async(dk, sizeof(float) * B * Tk * Hkv * dqk);
   zero_async(dv, sizeof(float) * B * Tk * Hkv * dv_dim);
   if (B * T == 0 || Tk == 0) return;
-  if (attention::force_simt())
-    return attention::simt_backward(q, k, v, out, lse, dout, dq, dk, dv, s);
   const mma::Dims d = attention::padded(s);
   const int64_t nq = B * Hq * d.Tp, nk = B * Hkv * d.Tkp;
   Carver sizes;
@@ -192,6 +218,31 @@ void attention_bwd_bf16(const float* q, const float* k, const float* v, const fl
          dim3(static_cast<unsigned>(d.Tkp / mma::kTile), static_cast<unsigned>(Hkv),
               static_cast<unsigned>(B)),
          dim3(mma::kThreads), mma::kBwdSmemBytes, x, s, d);
+}
+
+// train.attention_kernel = auto: cuDNN where it supports the shape and accepts the graph, the own
+// tensor-core kernels elsewhere.
+void attention_fwd_auto(const float* q, const float* k, const float* v, float* out, float* lse,
+                        int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
+                        int64_t dqk, int64_t dv, int64_t window, float scale) {
+  validate_attention({B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, scale}, "attention_fwd");
+  const cuda::AttentionCall c{B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, false};
+  if (attention::ran_on_cudnn(c, [&](std::string* why) { return cudnn_attention_fwd(c, scale, q, k, v, out, lse, why); }))
+    return;
+  attention_fwd_bf16(q, k, v, out, lse, B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, scale);
+}
+
+void attention_bwd_auto(const float* q, const float* k, const float* v, const float* out,
+                        const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                        int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
+                        int64_t dqk, int64_t dv_dim, int64_t window, float scale) {
+  validate_attention({B, T, Tk, q_pos0, Hq, Hkv, dqk, dv_dim, window, scale}, "attention_bwd");
+  const cuda::AttentionCall c{B, T, Tk, q_pos0, Hq, Hkv, dqk, dv_dim, window, true};
+  if (attention::ran_on_cudnn(c, [&](std::string* why) {
+        return cudnn_attention_bwd(c, scale, q, k, v, out, lse, dout, dq, dk, dv, why);
+      }))
+    return;
+  attention_bwd_bf16(q, k, v, out, lse, dout, dq, dk, dv, B, T, Tk, q_pos0, Hq, Hkv, dqk, dv_dim, window, scale);
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

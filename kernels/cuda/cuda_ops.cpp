@@ -5,9 +5,6 @@
 #include "cuda/table.h"
 #include "headroom_error.h"
 
-#include <cstdlib>
-#include <cstring>
-
 namespace headroom::kernels {
 
 namespace {
@@ -17,27 +14,25 @@ void require_gpu() {
     fail("--device cuda: no usable GPU on this machine (cudaGetDeviceCount found none)");
 }
 
+constexpr cuda::TableNames kNames{"cuda", "cuda-flash", "cuda-simt", "cuda-fp32"};
+
 }  // namespace
 
 int cuda_device_count() { return cuda::device_count(); }
 
-const Ops& cuda_ops_bf16() {
+const Ops& cuda_ops_bf16(AttentionKernel attention) {
   require_gpu();
-  static const Ops table = cuda::make_table("cuda", true);
-  return table;
+  return cuda::table_for(kNames, true, attention);
 }
 
 const Ops& cuda_ops_fp32() {
   require_gpu();
-  static const Ops table = cuda::make_table("cuda-fp32", false);
-  return table;
+  return cuda::table_for(kNames, false, AttentionKernel::kAuto);
 }
 
-const Ops& cuda_ops() {
-  const char* p = std::getenv("HEADROOM_CUDA_PRECISION");
-  if (p == nullptr || *p == '\0' || std::strcmp(p, "bf16") == 0) return cuda_ops_bf16();
-  if (std::strcmp(p, "fp32") == 0) return cuda_ops_fp32();
-  fail("HEADROOM_CUDA_PRECISION = '", p, "': expected bf16 or fp32");
+const Ops& cuda_ops(AttentionKernel attention) {
+  require_gpu();
+  return cuda::table_for(kNames, cuda::bf16_precision(), attention);
 }
 
 }  // namespace headroom::kernels

@@ -1,10 +1,11 @@
 // The CUDA op tables (ops.h declares cuda_ops()).
 //
-//   cuda_ops()       the training table: bf16 tensor-core GEMMs (cuBLASLt, fp32 accumulate and
-//                    output) and bf16 flash attention (fp32 softmax statistics and accumulators);
-//                    every other op in fp32. With HEADROOM_CUDA_PRECISION=fp32 in the environment
-//                    it returns cuda_ops_fp32() instead.
-//   cuda_ops_bf16()  that bf16 table, whatever the environment says.
+//   cuda_ops(a)      the training table: bf16 tensor-core GEMMs (cuBLASLt, fp32 accumulate and
+//                    output) and bf16 attention (fp32 softmax statistics and accumulators) by the
+//                    kernels `a` names (ops.h: cuDNN where it supports the shape, the own flash
+//                    attention, or the exact SIMT one); every other op in fp32. With
+//                    HEADROOM_CUDA_PRECISION=fp32 in the environment it returns cuda_ops_fp32().
+//   cuda_ops_bf16(a) that bf16 table, whatever the environment says.
 //   cuda_ops_fp32()  exact fp32 everywhere (cuBLASLt CUBLAS_COMPUTE_32F without TF32, SIMT flash
 //                    attention): agrees with cpu_ops() to fp32 rounding; for validation.
 //
@@ -19,7 +20,7 @@
 
 namespace headroom::kernels {
 
-const Ops& cuda_ops_bf16();
+const Ops& cuda_ops_bf16(AttentionKernel attention = AttentionKernel::kAuto);
 const Ops& cuda_ops_fp32();
 
 }  // namespace headroom::kernels

@@ -43,6 +43,9 @@ sig::AttentionFwd<float> attention_fwd_bf16;
 sig::AttentionFwd<float> attention_fwd_fp32;
 sig::AttentionBwd<float> attention_bwd_bf16;
 sig::AttentionBwd<float> attention_bwd_fp32;
+// cuDNN's fused attention where it supports the shape (attention_choice.h), else the _bf16 kernels.
+sig::AttentionFwd<float> attention_fwd_auto;
+sig::AttentionBwd<float> attention_bwd_auto;
 
 sig::SwigluFwd<float> swiglu_fwd;
 sig::SwigluBwd<float> swiglu_bwd;

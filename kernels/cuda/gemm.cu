@@ -135,12 +135,6 @@ const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b
   return cache.emplace(key, p).first->second;
 }
 
-__global__ void to_bf16_kernel(const float* x, uint16_t* y, int64_t n) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    y[i] = to_bf16(x[i]);
-}
-
 void run(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
          bool trans_b, float alpha, float beta, bool bf16, Strides ld) {
   const Plan& p = plan_for(M, N, K, trans_a, trans_b, bf16, alignment_of(A), alignment_of(B),
@@ -185,8 +179,8 @@ void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N,
   Carver parts(scratch(sizes.used()));
   uint16_t* a16 = parts.take<uint16_t>(M * K);
   uint16_t* b16 = parts.take<uint16_t>(K * N);
-  launch("matmul(bf16 A)", to_bf16_kernel, grid_1d(M * K, 256), dim3(256), 0, A, a16, M * K);
-  launch("matmul(bf16 B)", to_bf16_kernel, grid_1d(K * N, 256), dim3(256), 0, B, b16, K * N);
+  round_to_bf16(A, a16, M * K, "matmul(bf16 A)");
+  round_to_bf16(B, b16, K * N, "matmul(bf16 B)");
   run(a16, b16, C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, true,
       packed(M, N, K, trans_a, trans_b));
 }

@@ -1,4 +1,5 @@
-// Elementwise ops: fill, axpy, add, scale, SwiGLU, AdamW, embedding lookup/scatter, RoPE.
+// Elementwise ops: fill, axpy, add, scale, SwiGLU, AdamW, embedding lookup/scatter, RoPE, and the
+// bf16 copies of operands that cuBLASLt and cuDNN read.
 // A source fragment: compiled once by pointwise.cu (nvcc), or once by the emulated test (g++).
 // Grid-stride loops with 64-bit indices; one thread per element (the ops are memory-bound).
 #pragma once
@@ -18,6 +19,14 @@ constexpr int kThreads = 256;
 #define HR_GRID_STRIDE(i, n)                                                              \
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+__global__ void to_bf16_kernel(const float* x, uint16_t* y, int64_t n) {
+  HR_GRID_STRIDE(i, n) y[i] = to_bf16(x[i]);
+}
+
+__global__ void from_bf16_kernel(const uint16_t* x, float* y, int64_t n) {
+  HR_GRID_STRIDE(i, n) y[i] = from_bf16(x[i]);
+}
 
 __global__ void fill_kernel(float* x, float value, int64_t n) {
   HR_GRID_STRIDE(i, n) x[i] = value;
@@ -98,6 +107,14 @@ __global__ void rope_kernel(float* x, const float* cos, const float* sin, int64_
 #undef HR_GRID_STRIDE
 
 }  // namespace pointwise
+
+void round_to_bf16(const float* x, uint16_t* y, int64_t n, const char* what) {
+  launch(what, pointwise::to_bf16_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0, x, y, n);
+}
+
+void widen_from_bf16(const uint16_t* x, float* y, int64_t n, const char* what) {
+  launch(what, pointwise::from_bf16_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0, x, y, n);
+}
 
 void fill(float* x, float value, int64_t n) {
   if (n <= 0) return;

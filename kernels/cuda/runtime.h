@@ -32,6 +32,10 @@ void synchronize();
 // needs several buffers asks once for their total and carves it (carve below).
 void* scratch(std::size_t bytes);
 void zero_async(void* p, std::size_t bytes);
+// bf16 copies (round to nearest even) and back, enqueued; `what` names the launch in errors.
+// In pointwise.cuh.
+void round_to_bf16(const float* x, uint16_t* y, int64_t n, const char* what);
+void widen_from_bf16(const uint16_t* x, float* y, int64_t n, const char* what);
 // Copies device → host and waits.
 void download(void* host_dst, const void* src, std::size_t bytes);
 // A device word for errors found inside kernels (cross_entropy's out-of-range targets). Holds

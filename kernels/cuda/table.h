@@ -1,13 +1,28 @@
 // Fills an Ops table (ops.h) with the CUDA backend's entries: bf16 tensor-core GEMMs and attention,
-// or exact fp32 ones. Shared by cuda_ops.cpp and the emulated test.
+// or exact fp32 ones. Shared by cuda_ops.cpp, the emulated device and the emulated test.
 #pragma once
 
 #include "cuda/entries.h"
+#include "headroom_error.h"
 #include "ops.h"
+
+#include <cstdlib>
+#include <cstring>
 
 namespace headroom::kernels::HR_CUDA_NS {
 
-inline Ops make_table(const char* name, bool bf16) {
+// The attention entries: fp32 tables always use the exact SIMT kernels; a bf16 table uses cuDNN
+// where it supports the shape (kAuto), the own tensor-core kernels (kFlash) or the SIMT ones (kSimt).
+inline sig::AttentionFwd<float>* attention_fwd_entry(bool bf16, AttentionKernel a) {
+  if (!bf16 || a == AttentionKernel::kSimt) return HR_CUDA_NS::attention_fwd_fp32;
+  return a == AttentionKernel::kAuto ? HR_CUDA_NS::attention_fwd_auto : HR_CUDA_NS::attention_fwd_bf16;
+}
+inline sig::AttentionBwd<float>* attention_bwd_entry(bool bf16, AttentionKernel a) {
+  if (!bf16 || a == AttentionKernel::kSimt) return HR_CUDA_NS::attention_bwd_fp32;
+  return a == AttentionKernel::kAuto ? HR_CUDA_NS::attention_bwd_auto : HR_CUDA_NS::attention_bwd_bf16;
+}
+
+inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = AttentionKernel::kFlash) {
   Ops t{};
   t.name = name;
   t.alloc = HR_CUDA_NS::alloc;
@@ -30,13 +45,38 @@ inline Ops make_table(const char* name, bool bf16) {
   t.rms_bwd_dot = HR_CUDA_NS::rms_bwd_dot;
   t.rms_bwd_apply = HR_CUDA_NS::rms_bwd_apply;
   t.rope = HR_CUDA_NS::rope;
-  t.attention_fwd = bf16 ? HR_CUDA_NS::attention_fwd_bf16 : HR_CUDA_NS::attention_fwd_fp32;
-  t.attention_bwd = bf16 ? HR_CUDA_NS::attention_bwd_bf16 : HR_CUDA_NS::attention_bwd_fp32;
+  t.attention_fwd = attention_fwd_entry(bf16, attention);
+  t.attention_bwd = attention_bwd_entry(bf16, attention);
   t.swiglu_fwd = HR_CUDA_NS::swiglu_fwd;
   t.swiglu_bwd = HR_CUDA_NS::swiglu_bwd;
   t.cross_entropy = HR_CUDA_NS::cross_entropy;
   t.adamw = HR_CUDA_NS::adamw;
   return t;
+}
+
+// HEADROOM_CUDA_PRECISION: bf16 (the default) or fp32.
+inline bool bf16_precision() {
+  const char* p = std::getenv("HEADROOM_CUDA_PRECISION");
+  if (p == nullptr || *p == '\0' || std::strcmp(p, "bf16") == 0) return true;
+  if (std::strcmp(p, "fp32") == 0) return false;
+  fail("HEADROOM_CUDA_PRECISION = '", p, "': expected bf16 or fp32");
+}
+
+// The tables cuda_ops() hands out, one per precision and attention choice, built on first use
+// (the names of the first call stay: each build has one caller).
+struct TableNames {
+  const char* automatic;  // bf16, kAuto
+  const char* flash;      // bf16, kFlash
+  const char* simt;       // bf16, kSimt
+  const char* fp32;
+};
+inline const Ops& table_for(const TableNames& n, bool bf16, AttentionKernel a) {
+  static const Ops fp32 = make_table(n.fp32, false);
+  static const Ops automatic = make_table(n.automatic, true, AttentionKernel::kAuto);
+  static const Ops flash = make_table(n.flash, true, AttentionKernel::kFlash);
+  static const Ops simt = make_table(n.simt, true, AttentionKernel::kSimt);
+  if (!bf16) return fp32;
+  return a == AttentionKernel::kAuto ? automatic : a == AttentionKernel::kFlash ? flash : simt;
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

@@ -172,7 +172,8 @@ int run_evaluate_stage(int argc, char** argv) {
   if (run) io::log_line(*run, memory);
 
   // train.device as the training stages use it: auto (made concrete by start_stage), cpu or cuda.
-  const auto& ops = cfg.train.device == config::Device::kCuda ? kernels::cuda_ops() : kernels::cpu_ops();
+  const auto& ops = cfg.train.device == config::Device::kCuda ? kernels::cuda_ops(cfg.train.attention_kernel)
+                                                               : kernels::cpu_ops();
   // Every weight comes from the checkpoint: drawing the random init first would be most of the
   // start-up on a large model.
   model::Model<float> model = model::make_model(cfg.model, ops, {}, {.random_weights = false});

@@ -3,6 +3,8 @@
 // choice is a compile error instead of a branch that is silently never taken.
 #pragma once
 
+#include "ops.h"
+
 #include <array>
 #include <optional>
 #include <string>
@@ -21,6 +23,7 @@ enum class Device { kAuto, kCpu, kCuda };  // kAuto is resolved at a stage's sta
 enum class Sampler { kAuto, kWindows, kDocuments };
 enum class SyntheticLoss { kAnswer, kAll };
 enum class PromptChoice { kAuto, kBase, kInstruction, kChat };  // evaluate's eval.template
+using AttentionKernel = kernels::AttentionKernel;  // the CUDA table's attention (ops.h)
 
 // Each enum's INI names, in the order --help lists them.
 template <class E>
@@ -60,6 +63,11 @@ struct ChoiceNames<Nonfinite> {
 template <>
 struct ChoiceNames<Device> {
   static constexpr NameList<Device, 3> list{{{Device::kAuto, "auto"}, {Device::kCpu, "cpu"}, {Device::kCuda, "cuda"}}};
+};
+template <>
+struct ChoiceNames<AttentionKernel> {
+  static constexpr NameList<AttentionKernel, 3> list{
+      {{AttentionKernel::kAuto, "auto"}, {AttentionKernel::kFlash, "flash"}, {AttentionKernel::kSimt, "simt"}}};
 };
 template <>
 struct ChoiceNames<Sampler> {

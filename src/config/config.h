@@ -75,6 +75,7 @@ struct TrainConfig {
   long keep_last;         // checkpoints kept; 0 keeps all
   long steps_per_run;     // stop (checkpoint, exit 75) after this many steps of one invocation; 0 = no limit
   Device device;
+  AttentionKernel attention_kernel;  // on cuda: cuDNN where it supports the shape, or the own kernels
   double peak_tflops;     // MFU denominator per rank; 0 = nominal GPU peak or measured GEMM rate
   long probe_every;        // steps between retrieval-probe scores (train/probe.h); 0 = off
   long probe_samples;      // probe examples

@@ -141,6 +141,13 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "cpu or cuda, and a later stage chooses again on its own machine), cpu (fp32 "
           "reference), or cuda (one GPU per rank, bf16 GEMMs and flash attention with fp32 "
           "master weights, NCCL between ranks; checkpoints are the same format)");
+  add_choice_key(s, "train", "attention_kernel", t.attention_kernel, AttentionKernel::kAuto,
+          "attention kernels on cuda (training, evaluate, analyze): auto (cuDNN's fused attention "
+          "where cuDNN supports the shape: head widths up to 256, equal query-key and value "
+          "widths, causal or sliding window, GQA; Headroom's own flash attention elsewhere; each "
+          "choice logged once per shape), flash (the own bf16 flash attention always: the second "
+          "reference for cuDNN), or simt (the own exact fp32 attention: tells an attention problem "
+          "from rounding); ignored on cpu");
   add_key(s, "train", "peak_tflops", t.peak_tflops, 0.0,
           "the peak that MFU is reported against, TFLOP/s per rank; 0 = on cuda the device's nominal "
           "dense bf16 peak when known (H100/H200 989, A100 312, L40S 362, L4 121, ...), else the GEMM "

@@ -216,7 +216,7 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
   }
   parallel::Comm* tp_comm = cuda ? nccl_tp.get() : grid.tp_group.get();
   parallel::Comm* dp_comm = cuda ? nccl_dp.get() : grid.dp_group.get();
-  const kernels::Ops& ops = cuda ? kernels::cuda_ops() : kernels::cpu_ops();
+  const kernels::Ops& ops = cuda ? kernels::cuda_ops(c.train.attention_kernel) : kernels::cpu_ops();
   model::TpContext tp{grid.tp > 1 ? tp_comm : nullptr, grid.tp_rank, grid.tp};
   if (c.train.global_batch % grid.dp != 0)
     fail("train.global_batch = ", c.train.global_batch, " is not divisible by the data-parallel size ", grid.dp);

@@ -7,13 +7,18 @@
 #   build  Release, CUDA on, only the targets needed (-j$(nproc)), in DIR (default build-gpu).
 #          --prebuilt skips it and uses DIR as it is (binaries built elsewhere, e.g. staged with
 #          validation/gpu/stage_prebuilt.sh; DIR/lib, if present, goes on LD_LIBRARY_PATH).
-#   (a)    test_gpu_ops: every op of cuda_ops_fp32() (≤ 1e-5) and cuda_ops() (bf16 GEMM/attention
-#          ≤ 2e-2, everything else ≤ 1e-5) against the CPU backend on fresh random inputs, outputs
-#          NaN-poisoned first; exits 77 without a GPU.
+#   (a)    test_gpu_ops: every op of cuda_ops_fp32() (≤ 1e-5) and of the bf16 table (GEMM and
+#          attention within their noise floors, everything else ≤ 1e-5) against the CPU backend on
+#          fresh random inputs, outputs NaN-poisoned first; the bf16 table twice, with cuDNN's fused
+#          attention where it supports the shape and with the own flash attention only, so the two
+#          attentions are checked against the same CPU results (and the test asserts that cuDNN
+#          really ran a training shape); exits 77 without a GPU.
 #   (s)    compute-sanitizer (racecheck, then memcheck) on the small attention forward/backward
-#          cases of test_gpu_ops (HEADROOM_GPU_TEST_SMALL=1: both tables, widths 24–1024, GQA,
-#          windows, queries that see no key), and memcheck on one training step of a tiny model
-#          (pretrain --train.device cuda): any hazard or invalid access fails the row.
+#          cases of test_gpu_ops (HEADROOM_GPU_TEST_SMALL=1: the own kernels of the bf16 and fp32
+#          tables, widths 24–1024, GQA, windows, queries that see no key), and memcheck on one
+#          training step of a tiny model (pretrain --train.device cuda, whose attention goes to
+#          cuDNN: the bindings handed to it are checked too): any hazard or invalid access fails
+#          the row.
 #   (b)    a small model trained 20 steps on CPU, on GPU in fp32 (HEADROOM_CUDA_PRECISION=fp32) and on
 #          GPU in bf16, from the same initial weights (initialisation is a pure function of model.seed,
 #          computed on the host for every backend); per-step losses compared. Needs
@@ -23,8 +28,9 @@
 #          floor), checkpoints across devices, sft and evaluate's decoded tokens: the emulated-GPU
 #          test of CI (validation/mpi/test_emulated_device.sh) pointed at the real device
 #          (DEVICE_BIN; two-rank checks only with two GPUs). At most D_LIMIT s.
-#   (c)    bench_gpu: GEMM TFLOP/s; flash attention forward/backward TFLOP/s at widths 128–1024 and
-#          sequence 4K–32K (causal pairs only); then training tokens/s and MFU of a ~0.3B model
+#   (c)    bench_gpu: GEMM TFLOP/s; attention forward/backward TFLOP/s at widths 128–1024 and
+#          sequence 4K–32K (causal pairs only), cuDNN and the own flash attention side by side up
+#          to width 256; then training tokens/s and MFU of a ~0.3B model
 #          (d_model 1024, 24 layers, 8×128 heads, d_ff 2816) at sequence 4096 through
 #          pretrain --train.device cuda. MFU = tokens/s × FLOPs/token (pretrain's count) / peak,
 #          peak = --peak-tflops (default 989, H100/H200 SXM dense bf16).
@@ -163,7 +169,7 @@ else
   log "(s) compute-sanitizer racecheck + memcheck on the small attention cases"
   for tool in racecheck memcheck; do
     HEADROOM_GPU_TEST_SMALL=1 sanitize "(s) $tool: attention fwd/bwd, small cases" "$tool" "$WORK/san_$tool.log" \
-      "$TESTS/test_gpu_ops" --gtest_filter='*AttentionForwardBackward*'
+      "$TESTS/test_gpu_ops" --gtest_filter='*AttentionForwardBackward/bf16_flash:*AttentionForwardBackward/fp32'
   done
   if [[ -x $BIN/pretrain && -x $BIN/prepare ]] && (($(left) > OPS_LIMIT + SAN_LIMIT)); then
     log "(s) compute-sanitizer memcheck on one training step"
@@ -302,8 +308,8 @@ if [[ -x $BIN/bench_gpu ]] && (($(left) > 150)); then
     while read -r line; do row "(c) ${line% *}" "${line##* } TFLOP/s"; done < <(awk '
       /^matmul bf16/ && /8192x8192x8192/ {print "GEMM bf16 8192^3 " $NF}
       /^matmul fp32/ && /8192x8192x8192/ {print "GEMM fp32 8192^3 " $NF}
-      /^attention fwd/ && (/T4096 / || /T32768 /) {print "attn fwd " $4 " " $7 " " $NF}
-      /^attention bwd/ && (/T4096 / || /T32768 /) {print "attn bwd " $4 " " $7 " " $NF}' "$WORK/bench.log")
+      /^attention fwd/ && (/T4096 / || /T32768 /) {print "attn fwd " $3 " " $4 " " $7 " " $NF}
+      /^attention bwd/ && (/T4096 / || /T32768 /) {print "attn bwd " $3 " " $4 " " $7 " " $NF}' "$WORK/bench.log")
   fi
 else
   row "(c) GEMM / attention TFLOP/s" "not run: $([[ -x $BIN/bench_gpu ]] && echo out of time || echo bench_gpu missing)"

@@ -499,6 +499,8 @@ inline std::vector<AttnCase> attention_cases(bool large) {
       {1, 64, 64, 0, 1, 1, 512, 128, 0},    // k512-v128
       {1, 65, 65, 0, 1, 1, 320, 320, 0},    // dv split over two 256-wide slices, Q streamed
       {1, 40, 40, 0, 1, 1, 1024, 1024, 0},  // the widest heads
+      {2, 96, 96, 0, 4, 2, 32, 32, 0},      // cuDNN's shapes (train.attention_kernel = auto):
+      {1, 100, 100, 0, 2, 1, 64, 64, 17},   //   causal, GQA, sliding window
   };
   if (large) {
     c.push_back({2, 1030, 1030, 0, 8, 2, 128, 128, 0});

@@ -32,6 +32,34 @@ INSTANTIATE_TEST_SUITE_P(Emulated, GpuOps,
                                                  false, false}),
                          table_name);
 
+// train.attention_kernel = auto on a device without cuDNN: the own kernels, bit for bit, and one
+// log line per shape saying why.
+TEST(EmulatedAttentionChoice, AutoWithoutCudnnRunsTheOwnKernelsAndSaysSo) {
+  const Ops automatic = cuda_emu::make_table("emulated-cuda", true, AttentionKernel::kAuto);
+  const Ops& flash = emulated(true);
+  const int64_t B = 1, T = 40, Hq = 2, Hkv = 1, w = 16, n = B * T * Hq * w, nk = B * T * Hkv * w;
+  const auto q = random_floats(n, 1), k = random_floats(nk, 2), v = random_floats(nk, 3), dout = random_floats(n, 4);
+  std::vector<std::vector<float>> results;
+  std::string log;
+  for (const Ops* t : {&automatic, &flash}) {
+    Dev<float> Q(*t, q), K(*t, k), V(*t, v), O(*t, n), L(*t, B * Hq * T), DO(*t, dout), DQ(*t, n), DK(*t, nk), DV(*t, nk);
+    ::testing::internal::CaptureStderr();
+    for (int call = 0; call < 2; ++call) {
+      t->attention_fwd(Q.get(), K.get(), V.get(), O.get(), L.get(), B, T, T, 0, Hq, Hkv, w, w, 0, 0.25f);
+      t->attention_bwd(Q.get(), K.get(), V.get(), O.get(), L.get(), DO.get(), DQ.get(), DK.get(), DV.get(), B, T, T,
+                       0, Hq, Hkv, w, w, 0, 0.25f);
+    }
+    log += ::testing::internal::GetCapturedStderr();
+    for (const Dev<float>* x : {&O, &L, &DQ, &DK, &DV}) results.push_back(x->download());
+  }
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(results[i], results[i + 5]) << "output " << i;
+  EXPECT_EQ(log,
+            "headroom: attention forward, heads 2/1 (query/KV), widths 16/16 (qk/v), causal: own flash attention: "
+            "cuDNN is not part of this build\n"
+            "headroom: attention backward, heads 2/1 (query/KV), widths 16/16 (qk/v), causal: own flash attention: "
+            "cuDNN is not part of this build\n");
+}
+
 // The emulated GPU's memory guard (kernels/cuda/emu/device_arena.h): a host buffer handed to a
 // GEMM, a kernel or a copy's device side stops the call with a message naming it; a host read of
 // device memory kills the process with one naming the address.

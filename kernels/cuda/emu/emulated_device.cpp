@@ -7,20 +7,13 @@
 #include "cuda/table.h"
 #include "ops.h"
 
-#include <cstdlib>
-#include <cstring>
-
 namespace headroom::kernels {
 
 int cuda_device_count() { return 1; }
 
-const Ops& cuda_ops() {
-  static const Ops bf16 = cuda_emu::make_table("emulated-cuda", true);
-  static const Ops fp32 = cuda_emu::make_table("emulated-cuda-fp32", false);
-  const char* p = std::getenv("HEADROOM_CUDA_PRECISION");
-  if (p == nullptr || *p == '\0' || std::strcmp(p, "bf16") == 0) return bf16;
-  if (std::strcmp(p, "fp32") == 0) return fp32;
-  fail("HEADROOM_CUDA_PRECISION = '", p, "': expected bf16 or fp32");
+const Ops& cuda_ops(AttentionKernel attention) {
+  return cuda_emu::table_for({"emulated-cuda", "emulated-cuda-flash", "emulated-cuda-simt", "emulated-cuda-fp32"},
+                             cuda_emu::bf16_precision(), attention);
 }
 
 }  // namespace headroom::kernels

@@ -1,0 +1,51 @@
+#include "cuda/attention_choice.h"
+
+namespace headroom::kernels::cuda {
+
+namespace {
+
+constexpr int64_t kMinCudnn = 90000;  // the graph API of cudnn_graph.h as used here (cuDNN 9)
+
+AttentionChoice own(const std::string& why) { return {AttentionPath::kFlash, "own flash attention: " + why}; }
+
+std::string version_text(int64_t v) {
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
+// cuDNN's head-width limits for fused attention: 256 on Hopper and newer; on Ampere/Ada 256 for
+// the forward pass and 128 for the backward pass.
+int64_t width_limit(int sm, bool backward) { return sm >= 90 || !backward ? 256 : 128; }
+
+}  // namespace
+
+AttentionChoice choose_attention(const AttentionCall& c, const CudnnSupport& s) {
+  if (s.version == 0) return own("cuDNN is not part of this build");
+  if (s.version < kMinCudnn)
+    return own("cuDNN " + version_text(s.version) + " is older than " + version_text(kMinCudnn));
+  if (s.sm < 80) return own("cuDNN's fused attention needs sm_80 or newer, this GPU is sm_" + std::to_string(s.sm));
+  if (c.B * c.T == 0 || c.Tk == 0) return own("nothing to attend");
+  if (c.q_pos0 != 0 || c.T != c.Tk)
+    return own("queries after a cached prefix (q_pos0 = " + std::to_string(c.q_pos0) + ", " +
+               std::to_string(c.T) + " queries, " + std::to_string(c.Tk) + " keys)");
+  if (c.dqk % 8 != 0 || c.dv % 8 != 0)
+    return own("head widths " + std::to_string(c.dqk) + "/" + std::to_string(c.dv) + " are not multiples of 8");
+  const int64_t limit = width_limit(s.sm, c.backward);
+  if (c.dqk > limit || c.dv > limit)
+    return own("head widths " + std::to_string(c.dqk) + "/" + std::to_string(c.dv) + " exceed cuDNN's " +
+               std::to_string(limit) + " for the " + (c.backward ? "backward" : "forward") + " pass on sm_" +
+               std::to_string(s.sm));
+  // Unequal query-key and value widths: cuDNN documents only d_qk = 192 with d_v = 128 (Hopper).
+  if (c.dqk != c.dv && !(s.sm >= 90 && c.dqk == 192 && c.dv == 128))
+    return own("query-key width " + std::to_string(c.dqk) + " differs from value width " + std::to_string(c.dv));
+  return {AttentionPath::kCudnn, "cuDNN " + version_text(s.version) + " fused attention (sm_" + std::to_string(s.sm) + ")"};
+}
+
+std::string decision_key(const AttentionCall& c) {
+  return std::string(c.backward ? "backward" : "forward") + ", heads " + std::to_string(c.Hq) + "/" +
+         std::to_string(c.Hkv) + " (query/KV), widths " + std::to_string(c.dqk) + "/" + std::to_string(c.dv) +
+         " (qk/v), " + (c.window > 0 ? "window " + std::to_string(c.window) : std::string("causal")) +
+         (c.q_pos0 == 0 && c.T == c.Tk ? "" : ", after a cached prefix") +
+         (c.B * c.T == 0 || c.Tk == 0 ? ", empty" : "");
+}
+
+}  // namespace headroom::kernels::cuda

@@ -1,0 +1,547 @@
+// cuDNN's fused attention through the backend graph API (cudnn_graph.h; cuDNN's C++ frontend is not
+// on these machines). cuDNN 9.19 has no single causal-attention operation, so each call is the
+// pattern cuDNN's runtime fusion recognises as flash attention: matmul, scale, a mask from
+// generated row/column indices, softmax as reductions and pointwise ops, matmul (and the matching
+// backward graph). Graphs are built once per shape and kept with their execution plan.
+//
+// Operands: fp32 in ops.h's layouts ([B, T, H, d]), rounded to bf16 copies in the scratch
+// workspace (cuDNN's attention takes fp16/bf16 only), described to cuDNN as [B, H, T, d] views with
+// strides, so no transpose is materialised; outputs come back as bf16 and are widened to fp32. The
+// softmax statistics are fp32 natural-log log-sum-exp, ops.h's lse layout [B, H, T] exactly.
+#include "cuda/cudnn_attention.h"
+
+#include "cuda/cuda_check.h"
+#include "cuda/device.h"
+#include "cuda/runtime.h"
+#include "cuda/stream.h"
+#include "headroom_error.h"
+
+#include <cudnn.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace headroom::kernels::cuda {
+
+namespace {
+
+std::string last_error() {
+  char msg[1024] = {0};
+  cudnnGetLastErrorString(msg, sizeof msg);
+  return msg;
+}
+
+void cudnn_check(cudnnStatus_t st, const char* call, const char* file, int line) {
+  if (st != CUDNN_STATUS_SUCCESS)
+    fail("cuDNN ", call, " failed at ", file, ":", line, ": ", cudnnGetErrorString(st), " (", last_error(), ")");
+}
+#define HEADROOM_CUDNN_CHECK(call) cudnn_check((call), #call, __FILE__, __LINE__)
+
+// One backend descriptor, destroyed with its owner.
+class Desc {
+ public:
+  explicit Desc(cudnnBackendDescriptorType_t type) {
+    HEADROOM_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &d_));
+  }
+  Desc(Desc&& o) noexcept : d_(o.d_) { o.d_ = nullptr; }
+  Desc& operator=(Desc&&) = delete;
+  Desc(const Desc&) = delete;
+  ~Desc() {
+    if (d_ != nullptr) cudnnBackendDestroyDescriptor(d_);
+  }
+  cudnnBackendDescriptor_t get() const { return d_; }
+
+  template <class T>
+  Desc& set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, const T* values, int64_t n = 1) {
+    HEADROOM_CUDNN_CHECK(cudnnBackendSetAttribute(d_, name, type, n, values));
+    return *this;
+  }
+  Desc& set(cudnnBackendAttributeName_t name, const Desc& other) {
+    const cudnnBackendDescriptor_t p = other.get();
+    return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, &p);
+  }
+  Desc& set(cudnnBackendAttributeName_t name, int64_t v) { return set(name, CUDNN_TYPE_INT64, &v); }
+  Desc& set(cudnnBackendAttributeName_t name, cudnnDataType_t v) { return set(name, CUDNN_TYPE_DATA_TYPE, &v); }
+  Desc& finalize() {
+    HEADROOM_CUDNN_CHECK(cudnnBackendFinalize(d_));
+    return *this;
+  }
+  // For the calls where a refusal means "not this graph" rather than a bug: the status, no throw.
+  cudnnStatus_t try_finalize() { return cudnnBackendFinalize(d_); }
+
+ private:
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+
+struct Handle {
+  cudnnHandle_t h = nullptr;
+};
+
+cudnnHandle_t handle() {
+  static Handle* s = [] {
+    auto* x = new Handle;
+    HEADROOM_CUDNN_CHECK(cudnnCreate(&x->h));
+    HEADROOM_CUDNN_CHECK(cudnnSetStream(x->h, stream()));
+    return x;
+  }();
+  return s->h;
+}
+
+// ---- one operation graph --------------------------------------------------------------------------
+
+using Dims = std::vector<int64_t>;
+
+// Builds one graph: tensors by unique id (user tensors get fixed ids, virtual ones count up from
+// 100), then its operations in order; `plan` runs the engine heuristics and finalizes the first
+// execution plan cuDNN accepts. Every descriptor stays alive with the builder.
+class Graph {
+ public:
+  int64_t tensor(int64_t uid, cudnnDataType_t type, const Dims& dims, const Dims& strides, bool is_virtual = false) {
+    Desc t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    const int64_t align = 16;
+    const bool yes = true;
+    t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, type)
+        .set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims.data(), static_cast<int64_t>(dims.size()))
+        .set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides.data(), static_cast<int64_t>(strides.size()))
+        .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, uid)
+        .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, align);
+    if (is_virtual) t.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, &yes);
+    t.finalize();
+    tensors_.emplace(uid, std::move(t));
+    return uid;
+  }
+  // A virtual intermediate.
+  int64_t temp(cudnnDataType_t type, const Dims& dims, const Dims& strides) {
+    return tensor(next_virtual_++, type, dims, strides, true);
+  }
+  // A fp32 scalar passed by value (the variant pack holds a host pointer to it).
+  int64_t scalar(int64_t uid) {
+    Desc t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    const Dims one{1};
+    const int64_t align = 16;
+    const bool yes = true;
+    t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_DATA_FLOAT)
+        .set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, one.data(), 1)
+        .set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, one.data(), 1)
+        .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, uid)
+        .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, align)
+        .set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, &yes)
+        .finalize();
+    tensors_.emplace(uid, std::move(t));
+    return uid;
+  }
+
+  // y = mode(x[, b][, t]); GEN_INDEX takes an axis, BINARY_SELECT a mask t (y = t ? x : b).
+  void pointwise(cudnnPointwiseMode_t mode, int64_t x, int64_t y, int64_t b = -1, int64_t t = -1,
+                 cudnnDataType_t prec = CUDNN_DATA_FLOAT, int64_t axis = -1) {
+    Desc pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+    pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, &mode).set(CUDNN_ATTR_POINTWISE_MATH_PREC, prec);
+    if (axis >= 0) pw.set(CUDNN_ATTR_POINTWISE_AXIS, axis);
+    pw.finalize();
+    Desc op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+    const float one = 1.f;
+    op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw)
+        .set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, at(x))
+        .set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, at(y));
+    if (b >= 0) op.set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, at(b));
+    if (t >= 0) op.set(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, at(t));
+    op.set(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, &one)
+        .set(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, &one)
+        .finalize();
+    keep(std::move(pw), std::move(op));
+  }
+  void matmul(int64_t a, int64_t b, int64_t c) {
+    Desc mm(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+    mm.set(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_DATA_FLOAT).finalize();
+    Desc op(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+    op.set(CUDNN_ATTR_OPERATION_MATMUL_ADESC, at(a))
+        .set(CUDNN_ATTR_OPERATION_MATMUL_BDESC, at(b))
+        .set(CUDNN_ATTR_OPERATION_MATMUL_CDESC, at(c))
+        .set(CUDNN_ATTR_OPERATION_MATMUL_DESC, mm)
+        .finalize();
+    keep(std::move(mm), std::move(op));
+  }
+  // Reduces x over the axes where y has size 1.
+  void reduction(cudnnReduceTensorOp_t how, int64_t x, int64_t y) {
+    Desc red(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
+    red.set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, &how)
+        .set(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_DATA_FLOAT)
+        .finalize();
+    Desc op(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+    op.set(CUDNN_ATTR_OPERATION_REDUCTION_DESC, red)
+        .set(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, at(x))
+        .set(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, at(y))
+        .finalize();
+    keep(std::move(red), std::move(op));
+  }
+  // y: the same elements as x under other dims and strides (a transposed view).
+  void reshape(int64_t x, int64_t y) {
+    Desc op(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR);
+    op.set(CUDNN_ATTR_OPERATION_RESHAPE_XDESC, at(x)).set(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, at(y)).finalize();
+    ops_.push_back(std::move(op));
+  }
+
+  struct Plan {
+    std::unique_ptr<Desc> graph;  // the operation graph the plan was made for
+    std::unique_ptr<Desc> plan;
+    int64_t workspace = 0;
+    std::vector<Desc> configs;  // the engine configurations the plan may point to
+  };
+  // The operation graph's first execution plan that cuDNN finalizes; none (and *why) if cuDNN's
+  // heuristics offer no engine or every plan is refused.
+  Plan plan(cudnnHandle_t h, std::string* why) {
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (const Desc& op : ops_) raw.push_back(op.get());
+    Plan out;
+    out.graph = std::make_unique<Desc>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    Desc& graph = *out.graph;
+    graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, raw.data(), static_cast<int64_t>(raw.size()))
+        .set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &h);
+    if (const cudnnStatus_t st = graph.try_finalize(); st != CUDNN_STATUS_SUCCESS) {
+      *why = std::string("operation graph: ") + cudnnGetErrorString(st) + " " + last_error();
+      return out;
+    }
+    Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+    heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph).set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
+    if (const cudnnStatus_t st = heur.try_finalize(); st != CUDNN_STATUS_SUCCESS) {
+      *why = std::string("engine heuristics: ") + cudnnGetErrorString(st) + " " + last_error();
+      return out;
+    }
+    int64_t count = 0;
+    HEADROOM_CUDNN_CHECK(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+    if (count == 0) {
+      *why = "the engine heuristics offer no engine for this graph " + last_error();
+      return out;
+    }
+    for (int64_t i = 0; i < count; ++i) out.configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    std::vector<cudnnBackendDescriptor_t> cfgs;
+    for (const Desc& c : out.configs) cfgs.push_back(c.get());
+    int64_t returned = 0;
+    HEADROOM_CUDNN_CHECK(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned, cfgs.data()));
+    std::string refusals;
+    for (int64_t i = 0; i < returned; ++i) {
+      auto p = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      p->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, out.configs[static_cast<std::size_t>(i)])
+          .set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &h);
+      if (const cudnnStatus_t st = p->try_finalize(); st != CUDNN_STATUS_SUCCESS) {
+        refusals += std::string(refusals.empty() ? "" : "; ") + cudnnGetErrorString(st);
+        continue;
+      }
+      HEADROOM_CUDNN_CHECK(cudnnBackendGetAttribute(p->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                                    CUDNN_TYPE_INT64, 1, nullptr, &out.workspace));
+      out.plan = std::move(p);
+      return out;
+    }
+    *why = "every engine configuration was refused (" + refusals + ") " + last_error();
+    return out;
+  }
+
+ private:
+  const Desc& at(int64_t uid) const {
+    const auto it = tensors_.find(uid);
+    if (it == tensors_.end()) fail("cuDNN attention graph: no tensor ", uid, " (a bug in cudnn_attention.cu)");
+    return it->second;
+  }
+  void keep(Desc&& attribute, Desc&& op) {
+    attributes_.push_back(std::move(attribute));
+    ops_.push_back(std::move(op));
+  }
+
+  std::map<int64_t, Desc> tensors_;
+  std::vector<Desc> attributes_, ops_;
+  int64_t next_virtual_ = 100;
+};
+
+// ---- the attention graphs ---------------------------------------------------------------------------
+
+// Unique ids of the user tensors (the variant pack's keys).
+enum Uid : int64_t {
+  kQ = 1, kKT, kV, kO, kStats, kScale, kNegInf1, kNegInf2, kWindow, kDO, kDQ, kDK, kDV, kSoftmaxSum, kDQAccum,
+  kOne, kVT
+};
+
+// [b, h, s, d] views of ops.h's [B, T, H, d] tensors; `transposed` swaps the last two (Kᵀ, Vᵀ).
+struct View {
+  Dims dims, strides;
+};
+View bshd(int64_t B, int64_t T, int64_t H, int64_t d, bool transposed = false) {
+  if (transposed) return {{B, H, d, T}, {T * H * d, d, 1, H * d}};
+  return {{B, H, T, d}, {T * H * d, d, H * d, 1}};
+}
+// Packed [b, h, rows, cols] (scores, statistics, dQ's fp32 accumulator).
+View packed(int64_t B, int64_t H, int64_t rows, int64_t cols) {
+  return {{B, H, rows, cols}, {H * rows * cols, rows * cols, cols, 1}};
+}
+
+// Causal (key j <= query i), then the sliding window (i - j < W): masked scores become -inf.
+int64_t mask(Graph& g, int64_t s, const View& ss, int64_t window) {
+  const int64_t row = g.temp(CUDNN_DATA_INT32, ss.dims, ss.strides);
+  const int64_t col = g.temp(CUDNN_DATA_INT32, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, row, -1, -1, CUDNN_DATA_FLOAT, 2);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, col, -1, -1, CUDNN_DATA_FLOAT, 3);
+  const int64_t keep = g.temp(CUDNN_DATA_BOOLEAN, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_CMP_GE, row, keep, col, -1, CUDNN_DATA_BOOLEAN);
+  const int64_t causal = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, s, causal, g.scalar(kNegInf1), keep);
+  if (window == 0) return causal;
+  const int64_t row2 = g.temp(CUDNN_DATA_INT32, ss.dims, ss.strides);
+  const int64_t col2 = g.temp(CUDNN_DATA_INT32, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, causal, row2, -1, -1, CUDNN_DATA_FLOAT, 2);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, causal, col2, -1, -1, CUDNN_DATA_FLOAT, 3);
+  const int64_t shifted = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_ADD, col2, shifted, g.scalar(kWindow));
+  const int64_t inside = g.temp(CUDNN_DATA_BOOLEAN, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_CMP_GT, shifted, inside, row2, -1, CUDNN_DATA_BOOLEAN);
+  const int64_t windowed = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, causal, windowed, g.scalar(kNegInf2), inside);
+  return windowed;
+}
+
+// O = softmax(mask(Q·Kᵀ·scale))·V and Stats = log-sum-exp of the masked scaled scores.
+Graph forward_graph(const AttentionCall& c) {
+  Graph g;
+  const int64_t B = c.B, T = c.T, Tk = c.Tk;
+  const View q = bshd(B, T, c.Hq, c.dqk), kt = bshd(B, Tk, c.Hkv, c.dqk, true), v = bshd(B, Tk, c.Hkv, c.dv),
+             o = bshd(B, T, c.Hq, c.dv), ss = packed(B, c.Hq, T, Tk), rs = packed(B, c.Hq, T, 1);
+  g.tensor(kQ, CUDNN_DATA_BFLOAT16, q.dims, q.strides);
+  g.tensor(kKT, CUDNN_DATA_BFLOAT16, kt.dims, kt.strides);
+  g.tensor(kV, CUDNN_DATA_BFLOAT16, v.dims, v.strides);
+  g.tensor(kO, CUDNN_DATA_BFLOAT16, o.dims, o.strides);
+  g.tensor(kStats, CUDNN_DATA_FLOAT, rs.dims, rs.strides);
+  const int64_t s0 = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.matmul(kQ, kKT, s0);
+  const int64_t s1 = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_MUL, s0, s1, g.scalar(kScale));
+  const int64_t s = mask(g, s1, ss, c.window);
+  const int64_t m = g.temp(CUDNN_DATA_FLOAT, rs.dims, rs.strides);
+  g.reduction(CUDNN_REDUCE_TENSOR_MAX, s, m);
+  const int64_t centred = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_SUB, s, centred, m);
+  const int64_t e = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_EXP, centred, e);
+  const int64_t z = g.temp(CUDNN_DATA_FLOAT, rs.dims, rs.strides);
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, e, z);
+  const int64_t log_z = g.temp(CUDNN_DATA_FLOAT, rs.dims, rs.strides);
+  g.pointwise(CUDNN_POINTWISE_LOG, z, log_z);
+  g.pointwise(CUDNN_POINTWISE_ADD, m, kStats, log_z);
+  const int64_t p = g.temp(CUDNN_DATA_BFLOAT16, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_DIV, e, p, z);
+  g.matmul(p, kV, kO);
+  return g;
+}
+
+// dQ, dK, dV from Q, K, V, O, dO and the forward's Stats (FlashAttention's backward: P recomputed).
+Graph backward_graph(const AttentionCall& c) {
+  Graph g;
+  const int64_t B = c.B, T = c.T, Tk = c.Tk, Hq = c.Hq;
+  const bool gqa = c.Hq != c.Hkv;
+  const View q = bshd(B, T, Hq, c.dqk), kt = bshd(B, Tk, c.Hkv, c.dqk, true), k = bshd(B, Tk, c.Hkv, c.dqk),
+             vt = bshd(B, Tk, c.Hkv, c.dv, true), v = bshd(B, Tk, c.Hkv, c.dv), o = bshd(B, T, Hq, c.dv),
+             ss = packed(B, Hq, T, Tk), rs = packed(B, Hq, T, 1);
+  const View sst{{B, Hq, Tk, T}, {Hq * T * Tk, T * Tk, 1, Tk}};  // scores transposed (a view)
+  g.tensor(kQ, CUDNN_DATA_BFLOAT16, q.dims, q.strides);
+  g.tensor(kKT, CUDNN_DATA_BFLOAT16, kt.dims, kt.strides);
+  g.tensor(kVT, CUDNN_DATA_BFLOAT16, vt.dims, vt.strides);
+  g.tensor(kO, CUDNN_DATA_BFLOAT16, o.dims, o.strides);
+  g.tensor(kDO, CUDNN_DATA_BFLOAT16, o.dims, o.strides);
+  g.tensor(kStats, CUDNN_DATA_FLOAT, rs.dims, rs.strides);
+  g.tensor(kDQ, CUDNN_DATA_BFLOAT16, q.dims, q.strides);
+  g.tensor(kDK, CUDNN_DATA_BFLOAT16, k.dims, k.strides);
+  g.tensor(kDV, CUDNN_DATA_BFLOAT16, v.dims, v.strides);
+  g.tensor(kSoftmaxSum, CUDNN_DATA_FLOAT, rs.dims, rs.strides);
+  const View acc = packed(B, Hq, T, c.dqk);
+  g.tensor(kDQAccum, CUDNN_DATA_FLOAT, acc.dims, acc.strides);
+  g.scalar(kScale);
+
+  // D = rowsum(dO ∘ O)
+  const int64_t prod = g.temp(CUDNN_DATA_FLOAT, o.dims, o.strides);
+  g.pointwise(CUDNN_POINTWISE_MUL, kDO, prod, kO);
+  const int64_t rowsum = g.temp(CUDNN_DATA_FLOAT, rs.dims, rs.strides);
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, prod, rowsum);
+  g.pointwise(CUDNN_POINTWISE_MUL, rowsum, kSoftmaxSum, g.scalar(kOne));
+  // P = exp(mask(Q·Kᵀ·scale − Stats))
+  const int64_t s0 = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.matmul(kQ, kKT, s0);
+  const int64_t s1 = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_MUL, s0, s1, kScale);
+  const int64_t s2 = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_SUB, s1, s2, kStats);
+  const int64_t masked = mask(g, s2, ss, c.window);
+  const int64_t p = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_EXP, masked, p);
+  // dV = Pᵀ·dO (per query head, then summed over each KV head's group)
+  const int64_t pt = g.temp(CUDNN_DATA_BFLOAT16, sst.dims, sst.strides);
+  g.reshape(p, pt);
+  const auto per_kv_head = [&](int64_t a, int64_t b, int64_t out, int64_t d) {
+    if (!gqa) return g.matmul(a, b, out);
+    const View full = packed(B, Hq, Tk, d);
+    const int64_t all = g.temp(CUDNN_DATA_BFLOAT16, full.dims, full.strides);
+    g.matmul(a, b, all);
+    g.reduction(CUDNN_REDUCE_TENSOR_ADD, all, out);
+  };
+  per_kv_head(pt, kDO, kDV, c.dv);
+  // dS = P ∘ (dO·Vᵀ − D) · scale
+  const int64_t dp = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.matmul(kDO, kVT, dp);
+  const int64_t centred = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_SUB, dp, centred, kSoftmaxSum);
+  const int64_t weighted = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_MUL, centred, weighted, p);
+  const int64_t ds = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
+  g.pointwise(CUDNN_POINTWISE_MUL, weighted, ds, kScale);
+  // dK = dSᵀ·Q
+  const int64_t dst = g.temp(CUDNN_DATA_BFLOAT16, sst.dims, sst.strides);
+  g.reshape(ds, dst);
+  per_kv_head(dst, kQ, kDK, c.dqk);
+  // dQ = dS·K, accumulated in fp32, then rounded to bf16
+  const int64_t kv = g.temp(CUDNN_DATA_FLOAT, k.dims, k.strides);
+  g.reshape(kKT, kv);
+  g.matmul(ds, kv, kDQAccum);
+  g.pointwise(CUDNN_POINTWISE_IDENTITY, kDQAccum, kDQ);
+  return g;
+}
+
+// ---- plans per shape ---------------------------------------------------------------------------------
+
+using PlanKey = std::tuple<bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+
+struct Cached {
+  Graph graph;             // keeps every descriptor the plan refers to
+  Graph::Plan plan;        // plan.plan == nullptr: cuDNN refused this shape
+  std::string refusal;
+};
+
+// The plan for a call, built on first use (runtime fusion compiles kernels then: seconds, once).
+// Errors while building count as a refusal too, so that a graph this cuDNN does not take never
+// stops a run: the caller falls back to the own kernels and logs the reason.
+const Cached& plan_for(const AttentionCall& c) {
+  static std::mutex m;
+  static std::map<PlanKey, std::unique_ptr<Cached>> cache;
+  const PlanKey key{c.backward, c.B, c.T, c.Tk, c.Hq, c.Hkv, c.dqk, c.dv, c.window};
+  const std::lock_guard<std::mutex> lock(m);
+  if (auto it = cache.find(key); it != cache.end()) return *it->second;
+  auto entry = std::make_unique<Cached>();
+  try {
+    entry->graph = c.backward ? backward_graph(c) : forward_graph(c);
+    entry->plan = entry->graph.plan(handle(), &entry->refusal);
+  } catch (const std::exception& e) {
+    entry->plan = {};
+    entry->refusal = e.what();
+  }
+  return *cache.emplace(key, std::move(entry)).first->second;
+}
+
+// Runs a plan with the given (uid, pointer) pairs and the plan's workspace.
+void execute(const Cached& x, const std::vector<std::pair<int64_t, void*>>& bindings, void* workspace) {
+  std::vector<int64_t> uids;
+  std::vector<void*> ptrs;
+  for (const auto& [uid, p] : bindings) uids.push_back(uid), ptrs.push_back(p);
+  Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids.data(), static_cast<int64_t>(uids.size()))
+      .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, ptrs.data(), static_cast<int64_t>(ptrs.size()))
+      .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace)
+      .finalize();
+  HEADROOM_CUDNN_CHECK(cudnnBackendExecute(handle(), x.plan.plan->get(), pack.get()));
+}
+
+}  // namespace
+
+CudnnSupport cudnn_support() {
+  cudaDeviceProp p{};
+  HEADROOM_CUDA_CHECK(cudaGetDeviceProperties(&p, current_device()));
+  return {p.major * 10 + p.minor, static_cast<int64_t>(cudnnGetVersion())};
+}
+
+bool cudnn_attention_fwd(const AttentionCall& c, float scale, const float* q, const float* k, const float* v,
+                         float* out, float* lse, std::string* why) {
+  const Cached& x = plan_for(c);
+  if (!x.plan.plan) {
+    *why = x.refusal;
+    return false;
+  }
+  const int64_t nq = c.B * c.T * c.Hq * c.dqk, nk = c.B * c.Tk * c.Hkv * c.dqk, nv = c.B * c.Tk * c.Hkv * c.dv,
+                no = c.B * c.T * c.Hq * c.dv, ns = c.B * c.Hq * c.T;
+  // bf16 operands, the bf16 output and the statistics (aligned for cuDNN: lse may be an offset
+  // into a larger buffer) in one scratch allocation.
+  Carver sizes;
+  sizes.take<uint16_t>(nq), sizes.take<uint16_t>(nk), sizes.take<uint16_t>(nv), sizes.take<uint16_t>(no);
+  sizes.take<float>(ns), sizes.take<unsigned char>(static_cast<std::size_t>(x.plan.workspace));
+  Carver parts(scratch(sizes.used()));
+  uint16_t* qb = parts.take<uint16_t>(nq);
+  uint16_t* kb = parts.take<uint16_t>(nk);
+  uint16_t* vb = parts.take<uint16_t>(nv);
+  uint16_t* ob = parts.take<uint16_t>(no);
+  float* stats = parts.take<float>(ns);
+  void* workspace = parts.take<unsigned char>(static_cast<std::size_t>(x.plan.workspace));
+  round_to_bf16(q, qb, nq, "cudnn attention_fwd (bf16 q)");
+  round_to_bf16(k, kb, nk, "cudnn attention_fwd (bf16 k)");
+  round_to_bf16(v, vb, nv, "cudnn attention_fwd (bf16 v)");
+  float scale_v = scale, neg_inf = -std::numeric_limits<float>::infinity(), window = static_cast<float>(c.window);
+  std::vector<std::pair<int64_t, void*>> b{{kQ, qb}, {kKT, kb}, {kV, vb}, {kO, ob}, {kStats, stats},
+                                           {kScale, &scale_v}, {kNegInf1, &neg_inf}};
+  if (c.window > 0) b.insert(b.end(), {{kNegInf2, &neg_inf}, {kWindow, &window}});
+  execute(x, b, workspace);
+  widen_from_bf16(ob, out, no, "cudnn attention_fwd (fp32 out)");
+  HEADROOM_CUDA_CHECK(cudaMemcpyAsync(lse, stats, sizeof(float) * ns, cudaMemcpyDeviceToDevice, stream()));
+  return true;
+}
+
+bool cudnn_attention_bwd(const AttentionCall& c, float scale, const float* q, const float* k, const float* v,
+                         const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                         std::string* why) {
+  const Cached& x = plan_for(c);
+  if (!x.plan.plan) {
+    *why = x.refusal;
+    return false;
+  }
+  const int64_t nq = c.B * c.T * c.Hq * c.dqk, nk = c.B * c.Tk * c.Hkv * c.dqk, nv = c.B * c.Tk * c.Hkv * c.dv,
+                no = c.B * c.T * c.Hq * c.dv, ns = c.B * c.Hq * c.T;
+  Carver sizes;
+  for (int64_t n : {nq, nk, nv, no, no, nq, nk, nv}) sizes.take<uint16_t>(n);
+  sizes.take<float>(ns), sizes.take<float>(ns), sizes.take<float>(nq);
+  sizes.take<unsigned char>(static_cast<std::size_t>(x.plan.workspace));
+  Carver parts(scratch(sizes.used()));
+  uint16_t* qb = parts.take<uint16_t>(nq);
+  uint16_t* kb = parts.take<uint16_t>(nk);
+  uint16_t* vb = parts.take<uint16_t>(nv);
+  uint16_t* ob = parts.take<uint16_t>(no);
+  uint16_t* dob = parts.take<uint16_t>(no);
+  uint16_t* dqb = parts.take<uint16_t>(nq);
+  uint16_t* dkb = parts.take<uint16_t>(nk);
+  uint16_t* dvb = parts.take<uint16_t>(nv);
+  float* stats = parts.take<float>(ns);
+  float* softmax_sum = parts.take<float>(ns);
+  float* dq_accum = parts.take<float>(nq);
+  void* workspace = parts.take<unsigned char>(static_cast<std::size_t>(x.plan.workspace));
+  round_to_bf16(q, qb, nq, "cudnn attention_bwd (bf16 q)");
+  round_to_bf16(k, kb, nk, "cudnn attention_bwd (bf16 k)");
+  round_to_bf16(v, vb, nv, "cudnn attention_bwd (bf16 v)");
+  round_to_bf16(out, ob, no, "cudnn attention_bwd (bf16 out)");
+  round_to_bf16(dout, dob, no, "cudnn attention_bwd (bf16 dout)");
+  HEADROOM_CUDA_CHECK(cudaMemcpyAsync(stats, lse, sizeof(float) * ns, cudaMemcpyDeviceToDevice, stream()));
+  // cuDNN ≥ 9.6 does not clear its dQ accumulator itself (cuDNN's frontend stopped doing it there).
+  zero_async(dq_accum, sizeof(float) * nq);
+  float scale_v = scale, one = 1.f, neg_inf = -std::numeric_limits<float>::infinity(),
+        window = static_cast<float>(c.window);
+  std::vector<std::pair<int64_t, void*>> b{
+      {kQ, qb},          {kKT, kb},        {kVT, vb},         {kO, ob},          {kDO, dob},
+      {kStats, stats},   {kDQ, dqb},       {kDK, dkb},        {kDV, dvb},        {kSoftmaxSum, softmax_sum},
+      {kDQAccum, dq_accum}, {kScale, &scale_v}, {kOne, &one}, {kNegInf1, &neg_inf}};
+  if (c.window > 0) b.insert(b.end(), {{kNegInf2, &neg_inf}, {kWindow, &window}});
+  execute(x, b, workspace);
+  widen_from_bf16(dqb, dq, nq, "cudnn attention_bwd (fp32 dq)");
+  widen_from_bf16(dkb, dk, nk, "cudnn attention_bwd (fp32 dk)");
+  widen_from_bf16(dvb, dv, nv, "cudnn attention_bwd (fp32 dv)");
+  return true;
+}
+
+}  // namespace headroom::kernels::cuda

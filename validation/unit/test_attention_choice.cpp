@@ -1,0 +1,110 @@
+// The rules that send an attention call to cuDNN's fused attention or to the own kernels
+// (kernels/cuda/attention_choice.h): plain logic, tested without a GPU.
+#include "cuda/attention_choice.h"
+
+#include <gtest/gtest.h>
+
+namespace headroom::kernels::cuda {
+namespace {
+
+constexpr CudnnSupport kHopper{90, 91900};
+constexpr CudnnSupport kAmpere{80, 91900};
+
+// A training call: 2 sequences of 512 tokens, 8 query heads on 8 KV heads, widths 64/64.
+AttentionCall training(int64_t dqk = 64, int64_t dv = 64, bool backward = false) {
+  return {2, 512, 512, 0, 8, 8, dqk, dv, 0, backward};
+}
+
+bool cudnn(const AttentionCall& c, const CudnnSupport& s) {
+  return choose_attention(c, s).path == AttentionPath::kCudnn;
+}
+
+TEST(AttentionChoice, TrainingShapesGoToCudnnOnHopperAndAmpere) {
+  for (const CudnnSupport& s : {kHopper, kAmpere})
+    for (bool backward : {false, true}) {
+      EXPECT_TRUE(cudnn(training(64, 64, backward), s)) << s.sm << " " << backward;
+      EXPECT_TRUE(cudnn(training(128, 128, backward), s)) << s.sm << " " << backward;
+    }
+  EXPECT_EQ(choose_attention(training(), kHopper).reason, "cuDNN 9.19.0 fused attention (sm_90)");
+}
+
+TEST(AttentionChoice, GqaAndSlidingWindowsGoToCudnn) {
+  AttentionCall c = training();
+  c.Hkv = 2;
+  EXPECT_TRUE(cudnn(c, kHopper));
+  c.window = 128;
+  EXPECT_TRUE(cudnn(c, kHopper));
+  c.backward = true;
+  EXPECT_TRUE(cudnn(c, kHopper));
+}
+
+TEST(AttentionChoice, WidthLimitsDependOnTheArchitectureAndPass) {
+  EXPECT_TRUE(cudnn(training(256, 256, false), kHopper));
+  EXPECT_TRUE(cudnn(training(256, 256, true), kHopper));
+  EXPECT_TRUE(cudnn(training(256, 256, false), kAmpere));
+  // Ampere's backward pass stops at 128.
+  EXPECT_FALSE(cudnn(training(256, 256, true), kAmpere));
+  EXPECT_NE(choose_attention(training(256, 256, true), kAmpere).reason.find("exceed cuDNN's 128 for the backward pass on sm_80"),
+            std::string::npos);
+  // Wider than 256: the own kernels, which take any width.
+  const AttentionChoice wide = choose_attention(training(512, 512), kHopper);
+  EXPECT_EQ(wide.path, AttentionPath::kFlash);
+  EXPECT_EQ(wide.reason, "own flash attention: head widths 512/512 exceed cuDNN's 256 for the forward pass on sm_90");
+  EXPECT_FALSE(cudnn(training(264, 264), kHopper));
+  EXPECT_FALSE(cudnn(training(60, 60), kHopper));  // not a multiple of 8
+}
+
+TEST(AttentionChoice, AsymmetricWidthsOnlyWhereCudnnDocumentsThem) {
+  EXPECT_TRUE(cudnn(training(192, 128), kHopper));
+  EXPECT_TRUE(cudnn(training(192, 128, true), kHopper));
+  EXPECT_FALSE(cudnn(training(192, 128), kAmpere));
+  EXPECT_FALSE(cudnn(training(128, 64), kHopper));   // the first study's QK-over-V variants
+  EXPECT_FALSE(cudnn(training(64, 128), kHopper));
+  EXPECT_NE(choose_attention(training(128, 64), kHopper).reason.find("query-key width 128 differs from value width 64"),
+            std::string::npos);
+}
+
+TEST(AttentionChoice, QueriesAfterACachedPrefixStayOnTheOwnKernels) {
+  AttentionCall decode = training();
+  decode.T = 1;
+  decode.q_pos0 = 511;
+  EXPECT_FALSE(cudnn(decode, kHopper));
+  AttentionCall chunk = training();
+  chunk.T = 128;
+  chunk.Tk = 640;
+  chunk.q_pos0 = 512;
+  EXPECT_FALSE(cudnn(chunk, kHopper));
+  EXPECT_NE(choose_attention(chunk, kHopper).reason.find("q_pos0 = 512"), std::string::npos);
+}
+
+TEST(AttentionChoice, NoCudnnOldCudnnOrOldGpuMeansTheOwnKernels) {
+  EXPECT_EQ(choose_attention(training(), {90, 0}).reason, "own flash attention: cuDNN is not part of this build");
+  EXPECT_EQ(choose_attention(training(), {90, 80907}).reason,
+            "own flash attention: cuDNN 8.9.7 is older than 9.0.0");
+  EXPECT_EQ(choose_attention(training(), {75, 91900}).reason,
+            "own flash attention: cuDNN's fused attention needs sm_80 or newer, this GPU is sm_75");
+  AttentionCall empty = training();
+  empty.B = 0;
+  EXPECT_FALSE(cudnn(empty, kHopper));
+}
+
+TEST(AttentionChoice, OneLogLinePerDecisionNotPerSequenceLength) {
+  AttentionCall a = training(), b = training();
+  b.B = 7;
+  b.T = b.Tk = 1000;
+  EXPECT_EQ(decision_key(a), decision_key(b));
+  EXPECT_EQ(decision_key(a), "forward, heads 8/8 (query/KV), widths 64/64 (qk/v), causal");
+  AttentionCall w = a;
+  w.window = 128;
+  EXPECT_NE(decision_key(a), decision_key(w));
+  AttentionCall back = a;
+  back.backward = true;
+  EXPECT_NE(decision_key(a), decision_key(back));
+  AttentionCall prefix = a;
+  prefix.q_pos0 = 3;
+  prefix.Tk = a.T + 3;
+  EXPECT_EQ(decision_key(prefix), "forward, heads 8/8 (query/KV), widths 64/64 (qk/v), causal, after a cached prefix");
+}
+
+}  // namespace
+}  // namespace headroom::kernels::cuda
