@@ -31,7 +31,7 @@ inline void row_dots(const float* out, const float* dout, float* D, const AttnSh
 }
 
 // The path for one call: cuDNN when the rules allow it (attention_choice.h). Each decision is
-// logged once per process (stderr), so a run says which kernels its layers use.
+// logged once per process and reason (stderr), so a run says which kernels its layers use.
 inline cuda::AttentionChoice choose(const cuda::AttentionCall& c) {
   static const cuda::CudnnSupport support = cudnn_support();
   return cuda::choose_attention(c, support);
@@ -42,7 +42,7 @@ inline void log_once(const cuda::AttentionCall& c, const cuda::AttentionChoice& 
   static std::set<std::string> said;
   const std::string key = cuda::decision_key(c);
   const std::lock_guard<std::mutex> lock(m);
-  if (said.insert(key).second)
+  if (said.insert(key + choice.reason).second)
     std::fprintf(stderr, "headroom: attention %s: %s\n", key.c_str(), choice.reason.c_str());
 }
 

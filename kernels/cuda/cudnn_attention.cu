@@ -412,6 +412,8 @@ Graph backward_graph(const AttentionCall& c) {
 
 // ---- plans per shape ---------------------------------------------------------------------------------
 
+constexpr std::size_t kMaxShapes = 64;
+
 using PlanKey = std::tuple<bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
 
 struct Cached {
@@ -430,6 +432,13 @@ const Cached& plan_for(const AttentionCall& c) {
   const std::lock_guard<std::mutex> lock(m);
   if (auto it = cache.find(key); it != cache.end()) return *it->second;
   auto entry = std::make_unique<Cached>();
+  if (cache.size() >= kMaxShapes) {
+    // evaluate's prompts start at varying lengths: without a bound every new length would pay a
+    // runtime compile. Training needs a handful (forward and backward per layer kind).
+    entry->refusal = "cuDNN graphs for " + std::to_string(kMaxShapes) +
+                     " shapes exist already (each compiles kernels at run time): the own kernels for new ones";
+    return *cache.emplace(key, std::move(entry)).first->second;
+  }
   try {
     entry->graph = c.backward ? backward_graph(c) : forward_graph(c);
     entry->plan = entry->graph.plan(handle(), &entry->refusal);

@@ -14,9 +14,10 @@ namespace headroom::kernels::HR_CUDA_NS {
 // This device's compute capability and the cuDNN library's version (0 without cuDNN).
 cuda::CudnnSupport cudnn_support();
 
-// Enqueue the call on cuDNN. Returns false, with cuDNN's reason in *why and nothing written, when
-// cuDNN refuses the graph (no engine for it); the refusal is remembered per shape. Other cuDNN
-// failures throw headroom::Error naming the call.
+// Enqueue the call on cuDNN. Returns false, with the reason in *why and nothing written, when
+// cuDNN refuses the graph (no engine for it) or 64 shapes have graphs already (each compiles
+// kernels at run time); the refusal is remembered per shape. Failures while running a plan throw
+// headroom::Error naming the call.
 bool cudnn_attention_fwd(const cuda::AttentionCall& c, float scale, const float* q, const float* k,
                          const float* v, float* out, float* lse, std::string* why);
 bool cudnn_attention_bwd(const cuda::AttentionCall& c, float scale, const float* q, const float* k,

@@ -142,7 +142,7 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "reference), or cuda (one GPU per rank, bf16 GEMMs and flash attention with fp32 "
           "master weights, NCCL between ranks; checkpoints are the same format)");
   add_choice_key(s, "train", "attention_kernel", t.attention_kernel, AttentionKernel::kAuto,
-          "attention kernels on cuda (training, evaluate, analyze): auto (cuDNN's fused attention "
+          "attention kernels on cuda (pretrain, extend, sft, evaluate; analyze uses auto): auto (cuDNN's fused attention "
           "where cuDNN supports the shape: head widths up to 256, equal query-key and value "
           "widths, causal or sliding window, GQA; Headroom's own flash attention elsewhere; each "
           "choice logged once per shape), flash (the own bf16 flash attention always: the second "
