@@ -102,7 +102,10 @@ using Dims = std::vector<int64_t>;
 // execution plan cuDNN accepts. Every descriptor stays alive with the builder.
 class Graph {
  public:
-  int64_t tensor(int64_t uid, cudnnDataType_t type, const Dims& dims, const Dims& strides, bool is_virtual = false) {
+  enum class Storage { kDevice, kVirtual, kByValue };
+
+  int64_t tensor(int64_t uid, cudnnDataType_t type, const Dims& dims, const Dims& strides,
+                 Storage storage = Storage::kDevice) {
     Desc t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     const int64_t align = 16;
     const bool yes = true;
@@ -111,31 +114,18 @@ class Graph {
         .set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides.data(), static_cast<int64_t>(strides.size()))
         .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, uid)
         .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, align);
-    if (is_virtual) t.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, &yes);
+    if (storage == Storage::kVirtual) t.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, &yes);
+    if (storage == Storage::kByValue) t.set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, &yes);
     t.finalize();
     tensors_.emplace(uid, std::move(t));
     return uid;
   }
   // A virtual intermediate.
   int64_t temp(cudnnDataType_t type, const Dims& dims, const Dims& strides) {
-    return tensor(next_virtual_++, type, dims, strides, true);
+    return tensor(next_virtual_++, type, dims, strides, Storage::kVirtual);
   }
   // A fp32 scalar passed by value (the variant pack holds a host pointer to it).
-  int64_t scalar(int64_t uid) {
-    Desc t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    const Dims one{1};
-    const int64_t align = 16;
-    const bool yes = true;
-    t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_DATA_FLOAT)
-        .set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, one.data(), 1)
-        .set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, one.data(), 1)
-        .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, uid)
-        .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, align)
-        .set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, &yes)
-        .finalize();
-    tensors_.emplace(uid, std::move(t));
-    return uid;
-  }
+  int64_t scalar(int64_t uid) { return tensor(uid, CUDNN_DATA_FLOAT, {1}, {1}, Storage::kByValue); }
 
   // y = mode(x[, b][, t]); GEN_INDEX takes an axis, BINARY_SELECT a mask t (y = t ? x : b).
   void pointwise(cudnnPointwiseMode_t mode, int64_t x, int64_t y, int64_t b = -1, int64_t t = -1,
