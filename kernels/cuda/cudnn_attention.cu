@@ -1,8 +1,6 @@
 // cuDNN's fused attention through the backend graph API (cudnn_graph.h; cuDNN's C++ frontend is not
-// on these machines). cuDNN 9.19 has no single causal-attention operation, so each call is the
-// pattern cuDNN's runtime fusion recognises as flash attention: matmul, scale, a mask from
-// generated row/column indices, softmax as reductions and pointwise ops, matmul (and the matching
-// backward graph). Graphs are built once per shape and kept with their execution plan.
+// on these machines): the graphs described in attention_graph.h, lowered to cuDNN descriptors once
+// per shape and kept with their execution plan.
 //
 // Operands: fp32 in ops.h's layouts ([B, T, H, d]), rounded to bf16 copies in the scratch
 // workspace (cuDNN's attention takes fp16/bf16 only), described to cuDNN as [B, H, T, d] views with
@@ -10,6 +8,7 @@
 // softmax statistics are fp32 natural-log log-sum-exp, ops.h's lse layout [B, H, T] exactly.
 #include "cuda/cudnn_attention.h"
 
+#include "cuda/attention_graph.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device.h"
 #include "cuda/runtime.h"
@@ -30,6 +29,10 @@
 namespace headroom::kernels::cuda {
 
 namespace {
+
+namespace ag = attention_graph;
+using ag::kDK, ag::kDO, ag::kDQ, ag::kDQAccum, ag::kDV, ag::kKT, ag::kNegInf1, ag::kNegInf2, ag::kO, ag::kOne,
+    ag::kQ, ag::kScale, ag::kSoftmaxSum, ag::kStats, ag::kV, ag::kVT, ag::kWindow;
 
 std::string last_error() {
   char msg[1024] = {0};
@@ -97,9 +100,9 @@ cudnnHandle_t handle() {
 
 using Dims = std::vector<int64_t>;
 
-// Builds one graph: tensors by unique id (user tensors get fixed ids, virtual ones count up from
-// 100), then its operations in order; `plan` runs the engine heuristics and finalizes the first
-// execution plan cuDNN accepts. Every descriptor stays alive with the builder.
+// One graph's cuDNN descriptors: tensors by unique id, then its operations in order; `plan` runs
+// the engine heuristics and finalizes the first execution plan cuDNN accepts. Every descriptor
+// stays alive with the object.
 class Graph {
  public:
   enum class Storage { kDevice, kVirtual, kByValue };
@@ -120,13 +123,6 @@ class Graph {
     tensors_.emplace(uid, std::move(t));
     return uid;
   }
-  // A virtual intermediate.
-  int64_t temp(cudnnDataType_t type, const Dims& dims, const Dims& strides) {
-    return tensor(next_virtual_++, type, dims, strides, Storage::kVirtual);
-  }
-  // A fp32 scalar passed by value (the variant pack holds a host pointer to it).
-  int64_t scalar(int64_t uid) { return tensor(uid, CUDNN_DATA_FLOAT, {1}, {1}, Storage::kByValue); }
-
   // y = mode(x[, b][, t]); GEN_INDEX takes an axis, BINARY_SELECT a mask t (y = t ? x : b).
   void pointwise(cudnnPointwiseMode_t mode, int64_t x, int64_t y, int64_t b = -1, int64_t t = -1,
                  cudnnDataType_t prec = CUDNN_DATA_FLOAT, int64_t axis = -1) {
@@ -251,152 +247,58 @@ class Graph {
   int64_t next_virtual_ = 100;
 };
 
-// ---- the attention graphs ---------------------------------------------------------------------------
+// ---- lowering the description (attention_graph.h) to descriptors ----------------------------------
 
-// Unique ids of the user tensors (the variant pack's keys).
-enum Uid : int64_t {
-  kQ = 1, kKT, kV, kO, kStats, kScale, kNegInf1, kNegInf2, kWindow, kDO, kDQ, kDK, kDV, kSoftmaxSum, kDQAccum,
-  kOne, kVT
-};
-
-// [b, h, s, d] views of ops.h's [B, T, H, d] tensors; `transposed` swaps the last two (Kᵀ, Vᵀ).
-struct View {
-  Dims dims, strides;
-};
-View bshd(int64_t B, int64_t T, int64_t H, int64_t d, bool transposed = false) {
-  if (transposed) return {{B, H, d, T}, {T * H * d, d, 1, H * d}};
-  return {{B, H, T, d}, {T * H * d, d, H * d, 1}};
-}
-// Packed [b, h, rows, cols] (scores, statistics, dQ's fp32 accumulator).
-View packed(int64_t B, int64_t H, int64_t rows, int64_t cols) {
-  return {{B, H, rows, cols}, {H * rows * cols, rows * cols, cols, 1}};
+cudnnDataType_t dtype(ag::DType t) {
+  switch (t) {
+    case ag::DType::kBf16: return CUDNN_DATA_BFLOAT16;
+    case ag::DType::kFloat: return CUDNN_DATA_FLOAT;
+    case ag::DType::kInt32: return CUDNN_DATA_INT32;
+    case ag::DType::kBool: return CUDNN_DATA_BOOLEAN;
+  }
+  fail("cuDNN attention: unknown data type");
 }
 
-// Causal (key j <= query i), then the sliding window (i - j < W): masked scores become -inf.
-int64_t mask(Graph& g, int64_t s, const View& ss, int64_t window) {
-  const int64_t row = g.temp(CUDNN_DATA_INT32, ss.dims, ss.strides);
-  const int64_t col = g.temp(CUDNN_DATA_INT32, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, row, -1, -1, CUDNN_DATA_FLOAT, 2);
-  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, col, -1, -1, CUDNN_DATA_FLOAT, 3);
-  const int64_t keep = g.temp(CUDNN_DATA_BOOLEAN, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_CMP_GE, row, keep, col, -1, CUDNN_DATA_BOOLEAN);
-  const int64_t causal = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, s, causal, g.scalar(kNegInf1), keep);
-  if (window == 0) return causal;
-  const int64_t row2 = g.temp(CUDNN_DATA_INT32, ss.dims, ss.strides);
-  const int64_t col2 = g.temp(CUDNN_DATA_INT32, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, causal, row2, -1, -1, CUDNN_DATA_FLOAT, 2);
-  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, causal, col2, -1, -1, CUDNN_DATA_FLOAT, 3);
-  const int64_t shifted = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_ADD, col2, shifted, g.scalar(kWindow));
-  const int64_t inside = g.temp(CUDNN_DATA_BOOLEAN, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_CMP_GT, shifted, inside, row2, -1, CUDNN_DATA_BOOLEAN);
-  const int64_t windowed = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, causal, windowed, g.scalar(kNegInf2), inside);
-  return windowed;
+cudnnPointwiseMode_t pointwise_mode(ag::Mode m) {
+  switch (m) {
+    case ag::Mode::kMul: return CUDNN_POINTWISE_MUL;
+    case ag::Mode::kSub: return CUDNN_POINTWISE_SUB;
+    case ag::Mode::kAdd: return CUDNN_POINTWISE_ADD;
+    case ag::Mode::kDiv: return CUDNN_POINTWISE_DIV;
+    case ag::Mode::kExp: return CUDNN_POINTWISE_EXP;
+    case ag::Mode::kLog: return CUDNN_POINTWISE_LOG;
+    case ag::Mode::kIdentity: return CUDNN_POINTWISE_IDENTITY;
+    case ag::Mode::kGenIndex: return CUDNN_POINTWISE_GEN_INDEX;
+    case ag::Mode::kCmpGe: return CUDNN_POINTWISE_CMP_GE;
+    case ag::Mode::kCmpGt: return CUDNN_POINTWISE_CMP_GT;
+    case ag::Mode::kSelect: return CUDNN_POINTWISE_BINARY_SELECT;
+    default: fail("cuDNN attention: not a pointwise mode");
+  }
 }
 
-// O = softmax(mask(Q·Kᵀ·scale))·V and Stats = log-sum-exp of the masked scaled scores.
-Graph forward_graph(const AttentionCall& c) {
+// Every tensor, then every operation in order (each finalized on creation).
+Graph lower(const ag::Graph& d) {
+  if (const std::string problem = ag::check(d); !problem.empty())
+    fail("cuDNN attention graph: ", problem, " (a bug in attention_graph.cpp)");
   Graph g;
-  const int64_t B = c.B, T = c.T, Tk = c.Tk;
-  const View q = bshd(B, T, c.Hq, c.dqk), kt = bshd(B, Tk, c.Hkv, c.dqk, true), v = bshd(B, Tk, c.Hkv, c.dv),
-             o = bshd(B, T, c.Hq, c.dv), ss = packed(B, c.Hq, T, Tk), rs = packed(B, c.Hq, T, 1);
-  g.tensor(kQ, CUDNN_DATA_BFLOAT16, q.dims, q.strides);
-  g.tensor(kKT, CUDNN_DATA_BFLOAT16, kt.dims, kt.strides);
-  g.tensor(kV, CUDNN_DATA_BFLOAT16, v.dims, v.strides);
-  g.tensor(kO, CUDNN_DATA_BFLOAT16, o.dims, o.strides);
-  g.tensor(kStats, CUDNN_DATA_FLOAT, rs.dims, rs.strides);
-  const int64_t s0 = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.matmul(kQ, kKT, s0);
-  const int64_t s1 = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_MUL, s0, s1, g.scalar(kScale));
-  const int64_t s = mask(g, s1, ss, c.window);
-  const int64_t m = g.temp(CUDNN_DATA_FLOAT, rs.dims, rs.strides);
-  g.reduction(CUDNN_REDUCE_TENSOR_MAX, s, m);
-  const int64_t centred = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_SUB, s, centred, m);
-  const int64_t e = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_EXP, centred, e);
-  const int64_t z = g.temp(CUDNN_DATA_FLOAT, rs.dims, rs.strides);
-  g.reduction(CUDNN_REDUCE_TENSOR_ADD, e, z);
-  const int64_t log_z = g.temp(CUDNN_DATA_FLOAT, rs.dims, rs.strides);
-  g.pointwise(CUDNN_POINTWISE_LOG, z, log_z);
-  g.pointwise(CUDNN_POINTWISE_ADD, m, kStats, log_z);
-  const int64_t p = g.temp(CUDNN_DATA_BFLOAT16, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_DIV, e, p, z);
-  g.matmul(p, kV, kO);
-  return g;
-}
-
-// dQ, dK, dV from Q, K, V, O, dO and the forward's Stats (FlashAttention's backward: P recomputed).
-Graph backward_graph(const AttentionCall& c) {
-  Graph g;
-  const int64_t B = c.B, T = c.T, Tk = c.Tk, Hq = c.Hq;
-  const bool gqa = c.Hq != c.Hkv;
-  const View q = bshd(B, T, Hq, c.dqk), kt = bshd(B, Tk, c.Hkv, c.dqk, true), k = bshd(B, Tk, c.Hkv, c.dqk),
-             vt = bshd(B, Tk, c.Hkv, c.dv, true), v = bshd(B, Tk, c.Hkv, c.dv), o = bshd(B, T, Hq, c.dv),
-             ss = packed(B, Hq, T, Tk), rs = packed(B, Hq, T, 1);
-  const View sst{{B, Hq, Tk, T}, {Hq * T * Tk, T * Tk, 1, Tk}};  // scores transposed (a view)
-  g.tensor(kQ, CUDNN_DATA_BFLOAT16, q.dims, q.strides);
-  g.tensor(kKT, CUDNN_DATA_BFLOAT16, kt.dims, kt.strides);
-  g.tensor(kVT, CUDNN_DATA_BFLOAT16, vt.dims, vt.strides);
-  g.tensor(kO, CUDNN_DATA_BFLOAT16, o.dims, o.strides);
-  g.tensor(kDO, CUDNN_DATA_BFLOAT16, o.dims, o.strides);
-  g.tensor(kStats, CUDNN_DATA_FLOAT, rs.dims, rs.strides);
-  g.tensor(kDQ, CUDNN_DATA_BFLOAT16, q.dims, q.strides);
-  g.tensor(kDK, CUDNN_DATA_BFLOAT16, k.dims, k.strides);
-  g.tensor(kDV, CUDNN_DATA_BFLOAT16, v.dims, v.strides);
-  g.tensor(kSoftmaxSum, CUDNN_DATA_FLOAT, rs.dims, rs.strides);
-  const View acc = packed(B, Hq, T, c.dqk);
-  g.tensor(kDQAccum, CUDNN_DATA_FLOAT, acc.dims, acc.strides);
-  g.scalar(kScale);
-
-  // D = rowsum(dO ∘ O)
-  const int64_t prod = g.temp(CUDNN_DATA_FLOAT, o.dims, o.strides);
-  g.pointwise(CUDNN_POINTWISE_MUL, kDO, prod, kO);
-  const int64_t rowsum = g.temp(CUDNN_DATA_FLOAT, rs.dims, rs.strides);
-  g.reduction(CUDNN_REDUCE_TENSOR_ADD, prod, rowsum);
-  g.pointwise(CUDNN_POINTWISE_MUL, rowsum, kSoftmaxSum, g.scalar(kOne));
-  // P = exp(mask(Q·Kᵀ·scale − Stats))
-  const int64_t s0 = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.matmul(kQ, kKT, s0);
-  const int64_t s1 = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_MUL, s0, s1, kScale);
-  const int64_t s2 = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_SUB, s1, s2, kStats);
-  const int64_t masked = mask(g, s2, ss, c.window);
-  const int64_t p = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_EXP, masked, p);
-  // dV = Pᵀ·dO (per query head, then summed over each KV head's group)
-  const int64_t pt = g.temp(CUDNN_DATA_BFLOAT16, sst.dims, sst.strides);
-  g.reshape(p, pt);
-  const auto per_kv_head = [&](int64_t a, int64_t b, int64_t out, int64_t d) {
-    if (!gqa) return g.matmul(a, b, out);
-    const View full = packed(B, Hq, Tk, d);
-    const int64_t all = g.temp(CUDNN_DATA_BFLOAT16, full.dims, full.strides);
-    g.matmul(a, b, all);
-    g.reduction(CUDNN_REDUCE_TENSOR_ADD, all, out);
-  };
-  per_kv_head(pt, kDO, kDV, c.dv);
-  // dS = P ∘ (dO·Vᵀ − D) · scale
-  const int64_t dp = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.matmul(kDO, kVT, dp);
-  const int64_t centred = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_SUB, dp, centred, kSoftmaxSum);
-  const int64_t weighted = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_MUL, centred, weighted, p);
-  const int64_t ds = g.temp(CUDNN_DATA_FLOAT, ss.dims, ss.strides);
-  g.pointwise(CUDNN_POINTWISE_MUL, weighted, ds, kScale);
-  // dK = dSᵀ·Q
-  const int64_t dst = g.temp(CUDNN_DATA_BFLOAT16, sst.dims, sst.strides);
-  g.reshape(ds, dst);
-  per_kv_head(dst, kQ, kDK, c.dqk);
-  // dQ = dS·K, accumulated in fp32, then rounded to bf16
-  const int64_t kv = g.temp(CUDNN_DATA_FLOAT, k.dims, k.strides);
-  g.reshape(kKT, kv);
-  g.matmul(ds, kv, kDQAccum);
-  g.pointwise(CUDNN_POINTWISE_IDENTITY, kDQAccum, kDQ);
+  for (const auto& [uid, t] : d.tensors) {
+    const auto storage = t.storage == ag::Storage::kVirtual   ? Graph::Storage::kVirtual
+                         : t.storage == ag::Storage::kByValue ? Graph::Storage::kByValue
+                                                              : Graph::Storage::kDevice;
+    g.tensor(uid, dtype(t.type), t.dims, t.strides, storage);
+  }
+  for (const ag::Op& op : d.ops) {
+    switch (op.kind) {
+      case ag::Kind::kMatmul: g.matmul(op.x, op.b, op.y); break;
+      case ag::Kind::kReshape: g.reshape(op.x, op.y); break;
+      case ag::Kind::kReduction:
+        g.reduction(op.mode == ag::Mode::kMax ? CUDNN_REDUCE_TENSOR_MAX : CUDNN_REDUCE_TENSOR_ADD, op.x, op.y);
+        break;
+      case ag::Kind::kPointwise:
+        g.pointwise(pointwise_mode(op.mode), op.x, op.y, op.b, op.t, dtype(op.prec), op.axis);
+        break;
+    }
+  }
   return g;
 }
 
@@ -407,6 +309,7 @@ constexpr std::size_t kMaxShapes = 64;
 using PlanKey = std::tuple<bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
 
 struct Cached {
+  std::vector<int64_t> bound;  // the tensors a run binds (attention_graph::bound_uids)
   Graph graph;             // keeps every descriptor the plan refers to
   Graph::Plan plan;        // plan.plan == nullptr: cuDNN refused this shape
   std::string refusal;
@@ -430,7 +333,9 @@ const Cached& plan_for(const AttentionCall& c) {
     return *cache.emplace(key, std::move(entry)).first->second;
   }
   try {
-    entry->graph = c.backward ? backward_graph(c) : forward_graph(c);
+    const ag::Graph description = c.backward ? ag::backward_graph(c) : ag::forward_graph(c);
+    entry->bound = ag::bound_uids(description);
+    entry->graph = lower(description);
     entry->plan = entry->graph.plan(handle(), &entry->refusal);
   } catch (const std::exception& e) {
     entry->plan = {};
@@ -444,6 +349,11 @@ void execute(const Cached& x, const std::vector<std::pair<int64_t, void*>>& bind
   std::vector<int64_t> uids;
   std::vector<void*> ptrs;
   for (const auto& [uid, p] : bindings) uids.push_back(uid), ptrs.push_back(p);
+  std::vector<int64_t> sorted = uids;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted != x.bound)
+    fail("cuDNN attention: the run binds ", sorted.size(), " tensors, the graph needs ", x.bound.size(),
+         " (a bug in cudnn_attention.cu)");
   Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
   pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids.data(), static_cast<int64_t>(uids.size()))
       .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, ptrs.data(), static_cast<int64_t>(ptrs.size()))

@@ -1,5 +1,7 @@
 # The CUDA backend's tests.
-#   test_attention_choice  which attention calls go to cuDNN (label unit; plain logic)
+#   test_attention_choice  which attention calls go to cuDNN, and the graphs cuDNN is given: their
+#                      consistency and, through an fp64 interpreter, their outputs against the CPU
+#                      backend's attention (label unit; no GPU)
 #   test_gpu_emulated  the kernel sources on the CPU emulator against the CPU backend (label unit;
 #                      needs no GPU and no nvcc, so it runs in CI)
 #   test_gpu_device    GPU discovery (label gpu; exits 77 = skipped without a GPU)
@@ -9,7 +11,7 @@ headroom_test(test_gpu_emulated SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_emula
   LABELS unit LIBS headroom_kernels headroom_kernels_emulated)
 target_include_directories(test_gpu_emulated PRIVATE ${CMAKE_SOURCE_DIR}/kernels ${CMAKE_SOURCE_DIR}/src)
 headroom_test(test_attention_choice SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_choice.cpp
-  LABELS unit LIBS headroom_attention_choice)
+  ${CMAKE_CURRENT_LIST_DIR}/test_attention_graph.cpp LABELS unit LIBS headroom_attention_choice headroom_kernels_cpu)
 
 if(HEADROOM_HAVE_CUDA)
   headroom_test(test_gpu_device SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_device.cpp
