@@ -105,10 +105,7 @@ using Dims = std::vector<int64_t>;
 // stays alive with the object.
 class Graph {
  public:
-  enum class Storage { kDevice, kVirtual, kByValue };
-
-  int64_t tensor(int64_t uid, cudnnDataType_t type, const Dims& dims, const Dims& strides,
-                 Storage storage = Storage::kDevice) {
+  int64_t tensor(int64_t uid, cudnnDataType_t type, const Dims& dims, const Dims& strides, ag::Storage storage) {
     Desc t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     const int64_t align = 16;
     const bool yes = true;
@@ -117,8 +114,8 @@ class Graph {
         .set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides.data(), static_cast<int64_t>(strides.size()))
         .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, uid)
         .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, align);
-    if (storage == Storage::kVirtual) t.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, &yes);
-    if (storage == Storage::kByValue) t.set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, &yes);
+    if (storage == ag::Storage::kVirtual) t.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, &yes);
+    if (storage == ag::Storage::kByValue) t.set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, &yes);
     t.finalize();
     tensors_.emplace(uid, std::move(t));
     return uid;
@@ -281,12 +278,7 @@ Graph lower(const ag::Graph& d) {
   if (const std::string problem = ag::check(d); !problem.empty())
     fail("cuDNN attention graph: ", problem, " (a bug in attention_graph.cpp)");
   Graph g;
-  for (const auto& [uid, t] : d.tensors) {
-    const auto storage = t.storage == ag::Storage::kVirtual   ? Graph::Storage::kVirtual
-                         : t.storage == ag::Storage::kByValue ? Graph::Storage::kByValue
-                                                              : Graph::Storage::kDevice;
-    g.tensor(uid, dtype(t.type), t.dims, t.strides, storage);
-  }
+  for (const auto& [uid, t] : d.tensors) g.tensor(uid, dtype(t.type), t.dims, t.strides, t.storage);
   for (const ag::Op& op : d.ops) {
     switch (op.kind) {
       case ag::Kind::kMatmul: g.matmul(op.x, op.b, op.y); break;
@@ -362,6 +354,33 @@ void execute(const Cached& x, const std::vector<std::pair<int64_t, void*>>& bind
   HEADROOM_CUDNN_CHECK(cudnnBackendExecute(handle(), x.plan.plan->get(), pack.get()));
 }
 
+// The call's cached plan, or null with the reason cuDNN (or the shape budget) refused it.
+const Cached* usable_plan(const AttentionCall& c, std::string* why) {
+  const Cached& x = plan_for(c);
+  if (x.plan.plan) return &x;
+  *why = x.refusal;
+  return nullptr;
+}
+
+// Element counts of a call's tensors.
+struct Counts {
+  int64_t q, k, v, o, stats;
+  explicit Counts(const AttentionCall& c)
+      : q(c.B * c.T * c.Hq * c.dqk), k(c.B * c.Tk * c.Hkv * c.dqk), v(c.B * c.Tk * c.Hkv * c.dv),
+        o(c.B * c.T * c.Hq * c.dv), stats(c.B * c.Hq * c.T) {}
+};
+
+// The by-value scalars of a run: the variant pack holds host pointers to them until execute returns.
+struct Scalars {
+  float scale, window, one = 1.f, neg_inf = -std::numeric_limits<float>::infinity();
+
+  void bind(std::vector<std::pair<int64_t, void*>>& b, bool backward) {
+    b.insert(b.end(), {{kScale, &scale}, {kNegInf1, &neg_inf}});
+    if (backward) b.emplace_back(kOne, &one);
+    if (window > 0) b.insert(b.end(), {{kNegInf2, &neg_inf}, {kWindow, &window}});
+  }
+};
+
 }  // namespace
 
 CudnnSupport cudnn_support() {
@@ -372,84 +391,75 @@ CudnnSupport cudnn_support() {
 
 bool cudnn_attention_fwd(const AttentionCall& c, float scale, const float* q, const float* k, const float* v,
                          float* out, float* lse, std::string* why) {
-  const Cached& x = plan_for(c);
-  if (!x.plan.plan) {
-    *why = x.refusal;
-    return false;
-  }
-  const int64_t nq = c.B * c.T * c.Hq * c.dqk, nk = c.B * c.Tk * c.Hkv * c.dqk, nv = c.B * c.Tk * c.Hkv * c.dv,
-                no = c.B * c.T * c.Hq * c.dv, ns = c.B * c.Hq * c.T;
+  const Cached* x = usable_plan(c, why);
+  if (x == nullptr) return false;
+  const Counts n(c);
+  const auto ws = static_cast<std::size_t>(x->plan.workspace);
   // bf16 operands, the bf16 output and the statistics (aligned for cuDNN: lse may be an offset
   // into a larger buffer) in one scratch allocation.
   Carver sizes;
-  sizes.take<uint16_t>(nq), sizes.take<uint16_t>(nk), sizes.take<uint16_t>(nv), sizes.take<uint16_t>(no);
-  sizes.take<float>(ns), sizes.take<unsigned char>(static_cast<std::size_t>(x.plan.workspace));
+  for (int64_t e : {n.q, n.k, n.v, n.o}) sizes.take<uint16_t>(e);
+  sizes.take<float>(n.stats), sizes.take<unsigned char>(ws);
   Carver parts(scratch(sizes.used()));
-  uint16_t* qb = parts.take<uint16_t>(nq);
-  uint16_t* kb = parts.take<uint16_t>(nk);
-  uint16_t* vb = parts.take<uint16_t>(nv);
-  uint16_t* ob = parts.take<uint16_t>(no);
-  float* stats = parts.take<float>(ns);
-  void* workspace = parts.take<unsigned char>(static_cast<std::size_t>(x.plan.workspace));
-  round_to_bf16(q, qb, nq, "cudnn attention_fwd (bf16 q)");
-  round_to_bf16(k, kb, nk, "cudnn attention_fwd (bf16 k)");
-  round_to_bf16(v, vb, nv, "cudnn attention_fwd (bf16 v)");
-  float scale_v = scale, neg_inf = -std::numeric_limits<float>::infinity(), window = static_cast<float>(c.window);
-  std::vector<std::pair<int64_t, void*>> b{{kQ, qb}, {kKT, kb}, {kV, vb}, {kO, ob}, {kStats, stats},
-                                           {kScale, &scale_v}, {kNegInf1, &neg_inf}};
-  if (c.window > 0) b.insert(b.end(), {{kNegInf2, &neg_inf}, {kWindow, &window}});
-  execute(x, b, workspace);
-  widen_from_bf16(ob, out, no, "cudnn attention_fwd (fp32 out)");
-  HEADROOM_CUDA_CHECK(cudaMemcpyAsync(lse, stats, sizeof(float) * ns, cudaMemcpyDeviceToDevice, stream()));
+  uint16_t* qb = parts.take<uint16_t>(n.q);
+  uint16_t* kb = parts.take<uint16_t>(n.k);
+  uint16_t* vb = parts.take<uint16_t>(n.v);
+  uint16_t* ob = parts.take<uint16_t>(n.o);
+  float* stats = parts.take<float>(n.stats);
+  void* workspace = parts.take<unsigned char>(ws);
+  round_to_bf16(q, qb, n.q, "cudnn attention_fwd (bf16 q)");
+  round_to_bf16(k, kb, n.k, "cudnn attention_fwd (bf16 k)");
+  round_to_bf16(v, vb, n.v, "cudnn attention_fwd (bf16 v)");
+  Scalars scalars{scale, static_cast<float>(c.window)};
+  std::vector<std::pair<int64_t, void*>> b{{kQ, qb}, {kKT, kb}, {kV, vb}, {kO, ob}, {kStats, stats}};
+  scalars.bind(b, false);
+  execute(*x, b, workspace);
+  widen_from_bf16(ob, out, n.o, "cudnn attention_fwd (fp32 out)");
+  HEADROOM_CUDA_CHECK(cudaMemcpyAsync(lse, stats, sizeof(float) * n.stats, cudaMemcpyDeviceToDevice, stream()));
   return true;
 }
 
 bool cudnn_attention_bwd(const AttentionCall& c, float scale, const float* q, const float* k, const float* v,
                          const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
                          std::string* why) {
-  const Cached& x = plan_for(c);
-  if (!x.plan.plan) {
-    *why = x.refusal;
-    return false;
-  }
-  const int64_t nq = c.B * c.T * c.Hq * c.dqk, nk = c.B * c.Tk * c.Hkv * c.dqk, nv = c.B * c.Tk * c.Hkv * c.dv,
-                no = c.B * c.T * c.Hq * c.dv, ns = c.B * c.Hq * c.T;
+  const Cached* x = usable_plan(c, why);
+  if (x == nullptr) return false;
+  const Counts n(c);
+  const auto ws = static_cast<std::size_t>(x->plan.workspace);
   Carver sizes;
-  for (int64_t n : {nq, nk, nv, no, no, nq, nk, nv}) sizes.take<uint16_t>(n);
-  sizes.take<float>(ns), sizes.take<float>(ns), sizes.take<float>(nq);
-  sizes.take<unsigned char>(static_cast<std::size_t>(x.plan.workspace));
+  for (int64_t e : {n.q, n.k, n.v, n.o, n.o, n.q, n.k, n.v}) sizes.take<uint16_t>(e);
+  sizes.take<float>(n.stats), sizes.take<float>(n.stats), sizes.take<float>(n.q), sizes.take<unsigned char>(ws);
   Carver parts(scratch(sizes.used()));
-  uint16_t* qb = parts.take<uint16_t>(nq);
-  uint16_t* kb = parts.take<uint16_t>(nk);
-  uint16_t* vb = parts.take<uint16_t>(nv);
-  uint16_t* ob = parts.take<uint16_t>(no);
-  uint16_t* dob = parts.take<uint16_t>(no);
-  uint16_t* dqb = parts.take<uint16_t>(nq);
-  uint16_t* dkb = parts.take<uint16_t>(nk);
-  uint16_t* dvb = parts.take<uint16_t>(nv);
-  float* stats = parts.take<float>(ns);
-  float* softmax_sum = parts.take<float>(ns);
-  float* dq_accum = parts.take<float>(nq);
-  void* workspace = parts.take<unsigned char>(static_cast<std::size_t>(x.plan.workspace));
-  round_to_bf16(q, qb, nq, "cudnn attention_bwd (bf16 q)");
-  round_to_bf16(k, kb, nk, "cudnn attention_bwd (bf16 k)");
-  round_to_bf16(v, vb, nv, "cudnn attention_bwd (bf16 v)");
-  round_to_bf16(out, ob, no, "cudnn attention_bwd (bf16 out)");
-  round_to_bf16(dout, dob, no, "cudnn attention_bwd (bf16 dout)");
-  HEADROOM_CUDA_CHECK(cudaMemcpyAsync(stats, lse, sizeof(float) * ns, cudaMemcpyDeviceToDevice, stream()));
+  uint16_t* qb = parts.take<uint16_t>(n.q);
+  uint16_t* kb = parts.take<uint16_t>(n.k);
+  uint16_t* vb = parts.take<uint16_t>(n.v);
+  uint16_t* ob = parts.take<uint16_t>(n.o);
+  uint16_t* dob = parts.take<uint16_t>(n.o);
+  uint16_t* dqb = parts.take<uint16_t>(n.q);
+  uint16_t* dkb = parts.take<uint16_t>(n.k);
+  uint16_t* dvb = parts.take<uint16_t>(n.v);
+  float* stats = parts.take<float>(n.stats);
+  float* softmax_sum = parts.take<float>(n.stats);
+  float* dq_accum = parts.take<float>(n.q);
+  void* workspace = parts.take<unsigned char>(ws);
+  round_to_bf16(q, qb, n.q, "cudnn attention_bwd (bf16 q)");
+  round_to_bf16(k, kb, n.k, "cudnn attention_bwd (bf16 k)");
+  round_to_bf16(v, vb, n.v, "cudnn attention_bwd (bf16 v)");
+  round_to_bf16(out, ob, n.o, "cudnn attention_bwd (bf16 out)");
+  round_to_bf16(dout, dob, n.o, "cudnn attention_bwd (bf16 dout)");
+  HEADROOM_CUDA_CHECK(cudaMemcpyAsync(stats, lse, sizeof(float) * n.stats, cudaMemcpyDeviceToDevice, stream()));
   // cuDNN ≥ 9.6 does not clear its dQ accumulator itself (cuDNN's frontend stopped doing it there).
-  zero_async(dq_accum, sizeof(float) * nq);
-  float scale_v = scale, one = 1.f, neg_inf = -std::numeric_limits<float>::infinity(),
-        window = static_cast<float>(c.window);
-  std::vector<std::pair<int64_t, void*>> b{
-      {kQ, qb},          {kKT, kb},        {kVT, vb},         {kO, ob},          {kDO, dob},
-      {kStats, stats},   {kDQ, dqb},       {kDK, dkb},        {kDV, dvb},        {kSoftmaxSum, softmax_sum},
-      {kDQAccum, dq_accum}, {kScale, &scale_v}, {kOne, &one}, {kNegInf1, &neg_inf}};
-  if (c.window > 0) b.insert(b.end(), {{kNegInf2, &neg_inf}, {kWindow, &window}});
-  execute(x, b, workspace);
-  widen_from_bf16(dqb, dq, nq, "cudnn attention_bwd (fp32 dq)");
-  widen_from_bf16(dkb, dk, nk, "cudnn attention_bwd (fp32 dk)");
-  widen_from_bf16(dvb, dv, nv, "cudnn attention_bwd (fp32 dv)");
+  zero_async(dq_accum, sizeof(float) * n.q);
+  Scalars scalars{scale, static_cast<float>(c.window)};
+  std::vector<std::pair<int64_t, void*>> b{{kQ, qb},      {kKT, kb},        {kVT, vb},
+                                           {kO, ob},      {kDO, dob},       {kStats, stats},
+                                           {kDQ, dqb},    {kDK, dkb},       {kDV, dvb},
+                                           {kSoftmaxSum, softmax_sum},      {kDQAccum, dq_accum}};
+  scalars.bind(b, true);
+  execute(*x, b, workspace);
+  widen_from_bf16(dqb, dq, n.q, "cudnn attention_bwd (fp32 dq)");
+  widen_from_bf16(dkb, dk, n.k, "cudnn attention_bwd (fp32 dk)");
+  widen_from_bf16(dvb, dv, n.v, "cudnn attention_bwd (fp32 dv)");
   return true;
 }
 
