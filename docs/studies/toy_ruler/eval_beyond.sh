@@ -17,7 +17,7 @@ cfg=$(mktemp --suffix=.ini)
 trap 'rm -f "$cfg"' EXIT
 cat >"$cfg" <<'EOF'
 [eval]
-tasks = niah_single_1,niah_single_2,niah_single_3,niah_multikey_1,niah_multikey_2,niah_multikey_3,niah_multivalue,niah_multiquery,vt,cwe,fwe,qa_1,qa_2
+tasks = ruler
 lengths = 512,768,1024
 samples = 20
 max_new_tokens = 48
@@ -33,26 +33,23 @@ done | OMP_NUM_THREADS=1 NP=1 EVAL_CONFIG=$cfg xargs -P 2 -I{} bash -c \
   'INIT={}/sft RUN_DIR={}/evaluate_beyond bash jobs/evaluate.slurm >{}/evaluate_beyond.out 2>&1 || echo "FAILED {}"'
 
 python3 - "$@" <<'EOF'
-import csv, itertools, os, sys
+import os, sys
+sys.path.insert(0, "docs/studies/toy_ruler")
+from summarize import mean_swing, scores
 lengths = (512, 768, 1024)
-def ruler(chain, length):
-    rows = [r for r in csv.DictReader(open(os.path.join(chain, "evaluate_beyond", "results.csv")))
-            if int(r["length"]) == length and int(r["n"]) > 0]
-    return sum(float(r["score"]) for r in rows) / len(rows)
-means, swings = {}, {}
+means, pairs = {}, {L: [] for L in lengths}
 print(f"{'architecture':14s} {'seeds':>5s} " + " ".join(f"{'RULER@' + str(L):>11s}" for L in lengths) + "   seed swing at each length")
 for group in sys.argv[1:]:
     arch, chains = group.split("=", 1)
-    chains = chains.split(",")
-    s = {L: [ruler(c, L) for c in chains] for L in lengths}
-    means[arch] = {L: sum(v) / len(v) for L, v in s.items()}
-    swings[arch] = {L: [abs(a - b) for a, b in itertools.combinations(v, 2)] for L, v in s.items()}
-    print(f"{arch:14s} {len(chains):5d} " + " ".join(f"{means[arch][L]:11.1f}" for L in lengths) + "   " +
-          " ".join(f"{sum(x) / len(x):.1f}" if x else "-" for x in swings[arch].values()))
+    runs = [scores(os.path.join(c, "evaluate_beyond")) for c in chains.split(",")]
+    v = {L: [r[L]["ruler"] for r in runs] for L in lengths}
+    means[arch] = {L: sum(x) / len(x) for L, x in v.items()}
+    for L, x in v.items(): pairs[L] += [abs(a - b) for i, a in enumerate(x) for b in x[i + 1:]]
+    print(f"{arch:14s} {len(runs):5d} " + " ".join(f"{means[arch][L]:11.1f}" for L in lengths) + "   " +
+          " ".join(f"{mean_swing(x):.1f}" if len(x) > 1 else "-" for x in v.values()))
 for L in lengths:
-    pairs = [d for a in swings for d in swings[a][L]]
     ms = [means[a][L] for a in means]
-    sw = sum(pairs) / len(pairs) if pairs else float("nan")
+    sw = sum(pairs[L]) / len(pairs[L]) if pairs[L] else float("nan")
     print(f"at {L}: range over architectures {max(ms) - min(ms):.1f}, mean seed swing {sw:.1f} "
-          f"(over {len(pairs)} seed pairs), ratio {(max(ms) - min(ms)) / sw:.1f}x")
+          f"(over {len(pairs[L])} seed pairs), ratio {(max(ms) - min(ms)) / sw:.1f}x")
 EOF

@@ -21,19 +21,27 @@ ORDER = ["wide", "narrow", "k32_v8", "k8_v32", "wide_qknorm", "wide_qknorm_head"
          "wide_gqa", "wide_swa", "wide_gqa_swa"]
 
 
+def scores(evaluate_dir):
+    """{length: {"ruler": evaluate's RULER average, "niah": the niah tasks' mean, "niah_tasks": n,
+    <niah task>: score}} of one evaluate run directory."""
+    r = json.load(open(os.path.join(evaluate_dir, "results.json")))
+    cell = {(t["task"], t["length"]): t["score"] for t in r["tasks"] if t.get("score") is not None}
+    out = {}
+    for b in r["ruler"]["by_length"]:
+        niah = [cell[(t, b["length"])] for t in NIAH if (t, b["length"]) in cell]
+        out[b["length"]] = {"ruler": b["score"], "niah": sum(niah) / len(niah), "niah_tasks": len(niah),
+                            **{t: cell.get((t, b["length"]), "") for t in NIAH}}
+    return out
+
+
 def load(root):
     rows = []
     for path in sorted(glob.glob(f"{root}/*-s*/evaluate*/results.json")):
         run = os.path.dirname(path)
         model, seed = os.path.basename(os.path.dirname(run)).rsplit("-s", 1)
-        r = json.load(open(path))
-        cell = {(t["task"], t["length"]): t["score"] for t in r["tasks"] if t.get("score") is not None}
-        for b in r["ruler"]["by_length"]:
-            niah = [cell[(t, b["length"])] for t in NIAH if (t, b["length"]) in cell]
+        for length, sc in scores(run).items():
             rows.append({"model": model, "recipe": RECIPES[os.path.basename(run)], "seed": int(seed),
-                         "length": b["length"], "ruler": b["score"], "niah": sum(niah) / len(niah),
-                         "niah_tasks": len(niah),
-                         **{t: cell.get((t, b["length"]), "") for t in NIAH}})
+                         "length": length, **sc})
     return rows
 
 

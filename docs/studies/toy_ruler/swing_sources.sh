@@ -49,27 +49,20 @@ export out study shards
 } | xargs -P 2 -L 1 bash -c 'chain "$@"' _
 
 python3 - "$out" "${ss[0]}" <<'EOF'
-import csv, glob, itertools, os, sys
+import glob, os, sys
+sys.path.insert(0, "docs/studies/toy_ruler")
+from summarize import mean_swing, scores
 out, first = sys.argv[1], sys.argv[2]
-RULER = {"niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
-         "niah_multikey_3", "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe", "qa_1", "qa_2"}
-def scores(d, length=512):
-    rows = [r for r in csv.DictReader(open(os.path.join(d, "evaluate", "results.csv")))
-            if r["task"] in RULER and int(r["length"]) == length and int(r["n"]) > 0]
-    mean = lambda xs: sum(xs) / len(xs)
-    return (mean([float(r["score"]) for r in rows]),
-            mean([float(r["score"]) for r in rows if r["task"].startswith("niah")]))
 groups = {}
-for d in sorted(glob.glob(os.path.join(out, "*_s*"))):
-    name = os.path.basename(d)
-    r, n = scores(d)
-    print(f"{name:22s} RULER@512 {r:5.1f}  niah@512 {n:5.1f}")
-    groups.setdefault(name[0], []).append((r, n))
-    if name == f"A_s{first}": groups.setdefault("B", []).append((r, n))
+for d in sorted(glob.glob(os.path.join(out, "*_s*/"))):
+    name = os.path.basename(d.rstrip("/"))
+    s = scores(os.path.join(d, "evaluate"))[512]
+    print(f"{name:22s} RULER@512 {s['ruler']:5.1f}  niah@512 {s['niah']:5.1f}")
+    groups.setdefault(name[0], []).append(s)
+    if name == f"A_s{first}": groups.setdefault("B", []).append(s)
 for g, label in (("A", "A, every source (own pretraining)"), ("B", "B, after pretraining only")):
     xs = groups.get(g, [])
-    pairs = list(itertools.combinations(xs, 2))
-    if not pairs: continue
-    sw = [sum(abs(a[i] - b[i]) for a, b in pairs) / len(pairs) for i in (0, 1)]
-    print(f"{label}: {len(xs)} chains, mean pairwise |difference| RULER@512 {sw[0]:.1f}, niah@512 {sw[1]:.1f}")
+    if len(xs) < 2: continue
+    print(f"{label}: {len(xs)} chains, mean pairwise |difference| RULER@512 "
+          f"{mean_swing([x['ruler'] for x in xs]):.1f}, niah@512 {mean_swing([x['niah'] for x in xs]):.1f}")
 EOF
