@@ -2,12 +2,14 @@
 """Onsets and learning curves of pretraining runs (screen_pretraining.sh's, or a study's).
 
 usage: docs/studies/toy_ruler/learning_curves.py RUN_DIR... [--out PNG] [--budgets 1500,2000,2500]
+                                                  [--legend TITLE]
 
 Each RUN_DIR holds a probe.jsonl (the retrieval probe every train.probe_every steps). Prints one
 Markdown row per run: the onset (first probe step with exact answers >= 0.5), the exact share at
 each budget (the last probe at or before it), and the final one; then, per budget, how many runs
 had learnt by it. With --out, draws exact share against step, one line per run, coloured by the
-run-directory name's kernel set (the part before "_s<seed>").
+run-directory name's group (the part before "_s<seed>": screen_pretraining.sh's kernel set, or
+any name; --legend titles the groups, default "OpenBLAS kernels").
 """
 import json, os, sys
 
@@ -33,11 +35,12 @@ def exact_at(rows, budget):
 
 
 def main(argv):
-    out, budgets, runs = None, [1500, 2000, 2500], []
+    out, budgets, runs, legend = None, [1500, 2000, 2500], [], "OpenBLAS kernels"
     it = iter(argv)
     for a in it:
         if a == "--out": out = next(it)
         elif a == "--budgets": budgets = [int(b) for b in next(it).split(",")]
+        elif a == "--legend": legend = next(it)
         elif a in ("-h", "--help"): print(__doc__); return 0
         else: runs.append(a.rstrip("/"))
     curves = {}
@@ -82,7 +85,7 @@ def main(argv):
         ax.set_xlabel("pretraining step")
         ax.set_ylabel("probe: exact answers (niah, 32 examples)")
         ax.set_ylim(-0.02, 1.02)
-        ax.legend(title="OpenBLAS kernels", loc="lower right")
+        ax.legend(title=legend, loc="lower right")
         fig.tight_layout()
         fig.savefig(out + ".tmp.png", dpi=110)
         os.replace(out + ".tmp.png", out)
