@@ -208,7 +208,7 @@ void add_data_keys(Schema& s, DataConfig& d) {
           "prefix, token for token), niah_mix (RULER's eight niah tasks, one drawn per example: UUIDs, "
           "distractor keys, needle haystacks, several values or queries), vt (variable tracking), docqa (which word follows a phrase of the text), copy "
           "(the induction warm-up: repeat a random digit string), words (the same with distinct words, "
-          "so induction is unambiguous)",
+          "so induction is unambiguous), uuids (the same with RULER's UUIDs: hex letters, digits, dashes)",
           Check<std::string>(check_task_list));
   add_key(s, "data", "synthetic_min_len", d.synthetic_min_len, 96L,
           "smallest synthetic (and generated sft) example in tokens; sizes are uniform in "

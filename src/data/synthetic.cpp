@@ -138,6 +138,19 @@ TaskExample build_words(const Draw& d, int64_t n_words) {
   return words_example(s);
 }
 
+// The copy warm-up in the symbols of RULER's UUID needles: a list of UUIDs and its repetition. A
+// UUID is ~30 tokens of hex letters, digits and dashes; models warmed up on digit copies and trained
+// on 7-digit needles answered a UUID needle with 7 digits, skipping its letters.
+TaskExample build_uuids(const Draw& d, int64_t n_uuids) {
+  Rng r = d.rng();
+  std::string s;
+  for (int64_t i = 0; i < std::max<int64_t>(n_uuids, 1); ++i) {
+    if (i) s += ' ';
+    s += uuid(r);
+  }
+  return TaskExample{"uuids", "UUIDs: " + s + "\nRepeat the UUIDs.", s};
+}
+
 TaskExample build_kv(const Draw& d, int64_t n_pairs) {
   Rng r = d.rng();
   n_pairs = std::max<int64_t>(n_pairs, 1);
@@ -405,11 +418,14 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
   auto size_of = [&](const TaskExample& ex) {
     return static_cast<int64_t>(encode_example(tok_, enc_, ex, fmt).tokens.size());
   };
-  if (task == "kv" || task == "copy" || task == "words") {
-    // Counted tasks (pairs, digits, words): tokens per item from one and two items, then shrink
+  if (task == "kv" || task == "copy" || task == "words" || task == "uuids") {
+    // Counted tasks (pairs, digits, words, UUIDs): tokens per item from one and two items, then shrink
     // until it fits.
     const auto build = [&](int64_t n) {
-      return task == "kv" ? build_kv(d, n) : task == "copy" ? build_copy(d, n) : build_words(d, n);
+      return task == "kv"      ? build_kv(d, n)
+             : task == "copy"  ? build_copy(d, n)
+             : task == "uuids" ? build_uuids(d, n)
+                               : build_words(d, n);
     };
     const int64_t one = size_of(build(1)), two = size_of(build(2));
     const int64_t per = std::max<int64_t>(1, two - one);

@@ -24,6 +24,8 @@
 //   copy    the induction warm-up: "Digits: 7 3 0 ...\nRepeat the digits." -> the same digits
 //   words   the same with distinct words (at most 80): "Words: lantern amber ...\nRepeat the
 //           words." -> the same words; no word twice, so induction is unambiguous
+//   uuids   the same with RULER's UUIDs: "UUIDs: <uuid> <uuid> ...\nRepeat the UUIDs." -> the same
+//           UUIDs (hex letters, digits and dashes: what a UUID needle's answer is made of)
 //
 // Every example is a pure function of (key, budget, haystack tokens): the key comes from
 // (data.seed, global sample index, slot), so the stream does not depend on the process layout or

@@ -249,7 +249,7 @@ TEST(TaskGenerator, ExamplesFitTheBudgetAndUseIt) {
       out.insert(out.end(), hay.begin() + start, hay.begin() + start + std::min<int64_t>(n, 20000));
     };
     for (const ExampleFormat fmt : {ExampleFormat::kRaw, ExampleFormat::kInstruction})
-      for (const char* task : {"kv", "needle", "niah", "niah_mix", "vt", "docqa", "copy", "words"}) {
+      for (const char* task : {"kv", "needle", "niah", "niah_mix", "vt", "docqa", "copy", "words", "uuids"}) {
         const int64_t least = gen.min_tokens(task, fmt);
         for (int64_t budget : {least, least + 17, int64_t{300}, int64_t{1000}, int64_t{4000}}) {
           if (budget < least) continue;
@@ -279,6 +279,22 @@ TEST(TaskGenerator, CopyRepeatsItsDigits) {
   EXPECT_GT(e.text.answer.size(), 40u) << "a 200-token budget holds more than 20 digits";
   EXPECT_EQ(gen.make("copy", 5, 200, none, ExampleFormat::kRaw).text.answer, e.text.answer);
   EXPECT_NE(gen.make("copy", 6, 200, none, ExampleFormat::kRaw).text.answer, e.text.answer);
+}
+
+TEST(TaskGenerator, UuidsRepeatsItsUuids) {
+  TaskGenerator gen(Tokenizer{});
+  const HaystackFn none = [](uint64_t, int64_t, std::vector<int32_t>&) {};
+  const EncodedExample e = gen.make("uuids", 5, 300, none, ExampleFormat::kRaw);
+  // RULER's UUIDs (version 4, as evaluate draws them), space-separated
+  const std::string u = "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}";
+  const std::regex shape("UUIDs: (" + u + "( " + u + ")*)\nRepeat the UUIDs\\.");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(e.text.prompt, m, shape)) << e.text.prompt;
+  EXPECT_EQ(m[1].str(), e.text.answer) << "the answer is the prompt's UUIDs, in order";
+  EXPECT_GE(std::count(e.text.answer.begin(), e.text.answer.end(), ' '), 1)
+      << "a 300-token byte budget holds more than one 36-byte UUID: " << e.text.answer;
+  EXPECT_EQ(gen.make("uuids", 5, 300, none, ExampleFormat::kRaw).text.answer, e.text.answer);
+  EXPECT_NE(gen.make("uuids", 6, 300, none, ExampleFormat::kRaw).text.answer, e.text.answer);
 }
 
 // The trained niah task must be evaluate's niah prompt token for token (base and instruction
@@ -379,7 +395,7 @@ TEST(TaskGenerator, WordsRepeatsDistinctWords) {
 }
 
 TEST(TaskGenerator, TaskListsAreChecked) {
-  EXPECT_EQ(config::check_task_list("kv,needle,niah,vt,docqa,copy,words"), "");
+  EXPECT_EQ(config::check_task_list("kv,needle,niah,vt,docqa,copy,words,uuids"), "");
   EXPECT_NE(config::check_task_list("kv,nedle").find("unknown task 'nedle'"), std::string::npos);
   EXPECT_NE(config::check_task_list("kv, vt"), "");
   EXPECT_NE(config::check_task_list(""), "");
