@@ -97,6 +97,12 @@ struct Draw {
   Rng rng() const { return Rng{key}; }
 };
 
+// The copy warm-ups' one format: "<Items>: <list>\nRepeat the <items>." -> the list.
+TaskExample repeat_example(const char* task, const std::string& label, const std::string& plural,
+                           const std::string& list) {
+  return TaskExample{task, label + ": " + list + "\nRepeat the " + plural + ".", list};
+}
+
 // The induction warm-up: a random string of digits and its repetition. Copying what followed the
 // previous occurrence of the current token is the circuit retrieval is built on; a model learns it
 // here before the needle tasks can teach anything (validation/unit/test_eval_toy.cpp: the needle
@@ -108,7 +114,7 @@ TaskExample build_copy(const Draw& d, int64_t n_digits) {
     if (i) s += ' ';
     s += static_cast<char>('0' + r.below(10));
   }
-  return TaskExample{"copy", "Digits: " + s + "\nRepeat the digits.", s};
+  return repeat_example("copy", "Digits", "digits", s);
 }
 
 constexpr size_t kWordPool = kAdjectives.size() + kNouns.size();
@@ -119,7 +125,7 @@ std::vector<std::string> word_pool() {
   return pool;
 }
 
-TaskExample words_example(const std::string& s) { return TaskExample{"words", "Words: " + s + "\nRepeat the words.", s}; }
+TaskExample words_example(const std::string& s) { return repeat_example("words", "Words", "words", s); }
 
 // The induction warm-up without ambiguity: distinct words (no word twice, so the token before each
 // position names it), then their repetition. With digits, each of 10 symbols recurs every few
@@ -148,7 +154,7 @@ TaskExample build_uuids(const Draw& d, int64_t n_uuids) {
     if (i) s += ' ';
     s += uuid(r);
   }
-  return TaskExample{"uuids", "UUIDs: " + s + "\nRepeat the UUIDs.", s};
+  return repeat_example("uuids", "UUIDs", "UUIDs", s);
 }
 
 TaskExample build_kv(const Draw& d, int64_t n_pairs) {
