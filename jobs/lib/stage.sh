@@ -101,7 +101,9 @@ hr_run() {
     mpirun)
       cmd=(mpirun)
       [[ $(id -u) -eq 0 ]] && cmd+=(--allow-run-as-root)
-      if [[ -z ${SLURM_JOB_ID:-} ]]; then cmd+=(-np "$NP" --oversubscribe);
+      # Outside Slurm nobody assigns cores: Open MPI's default binds rank 0 of every mpirun to core
+      # 0, so two jobs started side by side (a study's chains, two screens) would share one core.
+      if [[ -z ${SLURM_JOB_ID:-} ]]; then cmd+=(-np "$NP" --oversubscribe --bind-to none);
       elif [[ -n $HR_GPUS_PER_NODE ]]; then cmd+=(-np "$NP" --map-by "ppr:$HR_GPUS_PER_NODE:node"); fi ;;
     none) cmd=() ;;
     *) hr_log "error: HEADROOM_LAUNCHER=$launcher (auto, srun, mpirun or none)"; hr_fail 2 ;;

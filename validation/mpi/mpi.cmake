@@ -20,6 +20,10 @@ foreach(t checkpoint faults stages probe)
   set_tests_properties(${t} PROPERTIES LABELS mpi TIMEOUT 600 PROCESSORS 2)
 endforeach()
 
+# Two jobs launched side by side outside Slurm each get every core (jobs/lib/stage.sh's mpirun line).
+add_test(NAME launcher_binding COMMAND bash ${_mpi}/test_launcher_binding.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(launcher_binding PROPERTIES LABELS mpi TIMEOUT 60 SKIP_RETURN_CODE 77 PROCESSORS 2)
+
 # The trainer's GPU path on the emulated GPU (bin/emulated, built with HEADROOM_EMULATED_DEVICE,
 # which jobs/run_tests.sh turns on): every knob family in fp32 and bf16 against the CPU backend,
 # tp=2, dp=2 with ZeRO-1, checkpoints across devices, SIGUSR1, evaluate's decoded tokens.
