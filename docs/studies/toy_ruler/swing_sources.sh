@@ -13,7 +13,7 @@
 #     PRETRAINED  a screen_pretraining.sh directory (PRETRAINED/<kernels>_s<seed>, default kernels
 #                 Cooperlake: KERNELS=... in the environment)
 #     SEEDS       group A, comma-separated (default 4,5,6,7,8,9)
-#     DATA_SEEDS  group B, comma-separated (default 11,12,13)
+#     DATA_SEEDS  group B, comma-separated (default 11,12,13; '' for none: group A alone)
 #   prints each chain's RULER and niah averages at 512 and each group's mean pairwise difference.
 #
 # Two chains at a time, one thread and one rank each (2 cores). Finished stages (DONE) are skipped.
@@ -22,7 +22,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 cd "$root"
 die() { echo "swing_sources: error: $*" >&2; exit 2; }
 [[ $# -ge 2 && $1 != -h && $1 != --help ]] || { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
-out=$1 pre=$2 seeds=${3:-4,5,6,7,8,9} data_seeds=${4:-11,12,13} kernels=${KERNELS:-Cooperlake}
+out=$1 pre=$2 seeds=${3:-4,5,6,7,8,9} data_seeds=${4-11,12,13} kernels=${KERNELS:-Cooperlake}
 shards=runs/toy_ruler/shards study=inputs/studies/toy_ruler
 [[ -f $shards/train.h5 ]] || die "no token shards in $shards (run jobs/run_study.sh inputs/studies/toy_ruler.study first)"
 IFS=, read -ra ss <<<"$seeds"
