@@ -58,11 +58,12 @@ def main(argv):
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__)
         return 0 if len(argv) >= 2 else 2
-    print("| run | length | task | samples | needles | queried | another: last | another: earlier | neither |")
-    print("|---|---|---|---|---|---|---|---|---|")
     for d in argv[1:]:
         if not os.path.isdir(os.path.join(d, "ruler_pred")):
             sys.exit(f"needle_choice: error: {d} has no ruler_pred/ (evaluate with --eval.ruler_pred true)")
+    print("| run | length | task | samples | needles | queried | another: last | another: earlier | no needle's value |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for d in argv[1:]:
         for length, task, total, needles, c in table(d):
             pct = {k: 100.0 * v / total for k, v in c.items()}
             print(f"| {d} | {length} | {task} | {total} | {needles:.1f} | {pct['queried']:.0f}% | "
