@@ -22,16 +22,17 @@ TASKS = ("niah_multikey_1", "niah_multikey_2")
 
 
 def classify(sample):
-    needles = NEEDLE.findall(sample["input"])
-    values = [v for _, v in needles]
-    gold = sample["outputs"][0]
+    """(kind of answer, needles in the prompt)."""
+    values = [v for _, v in NEEDLE.findall(sample["input"])]
     m = re.search(r"\d+", sample["pred"])
     answer = m.group(0) if m else ""
-    if answer == gold:
-        return "queried", len(needles)
-    if answer in values:
-        return ("last" if values.index(answer) == len(values) - 1 else "other"), len(needles)
-    return "none", len(needles)
+    if answer == sample["outputs"][0]:
+        kind = "queried"
+    elif answer in values:
+        kind = "last" if values.index(answer) == len(values) - 1 else "other"
+    else:
+        kind = "none"
+    return kind, len(values)
 
 
 def table(evaluate_dir):
