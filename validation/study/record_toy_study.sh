@@ -4,7 +4,7 @@
 # Findings table). The change shows in git diff.
 #   validation/study/record_toy_study.sh [RUNS_ROOT] [STUDY]   (default runs, toy_cpu; reuses finished runs)
 #   toy_cpu: inputs/studies/toy_cpu.study, about 10 minutes on 2 cores
-#   toy_ruler: inputs/studies/toy_ruler.study, about 90 minutes on 2 cores (86 in session 15)
+#   toy_ruler: inputs/studies/toy_ruler.study, about 65-105 minutes on 2 cores (64 in session 18)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
