@@ -44,14 +44,15 @@ def table(evaluate_dir):
             if not os.path.exists(path):
                 continue
             counts = {"queried": 0, "other": 0, "last": 0, "none": 0}
-            n_needles = []
+            needles = 0
             with open(path) as f:
                 for line in f:
                     kind, n = classify(json.loads(line))
                     counts[kind] += 1
-                    n_needles.append(n)
+                    needles += n
             total = sum(counts.values())
-            rows.append((int(length), task, total, sum(n_needles) / max(total, 1), counts))
+            if total:  # an empty file (no sample fitted the length) has no shares to print
+                rows.append((int(length), task, total, needles / total, counts))
     return rows
 
 

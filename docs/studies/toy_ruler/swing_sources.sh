@@ -34,7 +34,9 @@ chain() {  # chain NAME PRETRAINED_RUN [extra options for extend and sft]
   local name=$1 init=$2 d=$out/$1
   shift 2
   mkdir -p "$d"
-  export OMP_NUM_THREADS=1 NP=1 DATA_DIR=$shards
+  # The pretraining's kernels for the rest of the chain too: on a VM whose OpenBLAS picks other ones
+  # natively, the chain would otherwise be another rounding draw than a grid run with these.
+  export OMP_NUM_THREADS=1 NP=1 DATA_DIR=$shards OPENBLAS_CORETYPE=$kernels
   INIT=$init RECIPE=$study/extend.ini RUN_DIR=$d/extend bash jobs/extend.slurm "$@" >"$d/extend.out" 2>&1 &&
     INIT=$d/extend RECIPE=$study/sft.ini RUN_DIR=$d/sft bash jobs/sft.slurm "$@" >"$d/sft.out" 2>&1 &&
     INIT=$d/sft EVAL_CONFIG=$study/evaluate.ini RUN_DIR=$d/evaluate bash jobs/evaluate.slurm >"$d/evaluate.out" 2>&1 ||
@@ -42,7 +44,7 @@ chain() {  # chain NAME PRETRAINED_RUN [extra options for extend and sft]
   echo "finished $name"
 }
 export -f chain
-export out study shards
+export out study shards kernels
 {
   for s in "${ss[@]}"; do echo "A_s$s $pre/${kernels}_s$s"; done
   for x in "${ds[@]}"; do echo "B_s${ss[0]}_data$x $pre/${kernels}_s${ss[0]} --data.seed $x"; done
