@@ -205,7 +205,9 @@ void add_data_keys(Schema& s, DataConfig& d) {
   add_key(s, "data", "synthetic_tasks", d.synthetic_tasks, std::string("kv,needle,vt"),
           "synthetic tasks, comma-separated: kv (key-value recall), needle (needle in text or "
           "noise), niah (the same needles in RULER's own words: evaluate's niah prompt and answer "
-          "prefix, token for token), niah_mix (RULER's eight niah tasks, one drawn per example: UUIDs, "
+          "prefix, token for token), niah_keys (2-3 of those needles with distinct keys, RULER's question "
+          "and answer prefix without the template's header, so that key matching fits short windows), "
+          "niah_mix (RULER's eight niah tasks, one drawn per example: UUIDs, "
           "distractor keys, needle haystacks, several values or queries), vt (variable tracking), docqa (which word follows a phrase of the text), copy "
           "(the induction warm-up: repeat a random digit string), words (the same with distinct words, "
           "so induction is unambiguous), uuids (the same with RULER's UUIDs: hex letters, digits, dashes)",

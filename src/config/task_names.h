@@ -8,8 +8,8 @@
 
 namespace headroom::config {
 
-inline constexpr std::array<const char*, 9> kSyntheticTasks{
-    "kv", "needle", "niah", "niah_mix", "vt", "docqa", "copy", "words", "uuids"};
+inline constexpr std::array<const char*, 10> kSyntheticTasks{
+    "kv", "needle", "niah", "niah_keys", "niah_mix", "vt", "docqa", "copy", "words", "uuids"};
 // "kv, needle, ...": the list for messages.
 std::string synthetic_task_names();
 

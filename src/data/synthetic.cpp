@@ -181,11 +181,11 @@ struct NeedleDraw {
   size_t query;
 };
 
-NeedleDraw draw_needles(const Draw& d, int max_needles) {
+NeedleDraw draw_needles(const Draw& d, int max_needles, int min_needles = 1) {
   Rng r = d.rng();
   NeedleDraw n;
   n.noise = r.below(2) == 0;
-  const int count = 1 + static_cast<int>(r.below(max_needles));
+  const int count = min_needles + static_cast<int>(r.below(max_needles - min_needles + 1));
   std::set<std::string> seen;
   while (static_cast<int>(n.keys.size()) < count) {
     std::string k = cat(kAdjectives[r.below(kAdjectives.size())], "-", kNouns[r.below(kNouns.size())]);
@@ -211,12 +211,13 @@ TaskExample build_needle(const NeedleDraw& n, const std::string& hay) {
 // RULER's own niah format (data/ruler_niah.h) with the same draws: the needles become RULER's
 // sentence, the question RULER's singular template and the answer follows RULER's answer prefix,
 // so evaluate's niah prompts are exactly what the model was trained to complete.
-TaskExample build_niah(const NeedleDraw& n, const std::string& hay) {
+TaskExample build_niah(const NeedleDraw& n, const std::string& hay, bool header = true) {
   std::vector<std::pair<double, std::string>> items;
   for (size_t i = 0; i < n.keys.size(); ++i) items.emplace_back(n.where[i], cat(" ", niah_needle("numbers", n.keys[i], n.values[i])));
-  const auto [tmpl, prefix] = niah_template("numbers", 1);
+  auto [tmpl, prefix] = niah_template("numbers", 1);
+  if (!header) tmpl.erase(0, tmpl.find("{context}"));
   const std::string& query = n.keys[n.query];
-  TaskExample ex{"niah", fill(tmpl, {{"query", query}, {"context", insert_at_words(hay, items)}}), n.values[n.query]};
+  TaskExample ex{header ? "niah" : "niah_keys", fill(tmpl, {{"query", query}, {"context", insert_at_words(hay, items)}}), n.values[n.query]};
   ex.answer_prefix = fill(prefix, {{"query", query}});
   return ex;
 }
@@ -452,12 +453,13 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
       n = std::max<int64_t>(1, n - std::max<int64_t>(1, (len - budget + per - 1) / per));
     }
   }
-  if (task != "needle" && task != "niah" && task != "niah_mix" && task != "vt" && task != "docqa")
+  if (task != "needle" && task != "niah" && task != "niah_keys" && task != "niah_mix" && task != "vt" && task != "docqa")
     fail("unknown synthetic task '", task, "' (tasks are ", config::synthetic_task_names(), ")");
 
   // Haystack tasks: measure the fixed part, then fill the rest with haystack text.
   std::vector<int32_t> hay_tokens, noise_tokens;
-  const NeedleDraw needles_full = draw_needles(d, 3), needles_one = draw_needles(d, 1);
+  const bool keys = task == "niah_keys";  // at least two needles: the nearest is not always the answer
+  const NeedleDraw needles_full = draw_needles(d, 3, keys ? 2 : 1), needles_one = draw_needles(d, keys ? 2 : 1, keys ? 2 : 1);
   const ChainDraw chain_full = draw_chain(d, 4, true), chain_min = draw_chain(d, 2, false);
   // niah_mix: one of RULER's shapes, drawn by the key; too big for the budget, a single needle
   // in the same kind of haystack (noise, else text).
@@ -488,7 +490,7 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
       ex = build_niah_mix(m, decode(tok_, hay_tokens));
       return true;
     }
-    const bool noise = (task == "needle" || task == "niah") && needles_full.noise;
+    const bool noise = (task == "needle" || task == "niah" || keys) && needles_full.noise;
     if (noise) {
       if (noise_tokens.empty()) enc_.encode(kNoise, noise_tokens);
       for (int64_t i = 0; i < n; ++i) hay_tokens.push_back(noise_tokens[static_cast<size_t>(i) % noise_tokens.size()]);
@@ -496,8 +498,9 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
       haystack(mix64(key ^ 0x4a59ull), n, hay_tokens);
     }
     const std::string hay = decode(tok_, hay_tokens);
-    if (task == "needle" || task == "niah") {
-      ex = (task == "needle" ? build_needle : build_niah)(full ? needles_full : needles_one, hay);
+    if (task == "needle" || task == "niah" || keys) {
+      const NeedleDraw& n = full ? needles_full : needles_one;
+      ex = task == "needle" ? build_needle(n, hay) : build_niah(n, hay, !keys);
       return true;
     }
     if (task == "vt") {

@@ -12,6 +12,9 @@
 //           numbers for <key> is: <7 digits>." in the haystack, RULER's singular niah template as
 //           the question and its answer prefix "The special magic number for <key> mentioned in the
 //           provided text is" -> the number: evaluate's niah prompts, word for word
+//   niah_keys  2-3 of niah's needles with distinct keys and RULER's question and answer prefix,
+//           without the template's header (so several needles fit a 128-token window): the
+//           queried needle is often not the nearest one, so copying the nearest needle is not enough
 //   niah_mix  RULER's eight niah tasks (data/ruler_niah.h: single 1-3, multikey 1-3, multivalue,
 //           multiquery), one drawn per example: UUID keys and values, distractor keys, a haystack
 //           of distractor needles, several values or queries (answer: every value, comma-separated);

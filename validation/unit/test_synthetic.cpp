@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -249,7 +250,7 @@ TEST(TaskGenerator, ExamplesFitTheBudgetAndUseIt) {
       out.insert(out.end(), hay.begin() + start, hay.begin() + start + std::min<int64_t>(n, 20000));
     };
     for (const ExampleFormat fmt : {ExampleFormat::kRaw, ExampleFormat::kInstruction})
-      for (const char* task : {"kv", "needle", "niah", "niah_mix", "vt", "docqa", "copy", "words", "uuids"}) {
+      for (const char* task : {"kv", "needle", "niah", "niah_keys", "niah_mix", "vt", "docqa", "copy", "words", "uuids"}) {
         const int64_t least = gen.min_tokens(task, fmt);
         for (int64_t budget : {least, least + 17, int64_t{300}, int64_t{1000}, int64_t{4000}}) {
           if (budget < least) continue;
@@ -324,6 +325,42 @@ TEST(TaskGenerator, NiahIsEvaluatesOwnPromptTokenForToken) {
       want.push_back(kEos);
       EXPECT_EQ(e.tokens, want) << "format " << static_cast<int>(fmt) << ", key " << key;
     }
+}
+
+// niah_keys is RULER's needle sentence, question and answer prefix without the template's header,
+// with 2-3 needles of distinct keys: the queried one's value is the answer, and it is not always the
+// needle nearest the question (so copying the nearest needle is not enough), even at the smallest budget.
+TEST(TaskGenerator, NiahKeysAsksOneOfSeveralNeedlesInRulersWords) {
+  const Tokenizer tok = fixtures::small_bpe();
+  TaskGenerator gen(tok);
+  const HaystackFn fn = english_prefix(tok);
+  const std::regex needle("One of the special magic numbers for ([a-z]+-[a-z]+) is: ([0-9]{7})\\.");
+  int not_last = 0, three = 0;
+  const int64_t least = gen.min_tokens("niah_keys", ExampleFormat::kRaw);
+  for (uint64_t key = 1; key <= 40; ++key) {
+    const EncodedExample e = gen.make("niah_keys", key, key % 2 ? least : 400, fn, ExampleFormat::kRaw);
+    std::vector<std::pair<std::string, std::string>> found;
+    for (std::sregex_iterator it(e.text.prompt.begin(), e.text.prompt.end(), needle), end; it != end; ++it)
+      found.emplace_back((*it)[1].str(), (*it)[2].str());
+    ASSERT_GE(found.size(), 2u) << e.text.prompt;
+    ASSERT_LE(found.size(), 3u) << e.text.prompt;
+    three += found.size() == 3;
+    std::set<std::string> keys;
+    for (const auto& f : found) keys.insert(f.first);
+    EXPECT_EQ(keys.size(), found.size()) << "distinct keys: " << e.text.prompt;
+    EXPECT_EQ(e.text.prompt.find("Some special magic"), std::string::npos) << "no header: " << e.text.prompt;
+    EXPECT_EQ(e.text.prompt.find("hidden within"), std::string::npos) << "no header: " << e.text.prompt;
+    const std::string query = e.text.answer_prefix.substr(std::string(" The special magic number for ").size(),
+                                                          e.text.answer_prefix.find(" mentioned") - 30);
+    const auto q = std::find_if(found.begin(), found.end(), [&](const auto& f) { return f.first == query; });
+    ASSERT_NE(q, found.end()) << "the queried key " << query << " has a needle: " << e.text.prompt;
+    EXPECT_EQ(q->second, e.text.answer);
+    not_last += q + 1 != found.end();
+    const std::string question = "\nWhat is the special magic number for " + query + " mentioned in the provided text?";
+    EXPECT_EQ(e.text.prompt.substr(e.text.prompt.size() - question.size()), question);
+  }
+  EXPECT_GE(not_last, 10) << "the answer should often be an earlier needle than the last";
+  EXPECT_GE(three, 5) << "a large budget should often hold three needles";
 }
 
 // niah_mix asks RULER's eight niah shapes in RULER's words: every queried value is in a needle
