@@ -210,7 +210,8 @@ TaskExample build_needle(const NeedleDraw& n, const std::string& hay) {
 
 // RULER's own niah format (data/ruler_niah.h) with the same draws: the needles become RULER's
 // sentence, the question RULER's singular template and the answer follows RULER's answer prefix,
-// so evaluate's niah prompts are exactly what the model was trained to complete.
+// so evaluate's niah prompts are exactly what the model was trained to complete. Without the
+// template's header (niah_keys) several needles fit a short window.
 TaskExample build_niah(const NeedleDraw& n, const std::string& hay, bool header = true) {
   std::vector<std::pair<double, std::string>> items;
   for (size_t i = 0; i < n.keys.size(); ++i) items.emplace_back(n.where[i], cat(" ", niah_needle("numbers", n.keys[i], n.values[i])));
