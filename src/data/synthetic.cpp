@@ -459,8 +459,9 @@ EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_
 
   // Haystack tasks: measure the fixed part, then fill the rest with haystack text.
   std::vector<int32_t> hay_tokens, noise_tokens;
-  const bool keys = task == "niah_keys";  // at least two needles: the nearest is not always the answer
-  const NeedleDraw needles_full = draw_needles(d, 3, keys ? 2 : 1), needles_one = draw_needles(d, keys ? 2 : 1, keys ? 2 : 1);
+  const bool keys = task == "niah_keys";
+  const int fewest = keys ? 2 : 1;  // niah_keys: the nearest needle is not always the answer
+  const NeedleDraw needles_full = draw_needles(d, 3, fewest), needles_one = draw_needles(d, fewest, fewest);
   const ChainDraw chain_full = draw_chain(d, 4, true), chain_min = draw_chain(d, 2, false);
   // niah_mix: one of RULER's shapes, drawn by the key; too big for the budget, a single needle
   // in the same kind of haystack (noise, else text).

@@ -335,6 +335,7 @@ TEST(TaskGenerator, NiahKeysAsksOneOfSeveralNeedlesInRulersWords) {
   TaskGenerator gen(tok);
   const HaystackFn fn = english_prefix(tok);
   const std::regex needle("One of the special magic numbers for ([a-z]+-[a-z]+) is: ([0-9]{7})\\.");
+  const std::regex prefix(" The special magic number for ([a-z]+-[a-z]+) mentioned in the provided text is");
   int not_last = 0, three = 0;
   const int64_t least = gen.min_tokens("niah_keys", ExampleFormat::kRaw);
   for (uint64_t key = 1; key <= 40; ++key) {
@@ -350,8 +351,9 @@ TEST(TaskGenerator, NiahKeysAsksOneOfSeveralNeedlesInRulersWords) {
     EXPECT_EQ(keys.size(), found.size()) << "distinct keys: " << e.text.prompt;
     EXPECT_EQ(e.text.prompt.find("Some special magic"), std::string::npos) << "no header: " << e.text.prompt;
     EXPECT_EQ(e.text.prompt.find("hidden within"), std::string::npos) << "no header: " << e.text.prompt;
-    const std::string query = e.text.answer_prefix.substr(std::string(" The special magic number for ").size(),
-                                                          e.text.answer_prefix.find(" mentioned") - 30);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(e.text.answer_prefix, m, prefix)) << e.text.answer_prefix;
+    const std::string query = m[1].str();
     const auto q = std::find_if(found.begin(), found.end(), [&](const auto& f) { return f.first == query; });
     ASSERT_NE(q, found.end()) << "the queried key " << query << " has a needle: " << e.text.prompt;
     EXPECT_EQ(q->second, e.text.answer);
