@@ -83,7 +83,10 @@ def main(argv):
         for b in budgets:
             ax.axvline(b, color="grey", lw=0.5, ls=":")
         ax.set_xlabel("pretraining step")
-        ax.set_ylabel("probe: exact answers (niah, 32 examples)")
+        # The probe's own task and size, as the runs logged them (niah, niah_keys, ...).
+        tasks = sorted({r.get("tasks", "?") for rows in curves.values() for r in rows})
+        sizes = sorted({r["examples"] for rows in curves.values() for r in rows})
+        ax.set_ylabel(f"probe: exact answers ({', '.join(tasks)}, {'/'.join(map(str, sizes))} examples)")
         ax.set_ylim(-0.02, 1.02)
         ax.legend(title=legend, loc="lower right")
         fig.tight_layout()
