@@ -92,6 +92,9 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const float* q, const flo
       }
       const float ps = warp_sum(p);
       P[r * kPLd + lane] = p;
+      // Every lane has read mrow[r] above; the shuffles converge the warp but order no shared
+      // memory, so lane 0's write waits for the warp (compute-sanitizer's racecheck saw the race).
+      __syncwarp();
       if (lane == 0) {
         alpha[r] = a;
         mrow[r] = mn;
