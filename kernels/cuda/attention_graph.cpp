@@ -91,9 +91,9 @@ std::string check_shapes(const Graph& g, const Op& op, std::size_t i) {
       if (x.dims != y.dims) return at + "pointwise input and output dims differ";
       if (op.b >= 0) {
         const Tensor& b = T.at(op.b);
-        const bool scalar = b.dims == std::vector<int64_t>{1};
-        bool fits = scalar || b.dims.size() == y.dims.size();
-        for (std::size_t d = 0; fits && !scalar && d < y.dims.size(); ++d) fits = b.dims[d] == y.dims[d] || b.dims[d] == 1;
+        if (b.dims.size() != y.dims.size()) return at + "pointwise operands differ in rank (cuDNN refuses that)";
+        bool fits = true;
+        for (std::size_t d = 0; fits && d < y.dims.size(); ++d) fits = b.dims[d] == y.dims[d] || b.dims[d] == 1;
         if (!fits) return at + "pointwise second operand does not broadcast to the output";
       }
       if (op.t >= 0 && T.at(op.t).dims != y.dims) return at + "select mask dims differ from the output";

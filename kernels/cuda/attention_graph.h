@@ -62,7 +62,9 @@ struct Graph {
 
   int64_t tensor(int64_t uid, DType type, const View& v, Storage storage = Storage::kDevice);
   int64_t temp(DType type, const View& v) { return tensor(next_virtual++, type, v, Storage::kVirtual); }
-  int64_t scalar(int64_t uid) { return tensor(uid, DType::kFloat, {{1}, {1}}, Storage::kByValue); }
+  // 4-d like every other tensor: cuDNN requires a pointwise op's operands to have equal ranks
+  // ("xDesc.getNbDims() != bDesc.getNbDims()" on an H200 with a 1-d scalar) and broadcasts size-1 dims.
+  int64_t scalar(int64_t uid) { return tensor(uid, DType::kFloat, {{1, 1, 1, 1}, {1, 1, 1, 1}}, Storage::kByValue); }
   void pointwise(Mode mode, int64_t x, int64_t y, int64_t b = -1, int64_t t = -1, DType prec = DType::kFloat,
                  int64_t axis = -1) {
     ops.push_back({Kind::kPointwise, mode, x, b, t, y, axis, prec});

@@ -33,12 +33,11 @@ struct Store {
     }
     return v;
   }
-  // The element of `uid` at a result index: size-1 dims broadcast, scalars are one value, and a
+  // The element of `uid` at a result index: size-1 dims broadcast (scalars are 1x1x1x1), and a
   // dimension the result repeats (GQA heads) maps result index i to i / (result / operand).
   double& at(int64_t uid, const Index& i, const std::vector<int64_t>& result_dims) {
     const Tensor& t = g.tensors.at(uid);
     auto& v = of(uid);
-    if (t.dims.size() == 1) return v[0];
     int64_t off = 0;
     for (std::size_t d = 0; d < 4; ++d) {
       const int64_t k = t.dims[d] == 1 ? 0 : i[d] / (result_dims[d] / t.dims[d]);
@@ -246,6 +245,10 @@ TEST(AttentionGraphShape, CheckNamesTheFault) {
   g = forward_graph(call(1, 8, 2, 2, 8, 8, 0, false));
   g.ops[4].prec = DType::kFloat;  // the causal comparison computing in fp32
   EXPECT_NE(check(g).find("a comparison must compute and produce booleans"), std::string::npos) << check(g);
+  g = forward_graph(call(1, 8, 2, 2, 8, 8, 0, false));
+  g.tensors.at(kScale).dims = {1};  // a 1-d scalar: cuDNN 9.14 refuses the graph (seen on an H200)
+  g.tensors.at(kScale).strides = {1};
+  EXPECT_NE(check(g).find("pointwise operands differ in rank"), std::string::npos) << check(g);
 }
 
 }  // namespace
