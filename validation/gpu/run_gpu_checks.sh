@@ -6,7 +6,8 @@
 #
 #   build  Release, CUDA on, only the targets needed (-j$(nproc)), in DIR (default build-gpu).
 #          --prebuilt skips it and uses DIR as it is (binaries built elsewhere, e.g. staged with
-#          validation/gpu/stage_prebuilt.sh; DIR/lib, if present, goes on LD_LIBRARY_PATH).
+#          validation/gpu/stage_prebuilt.sh, whose Debian packages it unpacks first; DIR/lib, if
+#          present, goes on LD_LIBRARY_PATH).
 #   (a)    test_gpu_ops: every op of cuda_ops_fp32() (≤ 1e-5) and of the bf16 table (GEMM and
 #          attention within their noise floors, everything else ≤ 1e-5) against the CPU backend on
 #          fresh random inputs, outputs NaN-poisoned first; the bf16 table twice, with cuDNN's fused
@@ -60,6 +61,11 @@ done
 for d in /usr/local/cuda/lib64 /usr/local/cuda/lib; do  # binaries built where CUDA lives elsewhere
   [[ -d $d ]] && export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d
 done
+# Staged with the Debian packages of its libraries and OpenMPI (stage_prebuilt.sh): unpack them first.
+if ((PREBUILT && !DRY)) && [[ -d $BUILD/debs ]]; then
+  source "$root/validation/gpu/unpack_prebuilt.sh"
+  unpack_prebuilt || exit 1
+fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/headroom_gpu_checks.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
@@ -74,8 +80,12 @@ rows=()
 row() { rows+=("$(printf '%-44s %s' "$1" "$2")"); }
 log() { printf '[%3ds] %s\n' $((SECONDS - T0)) "$*"; }
 left() { echo $((BUDGET - (SECONDS - T0))); }
-PY=$(command -v python3 || true)
-[[ -x /usr/bin/python3 ]] && PY=/usr/bin/python3
+# The first python3 with h5py and numpy (the comparisons read checkpoints): Debian's here, a
+# virtual environment's on GPU images whose /usr/bin/python3 has neither.
+PY=
+for p in /usr/bin/python3 $(command -v python3); do
+  [[ -x $p ]] && "$p" -c 'import h5py, numpy' 2>/dev/null && { PY=$p; break; }
+done
 LAUNCH=()  # one MPI rank: mpirun when there is one, else a singleton
 command -v mpirun >/dev/null && LAUNCH=(mpirun -np 1 -x HEADROOM_CUDA_PRECISION -x OMP_NUM_THREADS)
 SANITIZER=$(command -v compute-sanitizer || true)
@@ -87,7 +97,7 @@ if ((DRY)); then
   gpus=$(gpu_devices)
   echo "run_gpu_checks.sh --dry-run: the plan ($BUDGET s in all; a step starts only with its time left)"
   if ((PREBUILT)); then
-    echo "  build   skipped (--prebuilt): binaries from $BUILD"
+    echo "  build   skipped (--prebuilt): binaries from $BUILD$([[ -d $BUILD/debs ]] && echo ", its staged packages unpacked under $BUILD/root")"
   else
     echo "  build   cmake -DHEADROOM_CUDA=ON in $BUILD; targets test_gpu_ops test_gpu_device bench_gpu, then prepare pretrain extend sft evaluate (until $((BUDGET - 200)) s)"
   fi
