@@ -25,12 +25,11 @@ for app in prepare pretrain extend sft evaluate; do
 done
 strip "$OUT"/bin/* "$OUT"/tests/*
 
-# The packages of everything ldd resolves outside the C/C++ runtime and CUDA (which the GPU image
-# has, newer), and OpenMPI's runtime, which nothing links but mpirun needs.
+# The packages of everything ldd resolves outside CUDA, less the C/C++ runtime's packages (the GPU
+# image has both, newer), and OpenMPI's runtime, which nothing links but mpirun needs.
 packages=$(for f in "$OUT"/tests/* "$OUT"/bin/* /usr/bin/orterun; do
   ldd "$f" | awk '$3 ~ /^\// {print $3}'
-done | xargs -r readlink -f | sort -u |
-  grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|libgomp|ld-linux[^/]*)[.-]|/usr/local/cuda' |
+done | xargs -r readlink -f | sort -u | grep -v '^/usr/local/cuda' |
   while read -r lib; do  # merged /usr: a package may list the file under /lib instead
     dpkg -S "$lib" 2>/dev/null || dpkg -S "${lib#/usr}" 2>/dev/null || echo "not from a package: $lib" >&2
   done | cut -d: -f1 | sort -u | grep -Evx 'libc6|libstdc\+\+6|libgcc-s1|libgomp1')
