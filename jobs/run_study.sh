@@ -19,6 +19,7 @@
 # Optional branches of a chain, each ending in its own evaluate:
 #   evaluate_base=1       the pretrained checkpoint evaluated at the same lengths without extension
 #                         (eval.allow_beyond_training): <model>-s<seed>/evaluate_base (also --slurm)
+#   evaluate_base_lengths=512   ... at these lengths only (default: the evaluate recipe's; also --slurm)
 #   extend_variants="yarn:A.ini+B.ini frozen:E.ini,F.ini"   more extension recipes (A+B: two
 #                         extend stages, the second --init'ed from the first; E,F: E with F layered
 #                         over it), each -> sft -> evaluate:
@@ -37,7 +38,7 @@ die() { echo "run_study: error: $*" >&2; exit 2; }
 study_file=$1; shift
 [[ -f $study_file ]] || die "no study file $study_file"
 name="" models="" model_dir=inputs/models seeds=1 stages=pretrain,evaluate,analyze corpus="" tokenizer=byte
-vocab_size=4096 data="" evaluate_base=0 extend_variants="" prepare_args="" gpus_per_node=0 nodes=1
+vocab_size=4096 data="" evaluate_base=0 evaluate_base_lengths="" extend_variants="" prepare_args="" gpus_per_node=0 nodes=1
 declare recipe_pretrain="" recipe_extend="" recipe_sft="" recipe_evaluate="" recipe_analyze=""
 # shellcheck disable=SC1090
 source "$study_file"
@@ -90,6 +91,7 @@ if ((slurm)); then
   args=(--study "$name" --runs-root "$runs_root" --models "$(IFS=,; echo "${model_files[*]}")" --seeds "$seeds"
         --stages "$stages" --data "$data")
   [[ $evaluate_base == 1 ]] && args+=(--evaluate-base)
+  [[ -n $evaluate_base_lengths ]] && args+=(--evaluate-base-lengths "$evaluate_base_lengths")
   ((gpus_per_node > 0)) && args+=(--gpus-per-node "$gpus_per_node" --nodes "$nodes")
   for s in pretrain extend sft evaluate analyze; do
     v=recipe_$s
@@ -144,7 +146,7 @@ chain() {  # chain MODEL_FILE SEED
     job evaluate INIT="$prev" EVAL_CONFIG="$recipe_evaluate" || return 1
     if [[ $evaluate_base == 1 ]] && has pretrain; then
       job evaluate_base INIT="$cdir/pretrain" EVAL_CONFIG="$recipe_evaluate" STAGE_SCRIPT=evaluate \
-        EXTRA_ARGS="--eval.allow_beyond_training true" || return 1
+        EXTRA_ARGS="--eval.allow_beyond_training true${evaluate_base_lengths:+ --eval.lengths $evaluate_base_lengths}" || return 1
     fi
   fi
   for spec in $extend_variants; do
@@ -158,7 +160,7 @@ chain() {  # chain MODEL_FILE SEED
 export -f chain branch job has
 launcher=none
 ((ranks > 1)) && launcher=mpirun
-export dir data stages ranks launcher recipe_pretrain recipe_extend recipe_sft recipe_evaluate evaluate_base extend_variants
+export dir data stages ranks launcher recipe_pretrain recipe_extend recipe_sft recipe_evaluate evaluate_base evaluate_base_lengths extend_variants
 for v in ${!variant_models_*}; do export "${v?}"; done
 export OMP_NUM_THREADS=1
 IFS=, read -ra seed_list <<<"$seeds"

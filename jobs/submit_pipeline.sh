@@ -32,6 +32,7 @@
 #   --evaluate-base       also evaluate each chain's pretrained checkpoint at the evaluate lengths,
 #                         without extension (eval.allow_beyond_training), into <chain>/evaluate_base;
 #                         analyze reads it too (the "extended vs not" comparison of one checkpoint)
+#   --evaluate-base-lengths L1,L2   ... at these lengths only (default: the evaluate recipe's)
 #   --sbatch "ARGS"       extra sbatch options for every job (partition, account, --time, ...)
 #   --local               when no Slurm is reachable, bring up the single-node one (jobs/slurm_local_up.sh)
 #   --dry-run             print the sbatch commands instead of running them
@@ -41,7 +42,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 study=study runs_root=runs models=d128_0.6b,d256_0.6b,d512_0.6b seeds=1,2
 stages=pretrain,extend,sft,evaluate,analyze toy=0 data=data/shards ntasks="" sbatch_extra="" local=0 dry=0
-evaluate_base=0 gpus_per_node=${HEADROOM_GPUS_PER_NODE:-0} nodes=${HEADROOM_NODES:-1}
+evaluate_base=0 evaluate_base_lengths="" gpus_per_node=${HEADROOM_GPUS_PER_NODE:-0} nodes=${HEADROOM_NODES:-1}
 declare -A recipe=() stage_args=()
 usage() { sed -n '2,/^set -euo/p' "$root/jobs/submit_pipeline.sh" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "submit_pipeline: error: $*" >&2; exit 2; }
@@ -60,6 +61,7 @@ while (($#)); do
     --gpus-per-node) gpus_per_node=$2; shift 2 ;;
     --nodes) nodes=$2; shift 2 ;;
     --evaluate-base) evaluate_base=1; shift ;;
+    --evaluate-base-lengths) evaluate_base_lengths=$2; shift 2 ;;
     --sbatch) sbatch_extra=$2; shift 2 ;;
     --local) local=1; shift ;;
     --dry-run) dry=1; shift ;;
@@ -209,7 +211,7 @@ for m in "${model_list[@]}"; do
     eval_dirs+=("$cdir/evaluate")
     if ((evaluate_base)) && [[ -n ${want[evaluate]:-} ]]; then
       submit evaluate "$chain" "$cdir/evaluate_base" jobs/evaluate.slurm "$pretrain_job" INIT="$cdir/pretrain" \
-        EVAL_CONFIG="${recipe[evaluate]:-}" EXTRA_ARGS="${stage_args[evaluate]:-} --eval.allow_beyond_training true"
+        EVAL_CONFIG="${recipe[evaluate]:-}" EXTRA_ARGS="${stage_args[evaluate]:-} --eval.allow_beyond_training true${evaluate_base_lengths:+ --eval.lengths $evaluate_base_lengths}"
       if [[ -n $last ]]; then eval_jobs+=("$last"); fi
       eval_dirs+=("$cdir/evaluate_base")
     fi

@@ -109,6 +109,11 @@ check "--evaluate-base: an evaluate of the pretrained checkpoint" \
 check "  ...after pretrain" grep -qE "evaluate_base/slurm-%j.out --dependency=afterok:<toy_d128-s1/pretrain> " "$WORK/base.out"
 check "  ...and analyze reads it" \
   grep -qE "analyze: .*RUNS=$WORK/runs/base/toy_d128-s1/evaluate $WORK/runs/base/toy_d128-s1/evaluate_base" "$WORK/base.out"
+submit --study base --models toy_d128 --seeds 1 --evaluate-base --evaluate-base-lengths 512 --dry-run >"$WORK/base_len.out" 2>&1
+check "--evaluate-base-lengths: the base evaluation at those lengths only" \
+  grep -qE "evaluate: RUN_DIR=$WORK/runs/base/toy_d128-s1/evaluate_base .*--eval.allow_beyond_training true --eval.lengths 512 " "$WORK/base_len.out"
+check "  ...and the chain's own evaluate at the recipe's" \
+  bash -c "grep -E 'RUN_DIR=$WORK/runs/base/toy_d128-s1/evaluate ' '$WORK/base_len.out' | grep -qv -- --eval.lengths"
 
 # 3 + 4 together: a failing chain and a preempted job.
 fail_args=(--args "pretrain=--train.steps 12 --train.log_every 2 --train.checkpoint_every 2"

@@ -68,8 +68,9 @@ def main():
             v = get(m, rc, lengths[-1], "ruler")
             if not v:
                 continue
-            cells = [f"{st.mean(get(m, rc, L, 'ruler')):.1f}" for L in lengths]
-            cells += [f"{st.mean(get(m, rc, L, 'niah')):.1f}" for L in lengths]
+            # A branch evaluated at fewer lengths (evaluate_base_lengths) has no score at the others.
+            mean = lambda L, k: f"{st.mean(get(m, rc, L, k)):.1f}" if get(m, rc, L, k) else "–"
+            cells = [mean(L, "ruler") for L in lengths] + [mean(L, "niah") for L in lengths]
             print(f"| {m} | {rc} | {len(v)} | " + " | ".join(cells) + f" | {mean_swing(v):.1f} |")
     # Range over the main recipe's architectures against the mean swing of their seed pairs.
     L = lengths[-1]
@@ -133,10 +134,9 @@ def main():
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for ax, rc, title in ((axes[0], "main", "extended (RoPE base), sft"), (axes[1], "none", "no extension")):
         for m in ORDER:
-            ys = [st.mean(get(m, rc, x, "ruler")) if get(m, rc, x, "ruler") else None for x in lengths]
-            if ys[0] is None:
-                continue
-            ax.plot(lengths, ys, marker="o", label=m)
+            xs = [x for x in lengths if get(m, rc, x, "ruler")]
+            if xs:
+                ax.plot(xs, [st.mean(get(m, rc, x, "ruler")) for x in xs], marker="o", label=m)
         ax.set_title(title)
         ax.set_xlabel("context length (tokens; pretrained at 128)")
         ax.set_xticks(lengths)
