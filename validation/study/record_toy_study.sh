@@ -5,7 +5,8 @@
 #   validation/study/record_toy_study.sh [RUNS_ROOT] [STUDY]   (default runs, toy_cpu; reuses finished runs)
 #   toy_cpu: inputs/studies/toy_cpu.study, about 10 minutes on 2 cores
 #   toy_ruler: inputs/studies/toy_ruler.study, about 65-105 minutes on 2 cores (64 in session 18)
-#   toy_ruler_examples: the study of record, 111 minutes on session 22's 2-core VM (~88 on session 20's)
+#   toy_ruler_examples: 111 minutes on session 22's 2-core VM (~88 on session 20's)
+#   toy_ruler_budget: the study of record, 87 minutes on session 22's 2-core VM
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"

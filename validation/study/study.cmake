@@ -8,5 +8,5 @@ add_test(NAME toy_study_reference
 set_tests_properties(toy_study_reference PROPERTIES LABELS validation TIMEOUT 900 PROCESSORS 2)
 add_test(NAME toy_ruler_reference
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_toy_study.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR} ${HEADROOM_PYTHON}
-          inputs/studies/toy_ruler_ci.study validation/reference/toy_ruler_examples_study.json --ranks 2 --parallel 1)
+          inputs/studies/toy_ruler_ci.study validation/reference/toy_ruler_budget_study.json --ranks 2 --parallel 1)
 set_tests_properties(toy_ruler_reference PROPERTIES LABELS validation TIMEOUT 900 PROCESSORS 2)
