@@ -41,7 +41,13 @@ echo "quickstart: corpus in data/corpus (licences: data/corpus/LICENSES.md), ess
 if scontrol ping 2>/dev/null | grep -q UP; then
   echo "quickstart: using the Slurm cluster that scontrol reaches ($(scontrol ping | head -1))"
 else
-  eval "$(jobs/slurm_local_up.sh --env)"
+  # Captured first: a failure inside eval "$(...)" would be lost and the study submitted to nothing.
+  slurm_env=$(jobs/slurm_local_up.sh --env) || {
+    echo "quickstart: the local Slurm cluster did not start (its error above); if another checkout's" \
+         "local cluster holds the ports, stop it there with jobs/slurm_local_down.sh" >&2
+    exit 1
+  }
+  eval "$slurm_env"
   echo "quickstart: no Slurm reachable; started the single-node cluster (SLURM_CONF=$SLURM_CONF;" \
        "stop it with jobs/slurm_local_down.sh)"
 fi
