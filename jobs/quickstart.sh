@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: install and build, gather the default corpus, then run the
-# quickstart study (inputs/studies/quickstart.study: the toy RULER protocol for one architecture x
-# a seed pair — pretrain at 128 tokens, extend to 512, sft, evaluate at 256/384/512, and the same
-# pretrained checkpoint evaluated without extension — then one analyze) through Slurm: on the
-# cluster that `scontrol ping` reaches, or on a single-node cluster it brings up
-# (jobs/slurm_local_up.sh; stop it with jobs/slurm_local_down.sh). Prints each stage's wall time,
-# where the results are, and the report's headline tables.
+# quickstart study (inputs/studies/quickstart.study: the toy RULER study of record's protocol for
+# one architecture x a seed pair — pretrain at 128 tokens, extend to 512, sft, evaluate at
+# 256/384/512, and the same pretrained checkpoint evaluated without extension — then one analyze)
+# through Slurm: on the cluster that `scontrol ping` reaches, or on a single-node cluster it brings
+# up (jobs/slurm_local_up.sh; stop it with jobs/slurm_local_down.sh). Prints each stage's wall
+# time, where the results are, and the report's headline tables.
 #
 # Environment: QUICKSTART_STUDY (a .study file, default inputs/studies/quickstart.study),
 # QUICKSTART_MODELS and QUICKSTART_SEEDS (override the study's, e.g. QUICKSTART_MODELS=wide,narrow:
-# the head-width pair, about 4 minutes more), QUICKSTART_WAIT (seconds to wait for the study,
-# default 3600). Re-running continues the study (finished stages are kept).
+# the head-width pair: a second pair of chains, about 6 minutes more), QUICKSTART_WAIT (seconds to
+# wait for the study, default 3600). Re-running continues the study (finished stages are kept).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
