@@ -4,7 +4,7 @@
 # (validation/reference/<full>_study.json, written by validation/study/record_toy_study.sh).
 # usage: test_toy_study.sh BIN SRC PY CI_STUDY REFERENCE [RUN_STUDY_OPTIONS...]
 #   e.g. ... inputs/studies/toy_cpu_ci.study validation/reference/toy_cpu_study.json
-#        ... inputs/studies/toy_ruler_ci.study validation/reference/toy_ruler_examples_study.json --ranks 2 --parallel 1
+#        ... inputs/studies/toy_ruler_ci.study validation/reference/toy_ruler_budget_study.json --ranks 2 --parallel 1
 # A study on the default corpus (data/corpus) uses SRC/data/corpus when it is complete, else
 # $HEADROOM_CORPUS, else one jobs/fetch_corpus.sh gathers here (about 15 s): the same text.
 set -uo pipefail
