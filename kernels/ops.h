@@ -28,6 +28,8 @@ using Alloc = void*(std::size_t bytes);  // throws std::bad_alloc / std::runtime
 using Free = void(void* p);
 using CopyToHost = void(void* host_dst, const void* src, std::size_t bytes);
 using CopyFromHost = void(void* dst, const void* host_src, std::size_t bytes);
+// Both pointers in the backend's memory; the ranges must not overlap.
+using Copy = void(void* dst, const void* src, std::size_t bytes);
 template <class T> using Fill = void(T* x, T value, int64_t n);
 using Synchronize = void();
 
@@ -128,6 +130,7 @@ struct BasicOps {
   sig::Free* free;
   sig::CopyToHost* copy_to_host;
   sig::CopyFromHost* copy_from_host;
+  sig::Copy* copy;
   sig::Fill<T>* fill;
   sig::Synchronize* synchronize;
   sig::Matmul<T>* matmul;

@@ -32,6 +32,10 @@ void copy_from_host(void* dst, const void* host_src, std::size_t bytes) {
   if (bytes > 0) std::memcpy(dst, host_src, bytes);
 }
 
+void copy(void* dst, const void* src, std::size_t bytes) {
+  if (bytes > 0) std::memcpy(dst, src, bytes);
+}
+
 void fill(float* x, float value, int64_t n) {
 #pragma omp parallel for simd if (n >= kParallelMinElements)
   for (int64_t i = 0; i < n; ++i) x[i] = value;

@@ -11,6 +11,7 @@ const Ops& cpu_ops() {
       .free = cpu::free,
       .copy_to_host = cpu::copy_to_host,
       .copy_from_host = cpu::copy_from_host,
+      .copy = cpu::copy,
       .fill = cpu::fill,
       .synchronize = cpu::synchronize,
       .matmul = cpu::matmul,

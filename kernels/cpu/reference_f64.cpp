@@ -235,6 +235,7 @@ const BasicOps<double>& cpu_ops_f64() {
       .free = release,
       .copy_to_host = copy_bytes,
       .copy_from_host = copy_bytes,
+      .copy = copy_bytes,
       .fill = fill,
       .synchronize = synchronize,
       .matmul = matmul,

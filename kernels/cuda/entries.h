@@ -12,6 +12,7 @@ sig::Alloc alloc;
 sig::Free free;
 sig::CopyToHost copy_to_host;
 sig::CopyFromHost copy_from_host;
+sig::Copy copy;
 sig::Synchronize synchronize;
 sig::Fill<float> fill;
 

@@ -78,6 +78,11 @@ void copy_from_host(void* dst, const void* host_src, std::size_t bytes) {
   HEADROOM_CUDA_CHECK(cudaStreamSynchronize(state().stream));
 }
 
+void copy(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  HEADROOM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, state().stream));
+}
+
 void synchronize() { HEADROOM_CUDA_CHECK(cudaStreamSynchronize(state().stream)); }
 
 void* scratch(std::size_t bytes) {

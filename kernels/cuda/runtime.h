@@ -25,6 +25,7 @@ void* alloc(std::size_t bytes);  // alloc(0) returns a unique pointer that free(
 void free(void* p);
 void copy_to_host(void* host_dst, const void* src, std::size_t bytes);      // waits for the stream
 void copy_from_host(void* dst, const void* host_src, std::size_t bytes);    // host buffer reusable on return
+void copy(void* dst, const void* src, std::size_t bytes);                   // device to device, enqueued
 void synchronize();
 
 // ---- for the ops ------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = A
   t.free = HR_CUDA_NS::free;
   t.copy_to_host = HR_CUDA_NS::copy_to_host;
   t.copy_from_host = HR_CUDA_NS::copy_from_host;
+  t.copy = HR_CUDA_NS::copy;
   t.fill = HR_CUDA_NS::fill;
   t.synchronize = HR_CUDA_NS::synchronize;
   t.matmul = bf16 ? HR_CUDA_NS::matmul_bf16 : HR_CUDA_NS::matmul_fp32;

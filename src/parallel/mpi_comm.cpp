@@ -79,6 +79,28 @@ void MpiComm::allgather(float* x, const int64_t* counts, const int64_t* displs) 
             "MPI_Allgatherv");
 }
 
+void MpiComm::reduce_scatter_sum(const float* in, float* out, int64_t count) {
+  if (size_ == 1) {
+    std::copy(in, in + count, out);
+    return;
+  }
+  // Blocks past MPI's int count go in pieces: piece k of every block is one strided exchange, so
+  // each rank sends and receives only what a single call would.
+  std::vector<float> send;
+  for (int64_t off = 0; off < count; off += kMaxCount) {
+    const int64_t n = std::min(kMaxCount, count - off);
+    const float* src = in;
+    if (n != count) {
+      send.resize(static_cast<size_t>(n * size_));
+      for (int r = 0; r < size_; ++r)
+        std::copy_n(in + r * count + off, n, send.data() + static_cast<size_t>(r) * static_cast<size_t>(n));
+      src = send.data();
+    }
+    mpi_check(MPI_Reduce_scatter_block(src, out + off, static_cast<int>(n), MPI_FLOAT, MPI_SUM, comm_),
+              "MPI_Reduce_scatter_block");
+  }
+}
+
 void MpiComm::barrier() { mpi_check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
 std::unique_ptr<MpiComm> node_comm(const MpiComm& comm) {

@@ -95,6 +95,19 @@ class NcclComm final : public Comm {
     nccl_check(ncclGroupEnd(), "ncclGroupEnd(allgather)");
   }
 
+  void reduce_scatter_sum(const float* in, float* out, int64_t count) override {
+    if (count == 0) return;
+    if (!on_device(in)) return host_.reduce_scatter_sum(in, out, count);
+    if (size() == 1) {
+      HEADROOM_CUDA_CHECK(cudaMemcpyAsync(out, in, static_cast<std::size_t>(count) * sizeof(float),
+                                          cudaMemcpyDeviceToDevice, kernels::cuda::stream()));
+      return;
+    }
+    nccl_check(ncclReduceScatter(in, out, static_cast<std::size_t>(count), ncclFloat, ncclSum, comm_,
+                                 kernels::cuda::stream()),
+               "ncclReduceScatter");
+  }
+
   void barrier() override {
     HEADROOM_CUDA_CHECK(cudaStreamSynchronize(kernels::cuda::stream()));
     if (comm_ != nullptr) {

@@ -23,6 +23,13 @@ void copy_from_host(void* dst, const void* host_src, std::size_t bytes) {
   if (bytes) std::memcpy(dst, host_src, bytes);
 }
 
+void copy(void* dst, const void* src, std::size_t bytes) {
+  require_device(dst, "copy", "the destination");
+  require_device(src, "copy", "the source");
+  const DeviceAccess open;
+  if (bytes) std::memmove(dst, src, bytes);
+}
+
 void synchronize() {}
 
 void* scratch(std::size_t bytes) {
