@@ -2,6 +2,7 @@
 
 #include "util/error.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace headroom::parallel {
@@ -17,25 +18,37 @@ void init_mpi(int* argc, char*** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
 
-Grid make_grid(int tp, int dp) {
+namespace {
+
+std::unique_ptr<MpiComm> split(int color, int key, const char* what) {
+  MPI_Comm c = MPI_COMM_NULL;
+  mpi_check(MPI_Comm_split(MPI_COMM_WORLD, color, key, &c), what);
+  return std::make_unique<MpiComm>(c);
+}
+
+}  // namespace
+
+Grid make_grid(int tp, int dp, int cp) {
   Grid g;
   g.world = std::make_unique<MpiComm>(MPI_COMM_WORLD);
   const int world = g.world->size();
-  if (tp <= 0) tp = world / std::max(dp, 1);
-  if (dp <= 0) dp = world / std::max(tp, 1);
-  if (tp * dp != world)
-    fail("parallel.tp = ", tp, " × parallel.dp = ", dp, " = ", tp * dp, " ranks, but the job has ",
-         world, " (mpirun -np / srun -n); set them so that tp × dp = ", world);
+  cp = std::max(cp, 1);
+  if (tp <= 0) tp = world / std::max(dp, 1) / cp;
+  if (dp <= 0) dp = world / std::max(tp, 1) / cp;
+  if (tp * cp * dp != world)
+    fail("parallel.tp = ", tp, " × parallel.cp = ", cp, " × parallel.dp = ", dp, " = ", tp * cp * dp,
+         " ranks, but the job has ", world, " (mpirun -np / srun -n); set them so that tp × cp × dp = ", world);
   g.tp = tp;
+  g.cp = cp;
   g.dp = dp;
   const int rank = g.world->rank();
   g.tp_rank = rank % tp;
-  g.dp_rank = rank / tp;
-  MPI_Comm tp_comm, dp_comm;
-  mpi_check(MPI_Comm_split(MPI_COMM_WORLD, g.dp_rank, g.tp_rank, &tp_comm), "MPI_Comm_split(tp)");
-  mpi_check(MPI_Comm_split(MPI_COMM_WORLD, g.tp_rank, g.dp_rank, &dp_comm), "MPI_Comm_split(dp)");
-  g.tp_group = std::make_unique<MpiComm>(tp_comm);
-  g.dp_group = std::make_unique<MpiComm>(dp_comm);
+  g.cp_rank = rank / tp % cp;
+  g.dp_rank = rank / (tp * cp);
+  g.tp_group = split(g.dp_rank * cp + g.cp_rank, g.tp_rank, "MPI_Comm_split(tp)");
+  g.cp_group = split(g.dp_rank * tp + g.tp_rank, g.cp_rank, "MPI_Comm_split(cp)");
+  g.dp_group = split(g.cp_rank * tp + g.tp_rank, g.dp_rank, "MPI_Comm_split(dp)");
+  g.replica_group = split(g.tp_rank, g.dp_rank * cp + g.cp_rank, "MPI_Comm_split(replicas)");
   return g;
 }
 
