@@ -175,7 +175,8 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   if (spec.takes_init && !init_path) fail(spec.name, " needs --init CHECKPOINT_OR_RUN_DIR");
   if (!resume.empty() && resume != "auto") fail("--resume takes 'auto', not '", resume, "'");
 
-  parallel::Grid grid = parallel::make_grid(static_cast<int>(cfg.parallel.tp), static_cast<int>(cfg.parallel.dp));
+  parallel::Grid grid = parallel::make_grid(static_cast<int>(cfg.parallel.tp), static_cast<int>(cfg.parallel.dp),
+                                                 static_cast<int>(cfg.parallel.cp));
   auto shard = std::make_shared<data::ShardReader>(data::open_shard(cfg.data.train));
   // model.vocab_size = 0: the vocabulary of the data's tokenizer (the stored config says which).
   if (cfg.model.vocab_size == 0) cfg.model.vocab_size = shard->vocab_size;

@@ -22,6 +22,8 @@ enum class Nonfinite { kStop, kSkip };
 enum class Device { kAuto, kCpu, kCuda };  // kAuto is resolved at a stage's start (app/device_choice.h)
 enum class Sampler { kAuto, kWindows, kDocuments };
 enum class SyntheticLoss { kAnswer, kAll };
+// What the backward pass recomputes instead of keeping from the forward pass (train.recompute).
+enum class Recompute { kNone, kSelective, kFull };
 enum class PromptChoice { kAuto, kBase, kInstruction, kChat };  // evaluate's eval.template
 using AttentionKernel = kernels::AttentionKernel;  // the CUDA table's attention (ops.h)
 
@@ -77,6 +79,11 @@ struct ChoiceNames<Sampler> {
 template <>
 struct ChoiceNames<SyntheticLoss> {
   static constexpr NameList<SyntheticLoss, 2> list{{{SyntheticLoss::kAnswer, "answer"}, {SyntheticLoss::kAll, "all"}}};
+};
+template <>
+struct ChoiceNames<Recompute> {
+  static constexpr NameList<Recompute, 3> list{
+      {{Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}}};
 };
 
 template <>

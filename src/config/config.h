@@ -81,12 +81,15 @@ struct TrainConfig {
   long probe_samples;      // probe examples
   std::string probe_tasks;  // synthetic tasks of the probe
   std::string spike_rules;  // the spike monitor's rules (config/spike_rules.h)
+  Recompute recompute;      // what the backward pass recomputes (activation memory)
 };
 
 struct ParallelConfig {
   long tp;
-  long dp;  // 0: world size / tp
-  bool zero1;  // shard AdamW moments across data-parallel ranks (ZeRO stage 1)
+  long cp;  // context-parallel ranks: the sequence split in 2·cp zig-zag chunks
+  long dp;  // 0: world size / (tp · cp)
+  bool zero1;  // shard AdamW moments across the cp × dp ranks that hold the same weights (ZeRO stage 1)
+  bool sequence_parallel;  // tp ranks split the tokens outside attention and the MLP
 };
 
 struct DataConfig {

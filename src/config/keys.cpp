@@ -171,17 +171,38 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "the OLMo 2 score) and olmo (mean + 6σ of the previous 128, window 10000: OLMo-core's "
           "monitor), or name:window:sigmas:one|two:lookback for a rule of your own",
           Check<std::string>(check_spike_rules));
+  add_choice_key(s, "train", "recompute", t.recompute, Recompute::kNone,
+          "activation recomputation: none (keep every layer's activations for the backward pass), "
+          "selective (keep each layer's MLP input, recompute the gate, up and SwiGLU products of the "
+          "MLP in the backward pass: about 3·d_ff of the ~8·d_model + 3·d_ff floats a layer keeps per "
+          "token, for one more gate/up product per layer), or full (keep only each layer's input and "
+          "run the layer's forward pass again before its backward pass: activation memory of one "
+          "layer plus the residual streams, for one more forward pass). Gradients are the same to "
+          "fp32 rounding; the memory plan (--memory-plan) counts what each keeps");
 }
 
 void add_parallel_keys(Schema& s, ParallelConfig& p) {
   section(s, "parallel", "Parallelism [parallel]");
   add_key(s, "parallel", "tp", p.tp, 1L,
           "tensor-parallel ranks (innermost); must divide n_heads and d_ff", at_least<long>(1));
+  add_key(s, "parallel", "cp", p.cp, 1L,
+          "context-parallel ranks (between tp and dp in the rank order): each sequence is cut into "
+          "2·cp chunks and rank r keeps chunks r and 2·cp−1−r (zig-zag: every rank gets the same share "
+          "of the causal attention work); keys and values are all-gathered over the cp ranks for "
+          "attention and their gradients reduce-scattered back. train.seq_len must be a multiple of 2·cp",
+          at_least<long>(1));
   add_key(s, "parallel", "dp", p.dp, 0L,
-          "data-parallel ranks; 0 = world size / tp", at_least<long>(0));
+          "data-parallel ranks; 0 = world size / (tp · cp)", at_least<long>(0));
   add_key(s, "parallel", "zero1", p.zero1, false,
-          "ZeRO-1: each data-parallel rank keeps the AdamW moments of 1/dp of the parameters, "
-          "updates those and all-gathers the rest (checkpoints stay the same format)");
+          "ZeRO-1: each of the cp × dp ranks that hold the same weights keeps the AdamW moments of "
+          "1/(cp·dp) of the parameters, updates those and all-gathers the rest (checkpoints stay the "
+          "same format)");
+  add_key(s, "parallel", "sequence_parallel", p.sequence_parallel, false,
+          "Megatron sequence parallelism (with tp > 1): the residual stream, norms and residual "
+          "adds are split over the tp ranks by tokens (each keeps 1/tp of a micro-batch's tokens), "
+          "the all-reduce after each row-parallel product becomes a reduce-scatter and the input of "
+          "each column-parallel product is all-gathered. micro_batch · seq_len / cp must be a "
+          "multiple of tp");
 }
 
 void add_data_keys(Schema& s, DataConfig& d) {

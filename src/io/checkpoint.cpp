@@ -182,7 +182,7 @@ std::string shared_timestamp(const parallel::Grid& grid) {
 void write_file(const std::string& tmp, const parallel::Grid& grid, const model::Model<float>& m,
                 const OptimizerMoments* opt, const CheckpointInfo& info) {
   H5Handle file = h5_create_parallel_file(tmp, grid.world->handle());
-  const bool replica_writer = grid.dp_rank == 0;
+  const bool replica_writer = grid.replica_root();
   for (size_t i = 0; i < m.specs.size(); ++i) {
     const auto& spec = m.specs[i];
     const auto& sh = m.shards[i];

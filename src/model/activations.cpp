@@ -1,9 +1,23 @@
 #include "model/activations.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace headroom::model {
 namespace {
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+// Saturating: the memory plan counts absurd configurations with this same carving, and a size
+// that overflows must stay "too large" instead of wrapping into a plausible one.
+int64_t mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return a == kMax || b == kMax || __builtin_mul_overflow(a, b, &r) ? kMax : r;
+}
+int64_t add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return a == kMax || b == kMax || __builtin_add_overflow(a, b, &r) ? kMax : r;
+}
 
 // Two passes over the same layout: the first counts, the second hands out pointers.
 template <class T>
@@ -12,92 +26,185 @@ struct Carver {
   int64_t used = 0;
   T* take(int64_t n) {
     T* p = base ? base + used : nullptr;
-    used += (n + 15) / 16 * 16;  // 64-byte alignment for float
+    used = add(used, n == kMax ? kMax : (n + 15) / 16 * 16);  // 64-byte alignment for float
     return p;
   }
 };
 
 template <class T>
-void carve(const config::ModelConfig& c, int64_t B, int64_t TT, Activations<T>& a, Carver<T>& cv) {
-  const int64_t BT = B * TT, d = c.d_model, F = c.d_ff;
+void carve_mlp(const config::ModelConfig& c, int64_t BT, LayerActs<T>& l, Carver<T>& cv) {
+  l.gate = cv.take(mul(BT, c.d_ff));
+  l.up = cv.take(mul(BT, c.d_ff));
+  l.act = cv.take(mul(BT, c.d_ff));
+}
+
+// The blocks one layer keeps (or, under recompute, shares): everything but x_in.
+template <class T>
+void carve_layer(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, LayerActs<T>& l, bool mlp,
+                 Carver<T>& cv) {
+  const int64_t BT = mul(B, lay.T_len()), R = lay.res_rows(B), d = c.d_model;
   const int64_t Q = config::q_width(c), K = config::k_width(c), VD = config::v_width(c), A = config::attn_out_width(c);
   const bool pre = c.norm_order == config::NormOrder::kPre, qk = c.qk_norm != config::QkNorm::kNone;
-  const int64_t qk_rows = c.qk_norm == config::QkNorm::kHead ? BT * c.n_heads : BT;
-  const int64_t k_rows = c.qk_norm == config::QkNorm::kHead ? BT * c.n_kv_heads : BT;
+  const bool split = lay.sp > 1;  // the normed inputs are gathered into buffers of their own
+  const int64_t qk_rows = c.qk_norm == config::QkNorm::kHead ? mul(BT, c.n_heads) : BT;
+  const int64_t k_rows = c.qk_norm == config::QkNorm::kHead ? mul(BT, c.n_kv_heads) : BT;
+  l.a_in = pre || split ? cv.take(mul(BT, d)) : l.x_in;
+  l.a_rstd = cv.take(R);
+  l.q_pre = qk ? cv.take(mul(BT, Q)) : nullptr;
+  l.k_pre = qk ? cv.take(mul(BT, K)) : nullptr;
+  l.q_rstd = qk ? cv.take(qk_rows) : nullptr;
+  l.k_rstd = qk ? cv.take(k_rows) : nullptr;
+  l.q = cv.take(mul(BT, Q));
+  l.k = cv.take(mul(BT, K));
+  l.v = cv.take(mul(BT, VD));
+  l.att = cv.take(mul(BT, A));
+  l.lse = cv.take(mul(mul(B, c.n_heads), lay.T_len()));
+  l.o = cv.take(mul(R, d));
+  l.h_mid = cv.take(mul(R, d));
+  l.m_in = pre || split ? cv.take(mul(BT, d)) : l.h_mid;
+  l.m_rstd = cv.take(R);
+  if (mlp) carve_mlp(c, BT, l, cv);
+  l.dn = cv.take(mul(R, d));
+}
+
+template <class T>
+void carve_context(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, ContextBuffers<T>& x,
+                   Carver<T>& cv) {
+  if (lay.cp == 1) return;
+  const int64_t K = config::k_width(c), VD = config::v_width(c), rows = mul(B, lay.T_full);
+  x.k = cv.take(mul(rows, K));
+  x.v = cv.take(mul(rows, VD));
+  x.dk = cv.take(mul(rows, K));
+  x.dv = cv.take(mul(rows, VD));
+  x.stage = cv.take(mul(rows, std::max(K, VD)));
+  x.call_dk = cv.take(mul(lay.T_full, K));
+  x.call_dv = cv.take(mul(lay.T_full, VD));
+}
+
+template <class T>
+void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, config::Recompute rc,
+           Activations<T>& a, Carver<T>& cv) {
+  const int64_t BT = mul(B, lay.T_len()), R = lay.res_rows(B), d = c.d_model, F = c.d_ff;
+  const int64_t Q = config::q_width(c), K = config::k_width(c), VD = config::v_width(c), A = config::attn_out_width(c);
   a.resid.assign(static_cast<size_t>(c.n_layers + 1), nullptr);
-  for (auto& r : a.resid) r = cv.take(BT * d);
+  for (auto& r : a.resid) r = cv.take(mul(R, d));
   a.layers.assign(static_cast<size_t>(c.n_layers), LayerActs<T>{});
+  // Under recompute the layers share one set of blocks (full) or one MLP block (selective).
+  LayerActs<T> shared{};
+  if (rc == config::Recompute::kFull) carve_layer(c, lay, B, shared, true, cv);
+  if (rc == config::Recompute::kSelective) carve_mlp(c, BT, shared, cv);
+  // Post-norm without sequence parallelism feeds the layer's input itself to the projections.
+  const bool own_a_in = c.norm_order == config::NormOrder::kPre || lay.sp > 1;
   for (long i = 0; i < c.n_layers; ++i) {
     LayerActs<T>& l = a.layers[static_cast<size_t>(i)];
+    if (rc == config::Recompute::kFull) l = shared;
     l.x_in = a.resid[static_cast<size_t>(i)];
-    l.a_in = pre ? cv.take(BT * d) : l.x_in;
-    l.a_rstd = cv.take(BT);
-    l.q_pre = qk ? cv.take(BT * Q) : nullptr;
-    l.k_pre = qk ? cv.take(BT * K) : nullptr;
-    l.q_rstd = qk ? cv.take(qk_rows) : nullptr;
-    l.k_rstd = qk ? cv.take(k_rows) : nullptr;
-    l.q = cv.take(BT * Q);
-    l.k = cv.take(BT * K);
-    l.v = cv.take(BT * VD);
-    l.att = cv.take(BT * A);
-    l.lse = cv.take(B * c.n_heads * TT);
-    l.o = cv.take(BT * d);
-    l.h_mid = cv.take(BT * d);
-    l.m_in = pre ? cv.take(BT * d) : l.h_mid;
-    l.m_rstd = cv.take(BT);
-    l.gate = cv.take(BT * F);
-    l.up = cv.take(BT * F);
-    l.act = cv.take(BT * F);
-    l.dn = cv.take(BT * d);
+    if (rc == config::Recompute::kFull) {
+      if (!own_a_in) l.a_in = l.x_in;
+      continue;
+    }
+    carve_layer(c, lay, B, l, rc != config::Recompute::kSelective, cv);
+    if (rc == config::Recompute::kSelective) l.gate = shared.gate, l.up = shared.up, l.act = shared.act;
   }
-  a.xf = cv.take(BT * d);
-  a.f_rstd = cv.take(BT);
-  a.losses = cv.take(BT);
-  a.chunk_rows = std::clamp<int64_t>((int64_t{1} << 21) / c.vocab_size, 1, BT);
-  a.logits = cv.take(a.chunk_rows * c.vocab_size);
-  a.head_x = cv.take(a.chunk_rows * d);
-  a.head_dx = cv.take(a.chunk_rows * d);
-  a.dh = cv.take(BT * d);
-  a.dx = cv.take(BT * d);
-  a.dbranch = cv.take(BT * d);
-  a.dff1 = cv.take(BT * F);
-  a.dff2 = cv.take(BT * F);
-  a.dff3 = cv.take(BT * F);
-  a.dq = cv.take(BT * Q);
-  a.dq_pre = cv.take(BT * Q);
-  a.dk = cv.take(BT * K);
-  a.dk_pre = cv.take(BT * K);
-  a.dv = cv.take(BT * VD);
-  a.datt = cv.take(BT * A);
-  a.stat = cv.take(BT * std::max<int64_t>(c.n_heads, 1));
-  a.dot = cv.take(BT * std::max<int64_t>(c.n_heads, 1));
+  carve_context(c, lay, B, a.context, cv);
+  a.partial = lay.sp > 1 ? cv.take(mul(BT, d)) : nullptr;
+  a.xf = cv.take(mul(R, d));
+  a.f_rstd = cv.take(R);
+  a.losses = cv.take(R);
+  a.chunk_rows = std::clamp<int64_t>((int64_t{1} << 21) / std::max<long>(c.vocab_size, 1), 1, std::max<int64_t>(R, 1));
+  a.logits = cv.take(mul(a.chunk_rows, c.vocab_size));
+  a.head_x = cv.take(mul(a.chunk_rows, d));
+  a.head_dx = cv.take(mul(a.chunk_rows, d));
+  a.dh = cv.take(mul(R, d));
+  a.dx = cv.take(mul(BT, d));
+  a.dres = lay.sp > 1 ? cv.take(mul(R, d)) : a.dx;
+  a.dfull = lay.sp > 1 ? cv.take(mul(BT, d)) : nullptr;
+  a.dbranch = cv.take(mul(R, d));
+  a.dff1 = cv.take(mul(BT, F));
+  a.dff2 = cv.take(mul(BT, F));
+  a.dff3 = cv.take(mul(BT, F));
+  a.dq = cv.take(mul(BT, Q));
+  a.dq_pre = cv.take(mul(BT, Q));
+  a.dk = cv.take(mul(BT, K));
+  a.dk_pre = cv.take(mul(BT, K));
+  a.dv = cv.take(mul(BT, VD));
+  a.datt = cv.take(mul(BT, A));
+  a.stat = cv.take(mul(BT, std::max<int64_t>(c.n_heads, 1)));
+  a.dot = cv.take(mul(BT, std::max<int64_t>(c.n_heads, 1)));
+}
+
+// ids, targets and the head's rows and targets; with cp, the two row maps.
+int64_t index_ints(const TokenLayout& lay, int64_t B) {
+  const int64_t rows = mul(B, lay.T_len());
+  return add(mul(4, rows), lay.cp > 1 ? mul(2, mul(B, lay.T_full)) : 0);
+}
+
+template <class T>
+using IntBuffer = kernels::Buffer<int32_t, kernels::BasicOps<T>>;
+
+// The row maps between the cp ranks' rank-major blocks [cp][B][T_len] and window order [B][T_full].
+template <class T>
+void upload_context_maps(const kernels::BasicOps<T>& ops, const TokenLayout& lay, int64_t B, Activations<T>& a) {
+  if (lay.cp == 1) return;
+  const int64_t T_len = lay.T_len(), n = B * lay.T_full;
+  std::vector<int32_t> gather(static_cast<size_t>(n)), scatter(static_cast<size_t>(n));
+  for (int r = 0; r < lay.cp; ++r) {
+    TokenLayout of_r = lay;
+    of_r.cp_rank = r;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < T_len; ++t) {
+        const int64_t staged = (r * B + b) * T_len + t, ordered = b * lay.T_full + of_r.position(t);
+        gather[static_cast<size_t>(ordered)] = static_cast<int32_t>(staged);
+        scatter[static_cast<size_t>(staged)] = static_cast<int32_t>(ordered);
+      }
+  }
+  a.cp_gather = IntBuffer<T>(ops, n);
+  a.cp_scatter = IntBuffer<T>(ops, n);
+  ops.copy_from_host(a.cp_gather.get(), gather.data(), gather.size() * sizeof(int32_t));
+  ops.copy_from_host(a.cp_scatter.get(), scatter.data(), scatter.size() * sizeof(int32_t));
 }
 
 }  // namespace
 
+ActivationFloats activation_floats(const config::ModelConfig& local, const TokenLayout& layout, int64_t B,
+                                   config::Recompute recompute) {
+  Activations<float> a;
+  Carver<float> count;
+  carve(local, layout, B, recompute, a, count);
+  Carver<float> logits;
+  logits.take(mul(a.chunk_rows, local.vocab_size));
+  return {count.used, logits.used, index_ints(layout, B)};
+}
+
 template <class T>
 Activations<T> make_activations(const config::ModelConfig& c, const kernels::BasicOps<T>& ops,
-                                int64_t B, int64_t T_len) {
+                                const TokenLayout& layout, int64_t B, config::Recompute recompute) {
+  check_layout(layout, B);
   Activations<T> a;
   a.B = B;
-  a.T_len = T_len;
+  a.T_len = layout.T_len();
+  a.layout = layout;
+  a.recompute = recompute;
+  a.rows = B * a.T_len;
+  a.res_rows = layout.res_rows(B);
   Carver<T> count;
-  carve(c, B, T_len, a, count);
+  carve(c, layout, B, recompute, a, count);
   a.arena = kernels::Buffer<T, kernels::BasicOps<T>>(ops, count.used);
   Carver<T> hand_out{a.arena.get(), 0};
-  carve(c, B, T_len, a, hand_out);
-  a.ids = kernels::Buffer<int32_t, kernels::BasicOps<T>>(ops, B * T_len);
-  a.targets = kernels::Buffer<int32_t, kernels::BasicOps<T>>(ops, B * T_len);
-  a.head_rows = kernels::Buffer<int32_t, kernels::BasicOps<T>>(ops, B * T_len);
-  a.head_targets = kernels::Buffer<int32_t, kernels::BasicOps<T>>(ops, B * T_len);
+  carve(c, layout, B, recompute, a, hand_out);
+  a.ids = IntBuffer<T>(ops, a.rows);
+  a.targets = IntBuffer<T>(ops, a.rows);
+  a.head_rows = IntBuffer<T>(ops, a.rows);
+  a.head_targets = IntBuffer<T>(ops, a.rows);
+  upload_context_maps(ops, layout, B, a);
   return a;
 }
 
-template Activations<float> make_activations<float>(const config::ModelConfig&,
-                                                    const kernels::BasicOps<float>&, int64_t,
-                                                    int64_t);
-template Activations<double> make_activations<double>(const config::ModelConfig&,
-                                                      const kernels::BasicOps<double>&, int64_t,
-                                                      int64_t);
+#define HEADROOM_ACTIVATIONS_INSTANTIATE(T)                                                                    \
+  template Activations<T> make_activations<T>(const config::ModelConfig&, const kernels::BasicOps<T>&,          \
+                                              const TokenLayout&, int64_t, config::Recompute);
+HEADROOM_ACTIVATIONS_INSTANTIATE(float)
+HEADROOM_ACTIVATIONS_INSTANTIATE(double)
+#undef HEADROOM_ACTIVATIONS_INSTANTIATE
 
 }  // namespace headroom::model

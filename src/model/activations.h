@@ -1,10 +1,21 @@
 // Everything the forward pass keeps for the backward pass, and the backward pass's scratch, for a
-// batch of B sequences of T tokens, allocated once in one arena (no allocation inside a step:
+// micro-batch of B windows of T tokens, allocated once in one arena (no allocation inside a step:
 // page faults from large temporaries would cost more than the arithmetic).
+//
+// What a rank keeps depends on the layout (token_layout.h) and on train.recompute:
+//   - context parallelism keeps T / cp tokens of each window (two zig-zag chunks), plus buffers for
+//     the keys and values of whole windows, gathered over the cp ranks for attention;
+//   - sequence parallelism keeps the residual stream, norms and residual adds for 1/tp of those
+//     tokens (`res_rows`); the inputs of the column-parallel products (a_in, m_in) and everything
+//     between them and the row-parallel products stay whole (`rows`);
+//   - recompute selective points every layer's gate/up/act at one shared block (recomputed in the
+//     backward pass), full points everything but each layer's input at one shared layer.
+// activation_floats() counts the same carving without allocating: the memory plan's figure.
 #pragma once
 
 #include "buffer.h"
 #include "model/model.h"
+#include "model/token_layout.h"
 
 #include <cstdint>
 #include <vector>
@@ -13,9 +24,10 @@ namespace headroom::model {
 
 template <class T>
 struct LayerActs {
-  T* x_in;       // [BT, d] residual entering the layer (points into Activations::resid)
-  T* a_in;       // [BT, d] attention input: RMSNorm(x_in) (pre-norm) or x_in itself (post-norm)
-  T* a_rstd;     // [BT]    pre: rstd of the attention-input norm; post: of the output norm
+  T* x_in;       // [R, d] residual entering the layer (points into Activations::resid)
+  T* a_in;       // [BT, d] attention input: RMSNorm(x_in) (pre-norm) or x_in itself (post-norm),
+                 //         gathered over the tp ranks under sequence parallelism
+  T* a_rstd;     // [R]     pre: rstd of the attention-input norm; post: of the output norm
   T* q_pre;      // [BT, Hq·dqk] projections before QK norm (null without QK norm)
   T* k_pre;      // [BT, Hkv·dqk]
   T* q_rstd;     // [BT] (layer) or [BT·Hq] (head)
@@ -24,45 +36,83 @@ struct LayerActs {
   T* k;          // [BT, Hkv·dqk]
   T* v;          // [BT, Hkv·dv]
   T* att;        // [BT, Hq·dv]
-  T* lse;        // [B, Hq, T]
-  T* o;          // [BT, d] attention output projection
-  T* h_mid;      // [BT, d] residual after the attention block
-  T* m_in;       // [BT, d] MLP input (pre: normed h_mid; post: h_mid)
-  T* m_rstd;     // [BT]
+  T* lse;        // per attention call (token_layout.h: lse_at): B · Hq · T_len in all
+  T* o;          // [R, d] attention output projection
+  T* h_mid;      // [R, d] residual after the attention block
+  T* m_in;       // [BT, d] MLP input (pre: normed h_mid; post: h_mid), gathered like a_in
+  T* m_rstd;     // [R]
   T* gate;       // [BT, d_ff]
   T* up;         // [BT, d_ff]
   T* act;        // [BT, d_ff] silu(gate) * up
-  T* dn;         // [BT, d] MLP output projection
+  T* dn;         // [R, d] MLP output projection
+};
+
+// The whole-window keys and values a context-parallel rank attends over, and their gradients.
+template <class T>
+struct ContextBuffers {
+  T *k = nullptr, *v = nullptr;    // [B·T_full, Hkv·dqk] / [B·T_full, Hkv·dv], positions in order
+  T *dk = nullptr, *dv = nullptr;  // the same shapes: gradients of this rank's queries, summed
+  T* stage = nullptr;              // [cp, B·T_len, width]: rank-major, what the collectives move
+  T *call_dk = nullptr, *call_dv = nullptr;  // one attention call's key and value gradients
 };
 
 template <class T>
 struct Activations {
   using Ops = kernels::BasicOps<T>;
-  int64_t B = 0, T_len = 0;
+  int64_t B = 0, T_len = 0;  // windows, and tokens of each kept on this rank (T_full / cp)
+  TokenLayout layout;
+  config::Recompute recompute = config::Recompute::kNone;
+  int64_t rows = 0;      // B · T_len: rows of the attention and MLP products
+  int64_t res_rows = 0;  // rows of the residual stream on this rank (rows / tp under sequence parallelism)
   kernels::Buffer<T, Ops> arena;
-  kernels::Buffer<int32_t, Ops> ids, targets;  // [BT] on the backend
-  // The LM head runs only on rows that have a target: their indices and targets, compacted [≤ BT].
+  kernels::Buffer<int32_t, Ops> ids, targets;  // [rows] on the backend
+  // The LM head runs only on rows that have a target: their indices and targets, compacted [≤ res_rows].
   kernels::Buffer<int32_t, Ops> head_rows, head_targets;
+  // Context parallelism: row indices that reorder [cp, B·T_len] rank-major rows into window order
+  // (`gather`) and back (`scatter`).
+  kernels::Buffer<int32_t, Ops> cp_gather, cp_scatter;
   std::vector<LayerActs<T>> layers;
-  std::vector<T*> resid;  // n_layers + 1 residual streams [BT, d]
-  T* xf;                  // [BT, d] final-normed
-  T* f_rstd;              // [BT]
-  T* losses;              // [BT] per-token loss
+  std::vector<T*> resid;  // n_layers + 1 residual streams [R, d]
+  ContextBuffers<T> context;
+  T* partial;             // [BT, d] a row-parallel product before its reduce-scatter (sequence parallel)
+  T* xf;                  // [R, d] final-normed
+  T* f_rstd;              // [R]
+  T* losses;              // [R] per-token loss
   T* logits;              // [chunk, V] LM head chunk (forward+backward fused per chunk)
   T* head_x;              // [chunk, d] the chunk's rows of xf, gathered
   T* head_dx;             // [chunk, d] their gradient, before it is scattered into dx
   int64_t chunk_rows = 0;
-  // backward scratch
-  T *dh, *dx, *dbranch, *dff1, *dff2, *dff3, *dq, *dq_pre, *dk, *dk_pre, *dv, *datt, *stat, *dot;
+  // backward scratch: dh, dres, dbranch [R, d]; dx, dfull [BT, d]
+  T *dh, *dres, *dx, *dfull, *dbranch, *dff1, *dff2, *dff3, *dq, *dq_pre, *dk, *dk_pre, *dv, *datt, *stat, *dot;
 };
 
-template <class T>
-Activations<T> make_activations(const config::ModelConfig& c, const kernels::BasicOps<T>& ops,
-                                int64_t B, int64_t T_len);
+// The sizes of make_activations' arena in elements, counted by the same carving.
+struct ActivationFloats {
+  int64_t arena = 0;   // everything, the logits chunk included
+  int64_t logits = 0;  // the [chunk_rows, vocab] block
+  int64_t index_ints = 0;  // int32 index buffers beside the arena (ids, targets, head rows, cp maps)
+};
+// `local` is one tensor-parallel rank's model config (local_config); saturates at INT64_MAX.
+ActivationFloats activation_floats(const config::ModelConfig& local, const TokenLayout& layout, int64_t B,
+                                   config::Recompute recompute);
 
 template <class T>
-Activations<T> make_activations(const Model<T>& m, int64_t B, int64_t T_len) {
-  return make_activations(m.local, *m.ops, B, T_len);
+Activations<T> make_activations(const config::ModelConfig& local, const kernels::BasicOps<T>& ops,
+                                const TokenLayout& layout, int64_t B,
+                                config::Recompute recompute = config::Recompute::kNone);
+
+// Whole windows of T_len tokens on one rank (decoding, evaluation, tests).
+template <class T>
+Activations<T> make_activations(const config::ModelConfig& c, const kernels::BasicOps<T>& ops,
+                                int64_t B, int64_t T_len) {
+  return make_activations(c, ops, TokenLayout{T_len}, B);
+}
+
+// Windows of T tokens under the model's own layout (its cp and sequence-parallel tp ranks).
+template <class T>
+Activations<T> make_activations(const Model<T>& m, int64_t B, int64_t window,
+                                config::Recompute recompute = config::Recompute::kNone) {
+  return make_activations(m.local, *m.ops, token_layout(m, window), B, recompute);
 }
 
 }  // namespace headroom::model

@@ -16,7 +16,7 @@ int64_t count_targets(const int32_t* targets, int64_t n) {
 
 template <class T>
 void upload(const Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets) {
-  const int64_t BT = a.B * a.T_len;
+  const int64_t BT = a.rows;
   for (int64_t i = 0; i < BT; ++i) {
     if (ids[i] < 0 || ids[i] >= m.cfg.vocab_size)
       fail("token id ", ids[i], " at position ", i, " is outside the vocabulary [0, ",
@@ -30,16 +30,17 @@ void upload(const Model<T>& m, Activations<T>& a, const int32_t* ids, const int3
     m.ops->copy_from_host(a.targets.get(), targets, static_cast<size_t>(BT) * sizeof(int32_t));
 }
 
-// The rows the LM head runs on: those with a target (a pretraining window of synthetic prompts
-// has a target only on its answers, so most rows skip the head's vocab-wide matmul and softmax), or
-// every row when the full logits are wanted. Uploads their indices and targets, compacted.
+// The rows the LM head runs on: those of this rank's residual rows with a target (a pretraining
+// window of synthetic prompts has a target only on its answers, so most rows skip the head's
+// vocab-wide matmul and softmax), or every one of them when the full logits are wanted. Uploads
+// their indices and targets, compacted. `targets` are the residual rows' own.
 template <class T>
 int64_t upload_head_rows(const Model<T>& m, Activations<T>& a, const int32_t* targets, bool all) {
-  const int64_t BT = a.B * a.T_len;
+  const int64_t R = a.res_rows;
   std::vector<int32_t> rows, kept;
-  rows.reserve(static_cast<size_t>(BT));
-  kept.reserve(static_cast<size_t>(BT));
-  for (int64_t i = 0; i < BT; ++i)
+  rows.reserve(static_cast<size_t>(R));
+  kept.reserve(static_cast<size_t>(R));
+  for (int64_t i = 0; i < R; ++i)
     if (all || targets[i] >= 0) {
       rows.push_back(static_cast<int32_t>(i));
       kept.push_back(targets[i]);
@@ -57,9 +58,9 @@ template <class T>
 double head_loss(Model<T>& m, Activations<T>& a, const int32_t* targets, bool backward, T grad_scale,
                  T* logits_out) {
   const auto& ops = *m.ops;
-  const int64_t BT = a.B * a.T_len, d = m.cfg.d_model, V = m.cfg.vocab_size;
-  const int64_t n = upload_head_rows(m, a, targets, logits_out != nullptr);
-  if (backward) ops.fill(a.dx, T(0), BT * d);
+  const int64_t d = m.cfg.d_model, V = m.cfg.vocab_size;
+  const int64_t n = upload_head_rows(m, a, targets + a.layout.res_row0(a.B), logits_out != nullptr);
+  if (backward) ops.fill(a.dx, T(0), a.res_rows * d);
   for (int64_t r0 = 0; r0 < n; r0 += a.chunk_rows) {
     const int64_t R = std::min(a.chunk_rows, n - r0);
     const int32_t* rows = a.head_rows.get() + r0;
@@ -78,20 +79,26 @@ double head_loss(Model<T>& m, Activations<T>& a, const int32_t* targets, bool ba
   ops.copy_to_host(losses.data(), a.losses, losses.size() * sizeof(T));
   double sum = 0;
   for (T l : losses) sum += static_cast<double>(l);
+  // Under sequence parallelism each tp rank ran the head on its own rows.
+  if (a.layout.sp > 1) m.tp.comm->allreduce_sum(&sum, 1);
   return sum;
+}
+
+// This rank's residual rows of the token ids (all of them unless sequence-parallel).
+template <class T>
+const int32_t* residual_ids(const Activations<T>& a) {
+  return a.ids.get() + a.layout.res_row0(a.B);
 }
 
 template <class T>
 void run_layers(Model<T>& m, Activations<T>& a) {
   const auto& ops = *m.ops;
-  const int64_t BT = a.B * a.T_len, d = m.cfg.d_model;
-  ensure_rope(m, a.T_len);
-  ops.embedding_fwd(m.embed, a.ids.get(), a.resid[0], BT, d);
-  for (long i = 0; i < m.cfg.n_layers; ++i) {
-    LayerActs<T>& l = a.layers[static_cast<size_t>(i)];
-    layer_forward(m, i, l, a.resid[static_cast<size_t>(i + 1)], a.B, a.T_len, 0, l.k, l.v, a.stat);
-  }
-  rms_forward(ops, a.resid.back(), m.final_norm, a.xf, a.f_rstd, a.stat, BT, d, m.cfg.norm_eps);
+  const int64_t R = a.res_rows, d = m.cfg.d_model;
+  ensure_rope(m, a.layout.T_full);
+  ops.embedding_fwd(m.embed, residual_ids(a), a.resid[0], R, d);
+  for (long i = 0; i < m.cfg.n_layers; ++i)
+    layer_forward(m, i, a.layers[static_cast<size_t>(i)], a.resid[static_cast<size_t>(i + 1)], a);
+  rms_forward(ops, a.resid.back(), m.final_norm, a.xf, a.f_rstd, a.stat, R, d, m.cfg.norm_eps);
 }
 
 }  // namespace
@@ -105,18 +112,17 @@ void forward_layers(Model<T>& m, Activations<T>& a, const int32_t* ids) {
 template <class T>
 LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids,
                          const int32_t* targets, T grad_scale) {
-  const int64_t BT = a.B * a.T_len, d = m.cfg.d_model;
+  const int64_t R = a.res_rows, d = m.cfg.d_model;
   upload(m, a, ids, targets);
   run_layers(m, a);
   LossSum loss{head_loss(m, a, targets, true, grad_scale, static_cast<T*>(nullptr)),
-               count_targets(targets, BT)};
+               count_targets(targets, a.rows)};
   const auto& ops = *m.ops;
   // a.dx holds d loss / d xf; back through the final norm into the residual gradient a.dh.
-  rms_backward(ops, a.resid.back(), m.final_norm, a.f_rstd, a.dx, a.dh, m.g_final_norm, a.dot, BT,
-               d);
+  rms_backward(ops, a.resid.back(), m.final_norm, a.f_rstd, a.dx, a.dh, m.g_final_norm, a.dot, R, d);
   for (long i = m.cfg.n_layers - 1; i >= 0; --i)
-    layer_backward(m, i, a.layers[static_cast<size_t>(i)], a, a.B, a.T_len);
-  ops.embedding_bwd(a.dh, a.ids.get(), m.g_embed, BT, d);
+    layer_backward(m, i, a.layers[static_cast<size_t>(i)], a);
+  ops.embedding_bwd(a.dh, residual_ids(a), m.g_embed, R, d);
   return loss;
 }
 
@@ -125,7 +131,7 @@ LossSum forward_loss(Model<T>& m, Activations<T>& a, const int32_t* ids, const i
                      T* logits_out) {
   upload(m, a, ids, targets);
   run_layers(m, a);
-  return {head_loss(m, a, targets, false, T(0), logits_out), count_targets(targets, a.B * a.T_len)};
+  return {head_loss(m, a, targets, false, T(0), logits_out), count_targets(targets, a.rows)};
 }
 
 #define HEADROOM_FORWARD_INSTANTIATE(T)                                                    \

@@ -1,6 +1,8 @@
-// Training-time forward and backward passes (MODEL_SPEC.md), batch-major: B sequences of T tokens
-// starting at position 0. The LM head and the loss are fused chunk by chunk, so no [B·T, vocab]
-// logits tensor exists during training.
+// Training-time forward and backward passes (MODEL_SPEC.md), batch-major: B windows of T tokens
+// starting at position 0, of which this rank holds the activations' layout's share (token_layout.h):
+// ids and targets are this rank's rows [a.rows] (take_local). The LM head and the loss are fused
+// chunk by chunk, so no [B·T, vocab] logits tensor exists during training. Loss sums are over the
+// rank's tokens: the tp ranks' shares are already summed, the cp ranks' are not.
 #pragma once
 
 #include "model/activations.h"
@@ -23,7 +25,8 @@ template <class T>
 LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids,
                          const int32_t* targets, T grad_scale);
 
-// Forward only: the loss, and when logits_out is non-null the full logits [B·T, V] (host).
+// Forward only: the loss, and when logits_out is non-null the logits of this rank's residual rows
+// [a.res_rows, V] (host; every row unless sequence-parallel).
 template <class T>
 LossSum forward_loss(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets,
                      T* logits_out);

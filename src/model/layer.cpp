@@ -1,15 +1,18 @@
 #include "model/layer.h"
 
 #include "parallel/comm.h"
+#include "util/error.h"
 
 #include <cmath>
+#include <type_traits>
+#include <vector>
 
 namespace headroom::model {
 namespace {
 
 // Model dimensions of one block as this tensor-parallel rank sees them, named once.
 struct Dims {
-  int64_t BT, d, F, Hq, Hkv, dqk, dv, Q, K, VD, A;
+  int64_t BT, R, d, F, Hq, Hkv, dqk, dv, Q, K, VD, A;  // R: residual rows (BT unless sequence-parallel)
   int64_t Q_total, K_total;  // whole-layer QK widths (layerwise QK norm normalises over these)
   bool pre, sliding;
   config::QkNorm qk_norm;
@@ -18,10 +21,11 @@ struct Dims {
 };
 
 template <class T>
-Dims dims(const Model<T>& m, long i, int64_t B, int64_t TT) {
+Dims dims(const Model<T>& m, long i, int64_t BT, int64_t R) {
   const auto& c = m.local;
   const bool sliding = is_sliding(c, i);
-  return {B * TT,
+  return {BT,
+          R,
           c.d_model,
           c.d_ff,
           c.n_heads,
@@ -40,6 +44,24 @@ Dims dims(const Model<T>& m, long i, int64_t B, int64_t TT) {
           sliding ? c.window : 0,
           m.rope[sliding ? 1 : 0].rot_dims,
           c.norm_eps};
+}
+
+// The three products of a linear layer y = x · wᵀ (w is [out, in], as stored).
+template <class T>
+void linear(const kernels::BasicOps<T>& ops, const T* x, const T* w, T* y, int64_t rows, int64_t out, int64_t in) {
+  ops.matmul(x, w, y, rows, out, in, false, true, false);
+}
+// dx = dy · w, or dx += when accumulating the input gradients of several products of one input.
+template <class T>
+void linear_input_grad(const kernels::BasicOps<T>& ops, const T* dy, const T* w, T* dx, int64_t rows, int64_t out,
+                       int64_t in, bool accumulate) {
+  ops.matmul(dy, w, dx, rows, in, out, false, false, accumulate);
+}
+// dw += dyᵀ · x (weight gradients accumulate over micro-batches).
+template <class T>
+void linear_weight_grad(const kernels::BasicOps<T>& ops, const T* dy, const T* x, T* dw, int64_t rows, int64_t out,
+                        int64_t in) {
+  ops.matmul(dy, x, dw, out, in, rows, true, false, true);
 }
 
 // Layerwise QK norm normalises each token's whole [heads · dqk] vector; headwise normalises each
@@ -84,11 +106,326 @@ void qk_norm_backward(const Model<T>& m, const Dims& s, const T* x, const T* w, 
   m.ops->rms_bwd_apply(x, w, dy, rstd, dot, dx, dw, r.rows, r.n, r.n_total);
 }
 
-// Megatron's g: the partial sums of a row-parallel product (or of the input gradient of a
-// column-parallel one) are completed across the TP group.
+// Sequence parallelism's two collectives over the tp group. gather_rows: this rank's res_rows rows
+// sit at its slot of `full` ([rows, n]); afterwards every slot holds its rank's rows. scatter_rows:
+// a row-parallel product's partial sums [rows, n] become this rank's rows of the sum [res_rows, n].
+// Like context parallelism's, they move fp32 (the training precision); the fp64 model exists for
+// single-rank gradient checks.
+std::vector<int64_t> equal_blocks(int ranks, int64_t block, std::vector<int64_t>& displs) {
+  displs.resize(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) displs[static_cast<size_t>(r)] = r * block;
+  return std::vector<int64_t>(static_cast<size_t>(ranks), block);
+}
+
 template <class T>
-void tp_sum(const Model<T>& m, T* x, int64_t n) {
-  if (m.tp.comm) m.tp.comm->allreduce_sum(x, n);
+void gather_rows(const Model<T>& m, T* full, int64_t res_rows, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    std::vector<int64_t> displs;
+    const auto counts = equal_blocks(m.tp.size, res_rows * n, displs);
+    m.tp.comm->allgather(full, counts.data(), displs.data());
+  } else {
+    fail("sequence parallelism runs in fp32 only");
+  }
+}
+template <class T>
+void scatter_rows(const Model<T>& m, const T* partial, T* mine, int64_t res_rows, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) m.tp.comm->reduce_scatter_sum(partial, mine, res_rows * n);
+  else fail("sequence parallelism runs in fp32 only");
+}
+
+// Where the rows of a call live: whole on this rank, or split over the tp ranks (sequence
+// parallelism) with this rank's at row0.
+struct RowSplit {
+  bool split = false;
+  int64_t row0 = 0;
+};
+
+// A normed input for the column-parallel products: the residual rows `x` ([R, d], normed with w
+// when w is set, else taken as they are) into `full` ([BT, d]), gathered over the tp ranks when
+// the rows are split.
+template <class T>
+void column_input(const Model<T>& m, const Dims& s, const RowSplit& rs, const T* x, const T* w, T* full, T* rstd,
+                  T* stat) {
+  T* mine = full + rs.row0 * s.d;
+  if (w) rms_forward(*m.ops, x, w, mine, rstd, stat, s.R, s.d, s.eps);
+  else if (mine != x) m.ops->copy(mine, x, static_cast<size_t>(s.R * s.d) * sizeof(T));
+  if (rs.split) gather_rows(m, full, s.R, s.d);
+}
+
+// The sum of a row-parallel product's partial sums over the tp ranks (Megatron's g): all-reduced
+// in place, or reduce-scattered from `partial` into this rank's rows `out` when the rows are split.
+template <class T>
+void row_output(const Model<T>& m, const Dims& s, const RowSplit& rs, T* partial, T* out) {
+  if (rs.split) return scatter_rows(m, partial, out, s.R, s.d);
+  if (m.tp.comm) m.tp.comm->allreduce_sum(partial, s.BT * s.d);
+}
+
+// The gradient flowing into a row-parallel product's output: this rank's rows `dy` ([R, d]), whole
+// over the tp ranks when the rows are split (gathered into `full`), else as they are.
+template <class T>
+const T* row_output_grad(const Model<T>& m, const Dims& s, const RowSplit& rs, const T* dy, T* full) {
+  if (!rs.split) return dy;
+  m.ops->copy(full + rs.row0 * s.d, dy, static_cast<size_t>(s.R * s.d) * sizeof(T));
+  gather_rows(m, full, s.R, s.d);
+  return full;
+}
+
+// --- the attention of one block over its tokens' segments -------------------------------------------
+
+// A call's queries: B windows of T_len tokens in `layout`'s segments; keys either the call's own
+// (context: buffers to gather them over the cp ranks) or a decoding cache (k_all, v_all).
+template <class T>
+struct Attend {
+  int64_t B;
+  TokenLayout layout;
+  const T *k_all, *v_all;             // decoding: the cache; null: the call's own keys
+  Activations<T>* a;                  // training: the micro-batch (context buffers, row maps)
+};
+
+template <class T>
+void rope_segments(const Model<T>& m, const Dims& s, const Attend<T>& at, T* x, int64_t heads, bool inverse) {
+  if (s.rot == 0) return;
+  const int kind = s.sliding ? 1 : 0;
+  const TokenLayout& lay = at.layout;
+  const auto rope = [&](T* p, int64_t B, int64_t len, int64_t pos0) {
+    m.ops->rope(p, m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, len, pos0, heads, s.dqk, s.rot, inverse);
+  };
+  if (lay.segments() == 1) return rope(x, at.B, lay.T_len(), lay.segment_pos0(0));
+  const int64_t C = lay.segment_len(), width = heads * s.dqk;
+  for (int64_t b = 0; b < at.B; ++b)
+    for (int seg = 0; seg < lay.segments(); ++seg)
+      rope(x + (b * lay.T_len() + seg * C) * width, 1, C, lay.segment_pos0(seg));
+}
+
+// The keys (or values) of whole windows in position order from every cp rank's rows `mine`
+// ([B·T_len, width]) into `out` ([B·T_full, width]).
+template <class T>
+void gather_context(const Model<T>& m, const Activations<T>& a, const T* mine, T* out, int64_t width) {
+  if constexpr (std::is_same_v<T, float>) {
+    const int64_t block = a.rows * width;
+    T* stage = a.context.stage;
+    m.ops->copy(stage + m.cp.rank * block, mine, static_cast<size_t>(block) * sizeof(T));
+    std::vector<int64_t> displs;
+    const auto counts = equal_blocks(m.cp.size, block, displs);
+    m.cp.comm->allgather(stage, counts.data(), displs.data());
+    m.ops->embedding_fwd(stage, a.cp_gather.get(), out, a.B * a.layout.T_full, width);  // a row gather
+  } else {
+    fail("context parallelism runs in fp32 only");
+  }
+}
+
+// The inverse: gradients of whole windows summed over the cp ranks, this rank's rows into `mine`.
+template <class T>
+void scatter_context(const Model<T>& m, const Activations<T>& a, const T* whole, T* mine, int64_t width) {
+  if constexpr (std::is_same_v<T, float>) {
+    m.ops->embedding_fwd(whole, a.cp_scatter.get(), a.context.stage, a.B * a.layout.T_full, width);
+    m.cp.comm->reduce_scatter_sum(a.context.stage, mine, a.rows * width);
+  } else {
+    fail("context parallelism runs in fp32 only");
+  }
+}
+
+template <class T>
+void attention_forward(const Model<T>& m, const Dims& s, const Attend<T>& at, LayerActs<T>& l) {
+  const auto& ops = *m.ops;
+  const TokenLayout& lay = at.layout;
+  const T scale = static_cast<T>(config::attention_scale(s.dqk));
+  if (lay.cp == 1) {  // one segment: the whole window, or a decoding chunk after its cached prefix
+    const int64_t pos0 = lay.segment_pos0(0), T_len = lay.T_len();
+    ops.attention_fwd(l.q, at.k_all ? at.k_all : l.k, at.v_all ? at.v_all : l.v, l.att, l.lse, at.B, T_len,
+                      pos0 + T_len, pos0, s.Hq, s.Hkv, s.dqk, s.dv, s.window, scale);
+    return;
+  }
+  ContextBuffers<T>& x = at.a->context;
+  gather_context(m, *at.a, l.k, x.k, s.K);
+  gather_context(m, *at.a, l.v, x.v, s.VD);
+  const int64_t C = lay.segment_len();
+  for (int64_t b = 0; b < at.B; ++b)
+    for (int seg = 0; seg < lay.segments(); ++seg) {
+      const int64_t row = b * lay.T_len() + seg * C, pos0 = lay.segment_pos0(seg);
+      ops.attention_fwd(l.q + row * s.Q, x.k + b * lay.T_full * s.K, x.v + b * lay.T_full * s.VD, l.att + row * s.A,
+                        l.lse + lay.lse_at(b, seg, s.Hq), 1, C, pos0 + C, pos0, s.Hq, s.Hkv, s.dqk, s.dv, s.window,
+                        scale);
+    }
+}
+
+// a.dq, a.dk, a.dv from a.datt (overwritten).
+template <class T>
+void attention_backward(const Model<T>& m, const Dims& s, const Attend<T>& at, const LayerActs<T>& l) {
+  const auto& ops = *m.ops;
+  Activations<T>& a = *at.a;
+  const TokenLayout& lay = at.layout;
+  const T scale = static_cast<T>(config::attention_scale(s.dqk));
+  if (lay.cp == 1) {
+    ops.attention_bwd(l.q, l.k, l.v, l.att, l.lse, a.datt, a.dq, a.dk, a.dv, at.B, lay.T_len(), lay.T_len(), 0,
+                      s.Hq, s.Hkv, s.dqk, s.dv, s.window, scale);
+    return;
+  }
+  // The forward's gathered keys and values were overwritten by later layers: gather again.
+  ContextBuffers<T>& x = a.context;
+  gather_context(m, a, l.k, x.k, s.K);
+  gather_context(m, a, l.v, x.v, s.VD);
+  ops.fill(x.dk, T(0), at.B * lay.T_full * s.K);
+  ops.fill(x.dv, T(0), at.B * lay.T_full * s.VD);
+  const int64_t C = lay.segment_len();
+  for (int64_t b = 0; b < at.B; ++b)
+    for (int seg = 0; seg < lay.segments(); ++seg) {
+      const int64_t row = b * lay.T_len() + seg * C, pos0 = lay.segment_pos0(seg), Tk = pos0 + C;
+      T *dk = x.dk + b * lay.T_full * s.K, *dv = x.dv + b * lay.T_full * s.VD;
+      ops.attention_bwd(l.q + row * s.Q, x.k + b * lay.T_full * s.K, x.v + b * lay.T_full * s.VD, l.att + row * s.A,
+                        l.lse + lay.lse_at(b, seg, s.Hq), a.datt + row * s.A, a.dq + row * s.Q, x.call_dk,
+                        x.call_dv, 1, C, Tk, pos0, s.Hq, s.Hkv, s.dqk, s.dv, s.window, scale);
+      ops.add(dk, dk, x.call_dk, Tk * s.K);
+      ops.add(dv, dv, x.call_dv, Tk * s.VD);
+    }
+  scatter_context(m, a, x.dk, a.dk, s.K);
+  scatter_context(m, a, x.dv, a.dv, s.VD);
+}
+
+// --- the block -------------------------------------------------------------------------------------
+
+template <class T>
+void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Attend<T>& at, long i, LayerActs<T>& l,
+                     T* partial, T* stat) {
+  const auto& ops = *m.ops;
+  const auto& w = m.w[static_cast<size_t>(i)];
+  const bool qk = s.qk_norm != config::QkNorm::kNone;
+  if (s.pre || rs.split) column_input(m, s, rs, l.x_in, s.pre ? w.attn_norm : nullptr, l.a_in, l.a_rstd, stat);
+  T* q_lin = qk ? l.q_pre : l.q;
+  T* k_lin = qk ? l.k_pre : l.k;
+  linear(ops, l.a_in, w.wq, q_lin, s.BT, s.Q, s.d);
+  linear(ops, l.a_in, w.wk, k_lin, s.BT, s.K, s.d);
+  linear(ops, l.a_in, w.wv, l.v, s.BT, s.VD, s.d);
+  if (qk) {
+    qk_norm_forward(m, s, l.q_pre, w.q_norm, l.q, l.q_rstd, stat, false);
+    qk_norm_forward(m, s, l.k_pre, w.k_norm, l.k, l.k_rstd, stat, true);
+  }
+  rope_segments(m, s, at, l.q, s.Hq, false);
+  rope_segments(m, s, at, l.k, s.Hkv, false);
+  attention_forward(m, s, at, l);
+  T* o_sum = rs.split ? partial : l.o;
+  linear(ops, l.att, w.wo, o_sum, s.BT, s.d, s.A);
+  row_output(m, s, rs, o_sum, l.o);
+  if (s.pre) {
+    ops.add(l.h_mid, l.x_in, l.o, s.R * s.d);
+  } else {
+    rms_forward(ops, l.o, w.attn_norm, l.h_mid, l.a_rstd, stat, s.R, s.d, s.eps);
+    ops.axpy(l.h_mid, l.x_in, T(1), s.R * s.d);
+  }
+}
+
+template <class T>
+void mlp_products(const Model<T>& m, const Dims& s, long i, LayerActs<T>& l) {
+  const auto& ops = *m.ops;
+  const auto& w = m.w[static_cast<size_t>(i)];
+  linear(ops, l.m_in, w.w_gate, l.gate, s.BT, s.F, s.d);
+  linear(ops, l.m_in, w.w_up, l.up, s.BT, s.F, s.d);
+  ops.swiglu_fwd(l.gate, l.up, l.act, s.BT * s.F);
+}
+
+template <class T>
+void mlp_block(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs<T>& l, T* x_out, T* partial,
+               T* stat) {
+  const auto& ops = *m.ops;
+  const auto& w = m.w[static_cast<size_t>(i)];
+  if (s.pre || rs.split) column_input(m, s, rs, l.h_mid, s.pre ? w.mlp_norm : nullptr, l.m_in, l.m_rstd, stat);
+  mlp_products(m, s, i, l);
+  T* dn_sum = rs.split ? partial : l.dn;
+  linear(ops, l.act, w.w_down, dn_sum, s.BT, s.d, s.F);
+  row_output(m, s, rs, dn_sum, l.dn);
+  if (s.pre) {
+    ops.add(x_out, l.h_mid, l.dn, s.R * s.d);
+  } else {
+    rms_forward(ops, l.dn, w.mlp_norm, x_out, l.m_rstd, stat, s.R, s.d, s.eps);
+    ops.axpy(x_out, l.h_mid, T(1), s.R * s.d);
+  }
+}
+
+template <class T>
+RowSplit row_split(const Activations<T>& a) {
+  return {a.layout.sp > 1, a.layout.res_row0(a.B)};
+}
+
+// The input gradient of the column-parallel products (a.dx, partial over the tp ranks) completed
+// into this rank's residual rows (a.dres), then through the block's input norm into a.dh.
+template <class T>
+void column_input_grad(Model<T>& m, const Dims& s, const RowSplit& rs, Activations<T>& a, const T* x, const T* w,
+                       const T* rstd, T* dw) {
+  const auto& ops = *m.ops;
+  row_output(m, s, rs, a.dx, a.dres);
+  if (s.pre) {
+    rms_backward(ops, x, w, rstd, a.dres, a.dbranch, dw, a.dot, s.R, s.d);
+    ops.axpy(a.dh, a.dbranch, T(1), s.R * s.d);
+  } else {
+    ops.axpy(a.dh, a.dres, T(1), s.R * s.d);
+  }
+}
+
+template <class T>
+void mlp_backward(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs<T>& l, Activations<T>& a) {
+  const auto& ops = *m.ops;
+  const auto& w = m.w[static_cast<size_t>(i)];
+  const auto& g = m.g[static_cast<size_t>(i)];
+  if (a.recompute == config::Recompute::kSelective) mlp_products(m, s, i, l);
+  // out = h_mid + branch. d(branch output) is dh (pre) or through the output norm (post).
+  const T* d_dn = a.dh;
+  if (!s.pre) {
+    rms_backward(ops, l.dn, w.mlp_norm, l.m_rstd, a.dh, a.dbranch, g.mlp_norm, a.dot, s.R, s.d);
+    d_dn = a.dbranch;
+  }
+  d_dn = row_output_grad(m, s, rs, d_dn, a.dfull);
+  T *dact = a.dff1, *dgate = a.dff2, *dup = a.dff3;
+  linear_weight_grad(ops, d_dn, l.act, g.w_down, s.BT, s.d, s.F);
+  linear_input_grad(ops, d_dn, w.w_down, dact, s.BT, s.d, s.F, false);
+  ops.swiglu_bwd(l.gate, l.up, dact, dgate, dup, s.BT * s.F);
+  linear_weight_grad(ops, dgate, l.m_in, g.w_gate, s.BT, s.F, s.d);
+  linear_weight_grad(ops, dup, l.m_in, g.w_up, s.BT, s.F, s.d);
+  linear_input_grad(ops, dgate, w.w_gate, a.dx, s.BT, s.F, s.d, false);
+  linear_input_grad(ops, dup, w.w_up, a.dx, s.BT, s.F, s.d, true);
+  column_input_grad(m, s, rs, a, l.h_mid, w.mlp_norm, l.m_rstd, g.mlp_norm);
+}
+
+template <class T>
+void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, const Attend<T>& at, long i,
+                              LayerActs<T>& l, Activations<T>& a) {
+  const auto& ops = *m.ops;
+  const auto& w = m.w[static_cast<size_t>(i)];
+  const auto& g = m.g[static_cast<size_t>(i)];
+  const bool qk = s.qk_norm != config::QkNorm::kNone;
+  // a.dh is d loss / d h_mid.
+  const T* d_o = a.dh;
+  if (!s.pre) {
+    rms_backward(ops, l.o, w.attn_norm, l.a_rstd, a.dh, a.dbranch, g.attn_norm, a.dot, s.R, s.d);
+    d_o = a.dbranch;
+  }
+  d_o = row_output_grad(m, s, rs, d_o, a.dfull);
+  linear_weight_grad(ops, d_o, l.att, g.wo, s.BT, s.d, s.A);
+  linear_input_grad(ops, d_o, w.wo, a.datt, s.BT, s.d, s.A, false);
+  attention_backward(m, s, at, l);
+  rope_segments(m, s, at, a.dq, s.Hq, true);
+  rope_segments(m, s, at, a.dk, s.Hkv, true);
+  const T* dq_lin = a.dq;
+  const T* dk_lin = a.dk;
+  if (qk) {
+    qk_norm_backward(m, s, l.q_pre, w.q_norm, l.q_rstd, a.dq, a.dq_pre, g.q_norm, a.dot, false);
+    qk_norm_backward(m, s, l.k_pre, w.k_norm, l.k_rstd, a.dk, a.dk_pre, g.k_norm, a.dot, true);
+    dq_lin = a.dq_pre;
+    dk_lin = a.dk_pre;
+  }
+  linear_weight_grad(ops, dq_lin, l.a_in, g.wq, s.BT, s.Q, s.d);
+  linear_weight_grad(ops, dk_lin, l.a_in, g.wk, s.BT, s.K, s.d);
+  linear_weight_grad(ops, a.dv, l.a_in, g.wv, s.BT, s.VD, s.d);
+  linear_input_grad(ops, dq_lin, w.wq, a.dx, s.BT, s.Q, s.d, false);
+  linear_input_grad(ops, dk_lin, w.wk, a.dx, s.BT, s.K, s.d, true);
+  linear_input_grad(ops, a.dv, w.wv, a.dx, s.BT, s.VD, s.d, true);
+  // Ranks sharing a KV head each added that head's input gradient only for their own query
+  // heads, so the sum over the group is exact.
+  column_input_grad(m, s, rs, a, l.x_in, w.attn_norm, l.a_rstd, g.attn_norm);
+}
+
+template <class T>
+Attend<T> training_attend(Activations<T>& a) {
+  return {a.B, a.layout, nullptr, nullptr, &a};
 }
 
 }  // namespace
@@ -110,128 +447,32 @@ void rms_backward(const kernels::BasicOps<T>& ops, const T* x, const T* w, const
 template <class T>
 void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, int64_t TT,
                    int64_t pos0, const T* k_all, const T* v_all, T* stat) {
-  const auto& ops = *m.ops;
-  const auto& w = m.w[static_cast<size_t>(i)];
-  const Dims s = dims(m, i, B, TT);
-  const bool qk = s.qk_norm != config::QkNorm::kNone;
-
-  // Attention block.
-  if (s.pre) rms_forward(ops, l.x_in, w.attn_norm, l.a_in, l.a_rstd, stat, s.BT, s.d, s.eps);
-  T* q_lin = qk ? l.q_pre : l.q;
-  T* k_lin = qk ? l.k_pre : l.k;
-  ops.matmul(l.a_in, w.wq, q_lin, s.BT, s.Q, s.d, false, true, false);
-  ops.matmul(l.a_in, w.wk, k_lin, s.BT, s.K, s.d, false, true, false);
-  ops.matmul(l.a_in, w.wv, l.v, s.BT, s.VD, s.d, false, true, false);
-  if (qk) {
-    qk_norm_forward(m, s, l.q_pre, w.q_norm, l.q, l.q_rstd, stat, false);
-    qk_norm_forward(m, s, l.k_pre, w.k_norm, l.k, l.k_rstd, stat, true);
-  }
-  if (s.rot > 0) {
-    const int kind = s.sliding ? 1 : 0;
-    ops.rope(l.q, m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, TT, pos0, s.Hq, s.dqk, s.rot,
-             false);
-    ops.rope(l.k, m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, TT, pos0, s.Hkv, s.dqk, s.rot,
-             false);
-  }
-  ops.attention_fwd(l.q, k_all, v_all, l.att, l.lse, B, TT, pos0 + TT, pos0, s.Hq, s.Hkv, s.dqk,
-                    s.dv, s.window, static_cast<T>(config::attention_scale(s.dqk)));
-  ops.matmul(l.att, w.wo, l.o, s.BT, s.d, s.A, false, true, false);
-  tp_sum(m, l.o, s.BT * s.d);
-  if (s.pre) {
-    ops.add(l.h_mid, l.x_in, l.o, s.BT * s.d);
-  } else {
-    rms_forward(ops, l.o, w.attn_norm, l.h_mid, l.a_rstd, stat, s.BT, s.d, s.eps);
-    ops.axpy(l.h_mid, l.x_in, T(1), s.BT * s.d);
-  }
-
-  // MLP block.
-  if (s.pre) rms_forward(ops, l.h_mid, w.mlp_norm, l.m_in, l.m_rstd, stat, s.BT, s.d, s.eps);
-  ops.matmul(l.m_in, w.w_gate, l.gate, s.BT, s.F, s.d, false, true, false);
-  ops.matmul(l.m_in, w.w_up, l.up, s.BT, s.F, s.d, false, true, false);
-  ops.swiglu_fwd(l.gate, l.up, l.act, s.BT * s.F);
-  ops.matmul(l.act, w.w_down, l.dn, s.BT, s.d, s.F, false, true, false);
-  tp_sum(m, l.dn, s.BT * s.d);
-  if (s.pre) {
-    ops.add(x_out, l.h_mid, l.dn, s.BT * s.d);
-  } else {
-    rms_forward(ops, l.dn, w.mlp_norm, x_out, l.m_rstd, stat, s.BT, s.d, s.eps);
-    ops.axpy(x_out, l.h_mid, T(1), s.BT * s.d);
-  }
+  const Dims s = dims(m, i, B * TT, B * TT);
+  TokenLayout lay{TT};
+  lay.pos0 = pos0;
+  const Attend<T> at{B, lay, k_all, v_all, nullptr};
+  T* no_partial = nullptr;  // rows are whole: row-parallel sums are all-reduced in place
+  attention_block(m, s, RowSplit{}, at, i, l, no_partial, stat);
+  mlp_block(m, s, RowSplit{}, i, l, x_out, no_partial, stat);
 }
 
 template <class T>
-void layer_backward(Model<T>& m, long i, const LayerActs<T>& l, Activations<T>& a, int64_t B,
-                    int64_t TT) {
-  const auto& ops = *m.ops;
-  const auto& w = m.w[static_cast<size_t>(i)];
-  const auto& g = m.g[static_cast<size_t>(i)];
-  const Dims s = dims(m, i, B, TT);
-  const bool qk = s.qk_norm != config::QkNorm::kNone;
-  T* dh = a.dh;
+void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, Activations<T>& a) {
+  const Dims s = dims(m, i, a.rows, a.res_rows);
+  const RowSplit rs = row_split(a);
+  attention_block(m, s, rs, training_attend(a), i, l, a.partial, a.stat);
+  mlp_block(m, s, rs, i, l, x_out, a.partial, a.stat);
+}
 
-  // MLP block: out = h_mid + branch. d(branch output) is dh (pre) or through the output norm (post).
-  const T* d_dn = dh;
-  if (!s.pre) {
-    rms_backward(ops, l.dn, w.mlp_norm, l.m_rstd, dh, a.dbranch, g.mlp_norm, a.dot, s.BT, s.d);
-    d_dn = a.dbranch;
-  }
-  T *dact = a.dff1, *dgate = a.dff2, *dup = a.dff3;
-  ops.matmul(d_dn, l.act, g.w_down, s.d, s.F, s.BT, true, false, true);
-  ops.matmul(d_dn, w.w_down, dact, s.BT, s.F, s.d, false, false, false);
-  ops.swiglu_bwd(l.gate, l.up, dact, dgate, dup, s.BT * s.F);
-  ops.matmul(dgate, l.m_in, g.w_gate, s.F, s.d, s.BT, true, false, true);
-  ops.matmul(dup, l.m_in, g.w_up, s.F, s.d, s.BT, true, false, true);
-  ops.matmul(dgate, w.w_gate, a.dx, s.BT, s.d, s.F, false, false, false);
-  ops.matmul(dup, w.w_up, a.dx, s.BT, s.d, s.F, false, false, true);
-  tp_sum(m, a.dx, s.BT * s.d);
-  if (s.pre) {
-    rms_backward(ops, l.h_mid, w.mlp_norm, l.m_rstd, a.dx, a.dbranch, g.mlp_norm, a.dot, s.BT, s.d);
-    ops.axpy(dh, a.dbranch, T(1), s.BT * s.d);
-  } else {
-    ops.axpy(dh, a.dx, T(1), s.BT * s.d);
-  }
-
-  // Attention block: dh is now d loss / d h_mid.
-  const T* d_o = dh;
-  if (!s.pre) {
-    rms_backward(ops, l.o, w.attn_norm, l.a_rstd, dh, a.dbranch, g.attn_norm, a.dot, s.BT, s.d);
-    d_o = a.dbranch;
-  }
-  ops.matmul(d_o, l.att, g.wo, s.d, s.A, s.BT, true, false, true);
-  ops.matmul(d_o, w.wo, a.datt, s.BT, s.A, s.d, false, false, false);
-  ops.attention_bwd(l.q, l.k, l.v, l.att, l.lse, a.datt, a.dq, a.dk, a.dv, B, TT, TT, 0, s.Hq,
-                    s.Hkv, s.dqk, s.dv, s.window,
-                    static_cast<T>(config::attention_scale(s.dqk)));
-  if (s.rot > 0) {
-    const int kind = s.sliding ? 1 : 0;
-    ops.rope(a.dq, m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, TT, 0, s.Hq, s.dqk, s.rot,
-             true);
-    ops.rope(a.dk, m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, TT, 0, s.Hkv, s.dqk, s.rot,
-             true);
-  }
-  const T* dq_lin = a.dq;
-  const T* dk_lin = a.dk;
-  if (qk) {
-    qk_norm_backward(m, s, l.q_pre, w.q_norm, l.q_rstd, a.dq, a.dq_pre, g.q_norm, a.dot, false);
-    qk_norm_backward(m, s, l.k_pre, w.k_norm, l.k_rstd, a.dk, a.dk_pre, g.k_norm, a.dot, true);
-    dq_lin = a.dq_pre;
-    dk_lin = a.dk_pre;
-  }
-  ops.matmul(dq_lin, l.a_in, g.wq, s.Q, s.d, s.BT, true, false, true);
-  ops.matmul(dk_lin, l.a_in, g.wk, s.K, s.d, s.BT, true, false, true);
-  ops.matmul(a.dv, l.a_in, g.wv, s.VD, s.d, s.BT, true, false, true);
-  ops.matmul(dq_lin, w.wq, a.dx, s.BT, s.d, s.Q, false, false, false);
-  ops.matmul(dk_lin, w.wk, a.dx, s.BT, s.d, s.K, false, false, true);
-  ops.matmul(a.dv, w.wv, a.dx, s.BT, s.d, s.VD, false, false, true);
-  // Ranks sharing a KV head each added that head's input gradient only for their own query
-  // heads, so the sum over the group is exact.
-  tp_sum(m, a.dx, s.BT * s.d);
-  if (s.pre) {
-    rms_backward(ops, l.x_in, w.attn_norm, l.a_rstd, a.dx, a.dbranch, g.attn_norm, a.dot, s.BT, s.d);
-    ops.axpy(dh, a.dbranch, T(1), s.BT * s.d);
-  } else {
-    ops.axpy(dh, a.dx, T(1), s.BT * s.d);
-  }
+template <class T>
+void layer_backward(Model<T>& m, long i, LayerActs<T>& l, Activations<T>& a) {
+  // Full recomputation runs the block again (its output, equal to the kept next input, goes to
+  // scratch that the backward pass overwrites before reading).
+  if (a.recompute == config::Recompute::kFull) layer_forward(m, i, l, a.dbranch, a);
+  const Dims s = dims(m, i, a.rows, a.res_rows);
+  const RowSplit rs = row_split(a);
+  mlp_backward(m, s, rs, i, l, a);
+  attention_block_backward(m, s, rs, training_attend(a), i, l, a);
 }
 
 #define HEADROOM_LAYER_INSTANTIATE(T)                                                          \
@@ -241,8 +482,8 @@ void layer_backward(Model<T>& m, long i, const LayerActs<T>& l, Activations<T>& 
                                 const T*, T*, T*, T*, int64_t, int64_t);                        \
   template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, int64_t, int64_t, int64_t, \
                                  const T*, const T*, T*);                                       \
-  template void layer_backward<T>(Model<T>&, long, const LayerActs<T>&, Activations<T>&,        \
-                                  int64_t, int64_t);
+  template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, Activations<T>&);          \
+  template void layer_backward<T>(Model<T>&, long, LayerActs<T>&, Activations<T>&);
 HEADROOM_LAYER_INSTANTIATE(float)
 HEADROOM_LAYER_INSTANTIATE(double)
 #undef HEADROOM_LAYER_INSTANTIATE

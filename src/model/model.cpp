@@ -94,6 +94,12 @@ void ensure_rope(Model<T>& m, int64_t n_pos) {
 template <class T>
 void sync_partial_grads(Model<T>& m) {
   if (m.tp.size == 1) return;
+  // Under sequence parallelism each rank's replicated weights (norms, embeddings, the LM head) saw
+  // only its own rows of the residual stream: their gradients are summed over the group, on the
+  // backend, in place.
+  for (size_t i = 0; i < m.specs.size() && m.tp.sequence_parallel; ++i)
+    if (m.shards[i].axis == -1 && !m.shards[i].partial_grad)
+      m.tp.comm->allreduce_sum(m.grads.get() + m.offsets[i], m.shards[i].numel());
   // Each rank's partial gradient sits in its own slot of a zeroed full-size buffer, so one
   // all-reduce sums exactly the ranks that share a slice.
   std::vector<T> full, local;

@@ -28,6 +28,7 @@ struct Model {
   config::ModelConfig cfg;    // the logical model
   config::ModelConfig local;  // what this tensor-parallel rank computes (heads, d_ff)
   TpContext tp;
+  CpContext cp;  // set by the trainer; evaluation and decoding keep whole windows
   int64_t kv_rep = 1;         // TP ranks sharing one KV head
   const Ops* ops = nullptr;
   std::vector<ParamSpec> specs;
@@ -64,7 +65,8 @@ Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& 
                     TpContext tp = {}, ModelUse use = {});
 
 // Sums the gradients that are partial on each TP rank (headwise QK-norm weights, KV heads shared
-// by several ranks) over the TP group. Call once after the backward passes of a step.
+// by several ranks; under sequence parallelism every replicated weight) over the TP group. Call
+// once after the backward passes of a step.
 template <class T>
 void sync_partial_grads(Model<T>& m);
 

@@ -24,6 +24,13 @@ namespace headroom::model {
 struct TpContext {
   parallel::Comm* comm = nullptr;  // null when tp == 1
   int rank = 0, size = 1;
+  bool sequence_parallel = false;  // the residual stream is split over the group by tokens
+};
+
+// Context parallelism: the ranks that share the tokens of one window (token_layout.h).
+struct CpContext {
+  parallel::Comm* comm = nullptr;  // null when cp == 1
+  int rank = 0, size = 1;
 };
 
 struct Shard {

@@ -31,8 +31,8 @@ struct LoopView {
   io::RunDir* run;  // the root rank's run directory; null elsewhere
   model::Model<float>& model;
   model::Activations<float>& acts;
-  int64_t step = 0;    // optimizer steps done
-  int64_t tokens = 0;  // tokens trained on
+  const int64_t& step;    // optimizer steps done (the loop's own counter)
+  const int64_t& tokens;  // tokens trained on
 };
 
 // One optimizer step as the loop saw it.

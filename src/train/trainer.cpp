@@ -24,7 +24,7 @@ namespace {
 struct Loop {
   const TrainJob& job;
   parallel::Grid& grid;
-  parallel::Comm* dp;  // gradient all-reduce: MPI on CPU, NCCL on GPU (device buffers)
+  parallel::Comm* replicas;  // gradient all-reduce over cp × dp: MPI on CPU, NCCL on GPU (device buffers)
   io::RunDir* run;
   model::Model<float> model;
   AdamW<float> opt;
@@ -116,34 +116,41 @@ bool resume(Loop& L) {
   return false;
 }
 
+// The windows of one step on this rank: whole (as sampled) and this rank's tokens of them.
+struct StepBatch {
+  std::vector<int32_t> ids, targets;              // [share, T]
+  std::vector<int32_t> local_ids, local_targets;  // [micro, T / cp]: one micro-batch's tokens of this rank
+};
+
 // One optimizer step over this rank's share of the global batch: the global mean loss, the
 // pre-clipping gradient norm, and the number of targets (the LM head's rows) in the global batch.
-StepOutcome train_step(Loop& L, LoopView& view, std::vector<int32_t>& ids, std::vector<int32_t>& targets,
-                       double lr, int64_t& head_rows) {
+StepOutcome train_step(Loop& L, LoopView& view, StepBatch& batch, double lr, int64_t& head_rows) {
   const auto& t = L.job.cfg.train;
   const int64_t T = t.seq_len;
-  // This rank's slice of the step's global batch, which starts at sample L.samples.
+  // This rank's slice of the step's global batch, which starts at sample L.samples. The cp ranks
+  // of a data-parallel rank sample the same windows and keep their own chunks of them.
   const auto slice = data::dp_slice(0, t.global_batch, L.grid.dp, L.grid.dp_rank);
   const int64_t first = L.samples + slice.first, micro = view.acts.B;
   for (int64_t s = 0; s < slice.count; ++s)
-    L.job.sample(first + s, ids.data() + s * T, targets.data() + s * T);
+    L.job.sample(first + s, batch.ids.data() + s * T, batch.targets.data() + s * T);
   // The loss is a mean over every unmasked target of the global batch, whatever the layout.
-  int64_t count = std::count_if(targets.begin(), targets.end(), [](int32_t v) { return v >= 0; });
+  int64_t count = std::count_if(batch.targets.begin(), batch.targets.end(), [](int32_t v) { return v >= 0; });
   L.grid.dp_group->allreduce_sum(&count, 1);
   if (count == 0) fail("step ", L.step, ": the global batch has no unmasked target");
   head_rows = count;
   model::zero_grads(L.model);
   double loss_sum = 0;
   for (int64_t m0 = 0; m0 < slice.count; m0 += micro) {
-    const auto l = model::forward_backward<float>(L.model, view.acts, ids.data() + m0 * T,
-                                                  targets.data() + m0 * T,
-                                                  1.0f / static_cast<float>(count));
+    model::take_local(view.acts.layout, micro, batch.ids.data() + m0 * T, batch.local_ids.data());
+    model::take_local(view.acts.layout, micro, batch.targets.data() + m0 * T, batch.local_targets.data());
+    const auto l = model::forward_backward<float>(L.model, view.acts, batch.local_ids.data(),
+                                                  batch.local_targets.data(), 1.0f / static_cast<float>(count));
     loss_sum += l.sum;
   }
   for (auto& cb : L.callbacks) cb->on_gradients(view);
-  L.grid.dp_group->allreduce_sum(&loss_sum, 1);
+  L.grid.replica_group->allreduce_sum(&loss_sum, 1);
   model::sync_partial_grads(L.model);
-  L.dp->allreduce_sum(L.model.grads.get(), L.model.n_params);
+  L.replicas->allreduce_sum(L.model.grads.get(), L.model.n_params);
   StepOutcome out{loss_sum / static_cast<double>(count), 0, lr, false};
 
   // Non-finite values: every rank must take the same decision.
@@ -208,16 +215,19 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
   const auto& c = job.cfg;
   // On GPUs the collectives over device buffers go through NCCL; host scalars may use either.
   const bool cuda = c.train.device == config::Device::kCuda;
-  std::unique_ptr<parallel::Comm> nccl_tp, nccl_dp;
+  std::unique_ptr<parallel::Comm> nccl_tp, nccl_cp, nccl_replicas;
   if (cuda) {
     parallel::select_local_gpu();
     nccl_tp = parallel::make_nccl_comm(grid.tp_group->handle());
-    nccl_dp = parallel::make_nccl_comm(grid.dp_group->handle());
+    nccl_cp = parallel::make_nccl_comm(grid.cp_group->handle());
+    nccl_replicas = parallel::make_nccl_comm(grid.replica_group->handle());
   }
   parallel::Comm* tp_comm = cuda ? nccl_tp.get() : grid.tp_group.get();
-  parallel::Comm* dp_comm = cuda ? nccl_dp.get() : grid.dp_group.get();
+  parallel::Comm* cp_comm = cuda ? nccl_cp.get() : grid.cp_group.get();
+  parallel::Comm* replica_comm = cuda ? nccl_replicas.get() : grid.replica_group.get();
   const kernels::Ops& ops = cuda ? kernels::cuda_ops(c.train.attention_kernel) : kernels::cpu_ops();
-  model::TpContext tp{grid.tp > 1 ? tp_comm : nullptr, grid.tp_rank, grid.tp};
+  model::TpContext tp{grid.tp > 1 ? tp_comm : nullptr, grid.tp_rank, grid.tp,
+                      c.parallel.sequence_parallel && grid.tp > 1};
   if (c.train.global_batch % grid.dp != 0)
     fail("train.global_batch = ", c.train.global_batch, " is not divisible by the data-parallel size ", grid.dp);
   const int64_t share = c.train.global_batch / grid.dp;
@@ -227,19 +237,25 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
          share, " = global_batch / dp)");
   // With --init every weight comes from a checkpoint (the resumed one or the init), so the random
   // init is not drawn: on a large model it would be most of the start-up.
-  Loop L{job, grid, dp_comm, run, model::make_model(c.model, ops, tp, {.random_weights = !job.init}), {},
+  Loop L{job, grid, replica_comm, run, model::make_model(c.model, ops, tp, {.random_weights = !job.init}), {},
          standard_callbacks(job, micro)};
-  L.opt = make_adamw(L.model, adamw_of(c), c.parallel.zero1 ? dp_comm : nullptr);
+  L.model.cp = {grid.cp > 1 ? cp_comm : nullptr, grid.cp_rank, grid.cp};
+  L.opt = make_adamw(L.model, adamw_of(c), c.parallel.zero1 ? replica_comm : nullptr);
   start(L);
 
   std::string peak_source;
   Throughput tput{flops_per_token(c.model, c.train.seq_len), head_flops_per_row(c.model),
                   mfu_peak(c.train, ops, peak_source) * grid.world->size()};
-  log(L, cat("layout tp=", grid.tp, " dp=", grid.dp, ", micro-batch ", micro, " × ", share / micro,
+  log(L, cat("layout tp=", grid.tp, tp.sequence_parallel ? " (sequence-parallel)" : "", " cp=", grid.cp, " dp=",
+             grid.dp, ", recompute ", config::name_of(c.train.recompute), ", micro-batch ", micro, " × ", share / micro,
              " per rank; ", L.model.n_params, " parameters on this rank; ", tput.flops_per_token / 1e6,
              " MFLOP/token; MFU against ", tput.peak / grid.world->size() / 1e9, " GFLOP/s/rank (", peak_source, ")"));
-  model::Activations<float> acts = model::make_activations(L.model, micro, c.train.seq_len);
-  std::vector<int32_t> ids(static_cast<size_t>(share * c.train.seq_len)), targets(ids.size());
+  model::Activations<float> acts = model::make_activations(L.model, micro, c.train.seq_len, c.train.recompute);
+  StepBatch batch;
+  batch.ids.resize(static_cast<size_t>(share * c.train.seq_len));
+  batch.targets.resize(batch.ids.size());
+  batch.local_ids.resize(static_cast<size_t>(acts.rows));
+  batch.local_targets.resize(batch.local_ids.size());
   const Schedule sched = schedule_of(c.train);
   LoopView view{job, grid, run, L.model, acts, L.step, L.tokens};
   for (auto& cb : L.callbacks) cb->on_start(view);
@@ -250,13 +266,13 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
     for (auto& cb : L.callbacks) cb->before_step(view);
     const auto t0 = std::chrono::steady_clock::now();
     int64_t head_rows = 0;
-    const StepOutcome o = train_step(L, view, ids, targets, learning_rate(sched, L.step), head_rows);
+    const StepOutcome o = train_step(L, view, batch, learning_rate(sched, L.step), head_rows);
     tput.step_seconds += seconds_since(t0);
     tput.tokens += c.train.global_batch * c.train.seq_len;
     tput.head_rows += head_rows;
-    view.step = ++L.step;
+    ++L.step;
     L.samples += c.train.global_batch;
-    view.tokens = L.tokens += c.train.global_batch * c.train.seq_len;
+    L.tokens += c.train.global_batch * c.train.seq_len;
     result.final_loss = o.loss;
     Requests req;
     for (auto& cb : L.callbacks) cb->after_step(view, o, req);
