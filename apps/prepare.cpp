@@ -48,11 +48,12 @@ int main(int argc, char** argv) {
     const auto common = app::common_options(flags);
     const config::Schema schema = prepare_schema(opt);
     const auto parsed = config::parse_config(argc, argv, common, schema);
-    if (flags.help) {
-      std::cout << config::help_text(
+    if (app::wants_info(flags)) {
+      std::cout << app::info_text(
+          flags,
           "usage: prepare --input PATH... --output DIR [--tokenizer byte|bpe|FILE|HF_DIR|tokenizer.json] "
           "[--vocab-size N]\n\nTurns text into HDF5 token shards DIR/train.h5 and DIR/val.h5 "
-          "(h5py-readable; see README \"Token shards\") and the tokenizer file DIR/tokenizer.txt.",
+          "(h5py-readable; see docs/formats.md) and the tokenizer file DIR/tokenizer.txt.",
           common, schema);
       return 0;
     }

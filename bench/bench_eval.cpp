@@ -11,7 +11,7 @@
 //       time and the peak RSS after each length (memory is linear in length when the growth
 //       from one length to the next follows the lengths' ratio).
 //   mpirun -np 2 bench_eval all [the keys of both]
-//       suite, then diagnostics on the first rank: issue 17's evaluation figures in one run.
+//       suite, then diagnostics on the first rank: the evaluation figures of docs/performance.md in one run.
 //   bench_eval sample [--length 65536] [--d-model 256 --layers 4 --heads 4 --head-dim 64]
 //                     [--task niah_single_2]
 //       One sample of one task at one length: prefill and decode time, peak RSS.

@@ -490,7 +490,7 @@ int run_prefill(const Options& o) {
                         static_cast<double>(config::k_width(cfg) + config::v_width(cfg)) * sizeof(float) / 1048576.0;
   const double chunk_mib = static_cast<double>(cache.chunk.arena.size()) * 4 / 1048576.0;
   // The sgemm rate before and after, the better of the two: the prefill's time against the time
-  // its FLOPs would take at that rate (issue 17's "sgemm-limited time").
+  // its FLOPs would take at that rate (docs/performance.md's "sgemm-limited time").
   const SgemmRates before = measure_sgemm(o.probe_reps);
   g_stats.on = true;
   const double t0 = now(), c0 = cpu_seconds(), b0 = machine_busy_seconds();

@@ -119,8 +119,8 @@ int run_analyze_stage(int argc, char** argv) {
   config::Schema schema;
   add_analyze_keys(schema, a);
   const auto parsed = config::parse_config(argc, argv, opts, schema);
-  if (flags.help) {
-    std::cout << config::help_text(kUsage, opts, schema);
+  if (app::wants_info(flags)) {
+    std::cout << app::info_text(flags, kUsage, opts, schema);
     return 0;
   }
   config::check_keys(schema, parsed);

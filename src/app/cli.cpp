@@ -11,6 +11,8 @@ config::po::options_description common_options(CommonFlags& flags) {
   po::options_description o("Common options", 100, 50);
   o.add_options()
       ("help", po::bool_switch(&flags.help), "print this help, listing every key, and exit")
+      ("config-reference", po::bool_switch(&flags.config_reference),
+       "print every key (default, allowed values, meaning) as Markdown tables and exit")
       ("config", po::value<std::vector<std::string>>()->composing(),
        "INI config file; repeatable, later files override earlier ones")
       ("print-config", po::bool_switch(&flags.print_config),
@@ -18,6 +20,13 @@ config::po::options_description common_options(CommonFlags& flags) {
       ("force", po::bool_switch(&flags.force),
        "replace the outputs of a finished run in the output directory");
   return o;
+}
+
+bool wants_info(const CommonFlags& flags) { return flags.help || flags.config_reference; }
+
+std::string info_text(const CommonFlags& flags, const std::string& usage,
+                      const config::po::options_description& app_options, const config::Schema& schema) {
+  return flags.help ? config::help_text(usage, app_options, schema) : config::reference_markdown(schema);
 }
 
 int guarded_main(const char* app, const std::function<int()>& body) {

@@ -10,13 +10,22 @@ namespace headroom::app {
 
 struct CommonFlags {
   bool help = false;
+  bool config_reference = false;
   bool print_config = false;
   bool force = false;
   std::vector<std::string> config_files;  // filled by parse_config (Parsed::config_files)
 };
 
-// --help, --config FILE (repeatable), --print-config, --force.
+// --help, --config-reference, --config FILE (repeatable), --print-config, --force.
 config::po::options_description common_options(CommonFlags& flags);
+
+// True when --help or --config-reference was given: the app prints info_text() and exits.
+bool wants_info(const CommonFlags& flags);
+
+// --help: usage, the app's options and every key; --config-reference: every key as Markdown tables
+// (docs/config.md is made from them). Both from the same key descriptions.
+std::string info_text(const CommonFlags& flags, const std::string& usage,
+                      const config::po::options_description& app_options, const config::Schema& schema);
 
 // The value of a flag given before the full parse (--init: its checkpoint's configuration is the
 // base layer of the parse), as "--flag VALUE" or "--flag=VALUE"; "" when absent. The last one wins,

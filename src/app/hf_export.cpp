@@ -56,8 +56,8 @@ int run_export_hf(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (flags.help) {
-    if (rank == 0) std::cout << config::help_text(kExportUsage, opts, empty);
+  if (wants_info(flags)) {
+    if (rank == 0) std::cout << info_text(flags, kExportUsage, opts, empty);
     return 0;
   }
   if (init.empty() || out.empty()) fail("export_hf needs --init CHECKPOINT_OR_RUN_DIR and --out HF_DIR (see --help)");

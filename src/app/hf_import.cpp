@@ -180,8 +180,8 @@ int run_import_hf(int argc, char** argv) {
   const config::Parsed parsed = config::parse_config(argc, argv, opts, schema);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (flags.help) {
-    if (rank == 0) std::cout << config::help_text(kImportUsage, opts, schema);
+  if (wants_info(flags)) {
+    if (rank == 0) std::cout << info_text(flags, kImportUsage, opts, schema);
     return 0;
   }
   config::check_keys(schema, parsed);

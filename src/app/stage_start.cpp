@@ -29,8 +29,8 @@ StageStart start_stage(int argc, char** argv, const config::po::options_descript
   const auto parsed = config::parse_config(argc, argv, opts, schema, bases);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (flags.help) {
-    if (rank == 0) std::cout << config::help_text(help_usage, opts, schema);
+  if (wants_info(flags)) {
+    if (rank == 0) std::cout << info_text(flags, help_usage, opts, schema);
     s.answered = true;
     return s;
   }

@@ -195,4 +195,36 @@ std::string help_text(const std::string& usage, const po::options_description& a
   return s.str();
 }
 
+namespace {
+
+// Text for one Markdown table cell: pipes escaped, an empty value shown as such.
+std::string cell(const std::string& text, bool code) {
+  if (text.empty()) return code ? "(empty)" : "";
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += ' ';
+    else out += c;
+  }
+  return code ? "`" + out + "`" : out;
+}
+
+}  // namespace
+
+std::string reference_markdown(const Schema& schema) {
+  std::ostringstream s;
+  for (const auto& sec : schema.sections) {
+    s << "### " << (sec.name.empty() ? sec.title : "[" + sec.name + "]") << "\n\n";
+    s << "| key | default | allowed | meaning |\n|---|---|---|---|\n";
+    for (const auto& k : schema.keys) {
+      if (k.section != sec.name) continue;
+      const std::string shown = k.list ? "(none; repeatable)" : cell(k.default_text, true);
+      s << "| `" << k.name << "` | " << shown << " | " << cell(k.allowed, false) << " | "
+        << cell(k.help, false) << " |\n";
+    }
+    s << "\n";
+  }
+  return s.str();
+}
+
 }  // namespace headroom::config

@@ -42,4 +42,8 @@ std::string to_ini(const Schema& schema, bool with_help = true);
 std::string help_text(const std::string& usage, const po::options_description& app_options,
                       const Schema& schema);
 
+// --config-reference: every key of every section as a Markdown table (key, default, allowed values,
+// meaning), from the same descriptions --help prints; docs/config.md is made from it.
+std::string reference_markdown(const Schema& schema);
+
 }  // namespace headroom::config

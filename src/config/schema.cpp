@@ -43,13 +43,14 @@ void add_list_key(Schema& schema, const std::string& section_name, const std::st
 
 Check<std::string> one_of(std::initializer_list<const char*> choices) {
   std::vector<std::string> list(choices.begin(), choices.end());
-  return [list](const std::string& v) {
-    for (const auto& c : list)
-      if (v == c) return std::string();
-    std::string all;
-    for (const auto& c : list) all += (all.empty() ? "" : ", ") + c;
-    return cat("must be one of: ", all);
-  };
+  std::string all;
+  for (const auto& c : list) all += (all.empty() ? "" : ", ") + c;
+  return {[list, all](const std::string& v) {
+            for (const auto& c : list)
+              if (v == c) return std::string();
+            return cat("must be one of: ", all);
+          },
+          "one of: " + all};
 }
 
 std::string format_value(int v) { return std::to_string(v); }

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <list>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace headroom::config {
@@ -24,6 +25,8 @@ struct Key {
   std::function<std::string()> print;  // the bound value as INI text
   std::function<std::string()> check;  // "" when valid, else why not
   bool list = false;  // print() returns one value per line; INI repeats the key
+  std::string default_text = {};  // the default as INI text (the config reference prints it)
+  std::string allowed = {};       // the values the key's own check accepts, in words; "" = any
 };
 
 // A section named "" holds top-level keys (no "[section]" in INI, "--name" on the command line).
@@ -45,9 +48,21 @@ Section& section(Schema& schema, const std::string& name, const std::string& tit
 // The section called `name`, which section() must have added; throws otherwise (a bug in a schema).
 Section& declared_section(Schema& schema, const std::string& name);
 
-// A per-key check: given the value, "" when valid, else the reason.
+// A per-key check: given the value, "" when valid, else the reason; `allowed` says in words what it
+// accepts ("≥ 1", "[0, 10]", "one of: a, b"), for the config reference. A check written inline
+// leaves it empty, and the key's help says what it accepts.
 template <class T>
-using Check = std::function<std::string(const T&)>;
+struct Check {
+  std::function<std::string(const T&)> test;
+  std::string allowed;
+
+  Check() = default;
+  template <class F>
+    requires std::is_invocable_r_v<std::string, const F&, const T&>
+  Check(F f, std::string allowed_text = {}) : test(std::move(f)), allowed(std::move(allowed_text)) {}
+  explicit operator bool() const { return static_cast<bool>(test); }
+  std::string operator()(const T& v) const { return test(v); }
+};
 
 template <class T>
 Check<T> at_least(T lo);

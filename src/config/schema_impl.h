@@ -7,14 +7,16 @@ namespace headroom::config {
 
 template <class T>
 Check<T> at_least(T lo) {
-  return [lo](const T& v) { return v >= lo ? std::string() : cat("must be at least ", lo); };
+  return {[lo](const T& v) { return v >= lo ? std::string() : cat("must be at least ", lo); },
+          cat("≥ ", format_value(lo))};
 }
 
 template <class T>
 Check<T> in_range(T lo, T hi) {
-  return [lo, hi](const T& v) {
-    return (v >= lo && v <= hi) ? std::string() : cat("must be in [", lo, ", ", hi, "]");
-  };
+  return {[lo, hi](const T& v) {
+            return (v >= lo && v <= hi) ? std::string() : cat("must be in [", lo, ", ", hi, "]");
+          },
+          cat("[", format_value(lo), ", ", format_value(hi), "]")};
 }
 
 template <class T>
@@ -28,7 +30,11 @@ void add_key(Schema& schema, const std::string& section_name, const std::string&
                                                                   format_value(default_value)),
                              help.c_str());
   Key key{full, section_name, help, [&target] { return format_value(target); }, {}};
-  if (check) key.check = [&target, check] { return check(target); };
+  key.default_text = format_value(default_value);
+  if (check) {
+    key.check = [&target, check] { return check(target); };
+    key.allowed = check.allowed;
+  }
   schema.keys.push_back(std::move(key));
 }
 
@@ -50,6 +56,8 @@ void add_choice_key(Schema& schema, const std::string& section_name, const std::
   Key key{full, section_name, help,
           [&target, &text] { return choice_from<E>(text) ? name_of(target) : text; },
           [&text] { return choice_from<E>(text) ? std::string() : cat("must be one of: ", choice_list<E>()); }};
+  key.default_text = name_of(default_value);
+  key.allowed = cat("one of: ", choice_list<E>());
   schema.keys.push_back(std::move(key));
 }
 

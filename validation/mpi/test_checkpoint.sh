@@ -85,7 +85,7 @@ big=($(tiny_args) --model.d_model 256 --model.d_ff 512 --model.head_dim_qk 64 --
      --train.steps 100000 --train.checkpoint_every 1 --train.keep_last 2 --train.log_every 50)
 # The write lasts milliseconds: the rank's pid is looked up once, the .tmp is polled with a bash
 # builtin and the kill is one syscall, so a loaded machine (CI runs two tests at once) still lands
-# it inside the write (pkill -f's scan of /proc, used until session 8, often arrived after the
+# it inside the write (pkill -f's scan of /proc, used until commit a9da355, 2026-12-02, often arrived after the
 # rename and failed all five attempts under load).
 caught=0
 for attempt in 1 2 3 4 5 6 7 8; do

@@ -4,9 +4,9 @@
 # Findings table). The change shows in git diff.
 #   validation/study/record_toy_study.sh [RUNS_ROOT] [STUDY]   (default runs, toy_cpu; reuses finished runs)
 #   toy_cpu: inputs/studies/toy_cpu.study, about 10 minutes on 2 cores
-#   toy_ruler: inputs/studies/toy_ruler.study, about 65-105 minutes on 2 cores (64 in session 18)
-#   toy_ruler_examples: 111 minutes on session 22's 2-core VM (~88 on session 20's)
-#   toy_ruler_budget: the study of record, 87 minutes on session 22's 2-core VM
+#   toy_ruler: inputs/studies/toy_ruler.study, about 65-105 minutes on 2 cores (64 in commit f66521d, 2026-12-03)
+#   toy_ruler_examples: 111 minutes on commit bfed806's 2-core VM (~88 on commit 97fea9b's)
+#   toy_ruler_budget: the study of record, 87 minutes on commit bfed806's 2-core VM
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"

@@ -4,3 +4,15 @@ headroom_test(test_config SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_config.cpp LABE
 # upward include.
 add_test(NAME test_layers COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_layers.sh ${CMAKE_SOURCE_DIR} ${CMAKE_COMMAND})
 set_tests_properties(test_layers PROPERTIES LABELS unit TIMEOUT 60)
+
+# docs/config.md is generated from the option schema (--config-reference); fails with the diff and
+# the regenerate command when it is out of date.
+add_test(NAME test_config_reference
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/config_reference.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR}/docs/config.md --check)
+set_tests_properties(test_config_reference PROPERTIES LABELS unit TIMEOUT 120)
+
+# Every relative link (and #anchor) in README.md, CONTRIBUTING.md, CHANGELOG.md and docs/ resolves.
+# docs/long_context.md is being written with the long-context training work; drop --pending when it lands.
+add_test(NAME test_doc_links COMMAND ${HEADROOM_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/doc_links.py ${CMAKE_SOURCE_DIR}
+  --pending docs/long_context.md)
+set_tests_properties(test_doc_links PROPERTIES LABELS unit TIMEOUT 60)
