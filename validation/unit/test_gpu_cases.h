@@ -190,6 +190,9 @@ TEST_P(GpuOps, MemoryRoundTripAndFill) {
   const auto y = buf.download();
   for (int i = 0; i < 999; ++i) ASSERT_EQ(y[i], 2.5f) << i;
   EXPECT_EQ(y[999], x[999]) << "fill wrote past n";
+  Dev<float> copied(d, 1000);
+  d.copy(copied.get(), buf.get(), 1000 * sizeof(float));
+  EXPECT_EQ(copied.download(), y) << "device-to-device copy";
   std::vector<int32_t> ids{3, -1, 7};
   Dev<int32_t> di(d, ids);
   EXPECT_EQ(di.download(), ids);

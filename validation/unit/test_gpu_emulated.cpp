@@ -108,6 +108,7 @@ TEST(EmulatedDevice, CopiesCheckWhichSideIsWhich) {
   EXPECT_NE(error_of([&] { ops.copy_from_host(host.data(), host.data(), 64); }).find("host pointer"),
             std::string::npos);
   EXPECT_NE(error_of([&] { ops.free(host.data()); }).find("a host pointer"), std::string::npos);
+  EXPECT_NE(error_of([&] { ops.copy(x.get(), host.data(), 64); }).find("copy: the source"), std::string::npos);
   ops.copy_from_host(x.get(), host.data(), 64);  // the right way round works
   std::vector<float> back(16, 0.f);
   ops.copy_to_host(back.data(), x.get(), 64);

@@ -17,7 +17,8 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
   const void* const entries[] = {
       reinterpret_cast<const void*>(o.alloc), reinterpret_cast<const void*>(o.free),
       reinterpret_cast<const void*>(o.copy_to_host),
-      reinterpret_cast<const void*>(o.copy_from_host), reinterpret_cast<const void*>(o.fill),
+      reinterpret_cast<const void*>(o.copy_from_host), reinterpret_cast<const void*>(o.copy),
+      reinterpret_cast<const void*>(o.fill),
       reinterpret_cast<const void*>(o.synchronize), reinterpret_cast<const void*>(o.matmul),
       reinterpret_cast<const void*>(o.matmul_strided),
       reinterpret_cast<const void*>(o.axpy), reinterpret_cast<const void*>(o.add),
@@ -58,6 +59,12 @@ TEST(KernelMemory, AllocCopyFillRoundTrip) {
   std::vector<float> back(src.size());
   o.copy_to_host(back.data(), dev, back.size() * sizeof(float));
   EXPECT_EQ(back, src);
+  auto* second = static_cast<float*>(o.alloc(src.size() * sizeof(float)));
+  o.copy(second, dev, src.size() * sizeof(float));
+  std::fill(back.begin(), back.end(), 0.0f);
+  o.copy_to_host(back.data(), second, back.size() * sizeof(float));
+  EXPECT_EQ(back, src) << "copy between two allocations of the backend";
+  o.free(second);
   o.fill(dev, 2.5f, 999);  // the last element must stay
   o.synchronize();
   o.copy_to_host(back.data(), dev, back.size() * sizeof(float));
