@@ -179,6 +179,14 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   auto shard = std::make_shared<data::ShardReader>(data::open_shard(cfg.data.train));
   // model.vocab_size = 0: the vocabulary of the data's tokenizer (the stored config says which).
   if (cfg.model.vocab_size == 0) cfg.model.vocab_size = shard->vocab_size;
+  // Like every check of the inputs: refused before the run directory is touched.
+  if (shard->vocab_size != cfg.model.vocab_size)
+    fail("model.vocab_size = ", cfg.model.vocab_size, " but the data ", cfg.data.train,
+         " was made with tokenizer '", shard->tokenizer_id, "' of vocabulary ", shard->vocab_size,
+         "; set model.vocab_size = ", shard->vocab_size);
+  if (init_path && init_info.tokenizer_id != shard->tokenizer_id)
+    fail("checkpoint ", init_path->string(), " was trained with tokenizer '", init_info.tokenizer_id,
+         "' but the data ", cfg.data.train, " uses '", shard->tokenizer_id, "'");
   // Before anything large is allocated or the run directory is touched (app/memory_check.h).
   const std::string memory = check_memory_plan(training_plan(spec.name, cfg, grid.tp, grid.dp), *grid.world);
   std::unique_ptr<io::RunDir> run;
@@ -192,14 +200,6 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
     io::log_line(*run, memory);
   }
   grid.world->barrier();
-
-  if (shard->vocab_size != cfg.model.vocab_size)
-    fail("model.vocab_size = ", cfg.model.vocab_size, " but the data ", cfg.data.train,
-         " was made with tokenizer '", shard->tokenizer_id, "' of vocabulary ", shard->vocab_size,
-         "; set model.vocab_size = ", shard->vocab_size);
-  if (init_path && init_info.tokenizer_id != shard->tokenizer_id)
-    fail("checkpoint ", init_path->string(), " was trained with tokenizer '", init_info.tokenizer_id,
-         "' but the data ", cfg.data.train, " uses '", shard->tokenizer_id, "'");
 
   train::TrainJob job;
   job.stage = spec.name;
