@@ -23,6 +23,9 @@ enum class Device { kAuto, kCpu, kCuda };  // kAuto is resolved at a stage's sta
 enum class Sampler { kAuto, kWindows, kDocuments };
 enum class SyntheticLoss { kAnswer, kAll };
 enum class PromptChoice { kAuto, kBase, kInstruction, kChat };  // evaluate's eval.template
+// The training stages (app/training_stage.h); their names are the programs', the default run
+// directories' and a checkpoint's `stage` attribute.
+enum class Stage { kPretrain, kExtend, kSft };
 using AttentionKernel = kernels::AttentionKernel;  // the CUDA table's attention (ops.h)
 
 // Each enum's INI names, in the order --help lists them.
@@ -77,6 +80,12 @@ struct ChoiceNames<Sampler> {
 template <>
 struct ChoiceNames<SyntheticLoss> {
   static constexpr NameList<SyntheticLoss, 2> list{{{SyntheticLoss::kAnswer, "answer"}, {SyntheticLoss::kAll, "all"}}};
+};
+
+template <>
+struct ChoiceNames<Stage> {
+  static constexpr NameList<Stage, 3> list{
+      {{Stage::kPretrain, "pretrain"}, {Stage::kExtend, "extend"}, {Stage::kSft, "sft"}}};
 };
 
 template <>
