@@ -23,6 +23,9 @@ enum class Device { kAuto, kCpu, kCuda };  // kAuto is resolved at a stage's sta
 enum class Sampler { kAuto, kWindows, kDocuments };
 enum class SyntheticLoss { kAnswer, kAll };
 enum class PromptChoice { kAuto, kBase, kInstruction, kChat };  // evaluate's eval.template
+// The synthetic retrieval tasks (data/synthetic.h) that data.synthetic_tasks, data.warmup_tasks
+// and train.probe_tasks list (config/task_names.h).
+enum class SyntheticTask { kKv, kNeedle, kNiah, kNiahKeys, kNiahMix, kVt, kDocqa, kCopy, kWords, kUuids };
 // The training stages (app/training_stage.h); their names are the programs', the default run
 // directories' and a checkpoint's `stage` attribute.
 enum class Stage { kPretrain, kExtend, kSft };
@@ -82,6 +85,19 @@ struct ChoiceNames<SyntheticLoss> {
   static constexpr NameList<SyntheticLoss, 2> list{{{SyntheticLoss::kAnswer, "answer"}, {SyntheticLoss::kAll, "all"}}};
 };
 
+template <>
+struct ChoiceNames<SyntheticTask> {
+  static constexpr NameList<SyntheticTask, 10> list{{{SyntheticTask::kKv, "kv"},
+                                                     {SyntheticTask::kNeedle, "needle"},
+                                                     {SyntheticTask::kNiah, "niah"},
+                                                     {SyntheticTask::kNiahKeys, "niah_keys"},
+                                                     {SyntheticTask::kNiahMix, "niah_mix"},
+                                                     {SyntheticTask::kVt, "vt"},
+                                                     {SyntheticTask::kDocqa, "docqa"},
+                                                     {SyntheticTask::kCopy, "copy"},
+                                                     {SyntheticTask::kWords, "words"},
+                                                     {SyntheticTask::kUuids, "uuids"}}};
+};
 template <>
 struct ChoiceNames<Stage> {
   static constexpr NameList<Stage, 3> list{
