@@ -7,7 +7,7 @@
 int main(int argc, char** argv) {
   return headroom::app::mpi_main("extend", argc, argv, [&] {
     return headroom::app::run_training_stage(
-        {"extend",
+        {headroom::config::Stage::kExtend,
          "Continues training the --init checkpoint (a .h5 file or a run directory) at a longer "
          "context. Its configuration is the base layer: pass only what the extension changes, "
          "e.g. --train.seq_len 16384 --model.rope_base_full 8e6 (or --model.rope_scaling yarn "

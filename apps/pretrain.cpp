@@ -5,7 +5,7 @@
 int main(int argc, char** argv) {
   return headroom::app::mpi_main("pretrain", argc, argv, [&] {
     return headroom::app::run_training_stage(
-        {"pretrain",
+        {headroom::config::Stage::kPretrain,
          "Trains the [model] from fresh weights (model.seed) on the windows of data.train, "
          "with the [train] recipe, on tp × dp MPI ranks (mpirun -np N, or srun). Writes "
          "config.ini, log.txt, metrics.jsonl and checkpoints/step_XXXXXXXX.h5 into --run-dir. "

@@ -7,7 +7,7 @@
 int main(int argc, char** argv) {
   return headroom::app::mpi_main("sft", argc, argv, [&] {
     return headroom::app::run_training_stage(
-        {"sft",
+        {headroom::config::Stage::kSft,
          "Fine-tunes the --init checkpoint (a .h5 file or a run directory) on prompt/response "
          "examples: pairs from data.sft_file (JSONL, {\"prompt\": ..., \"response\": ...} per "
          "line) and generated ones (retrieval questions over documents of data.train, and the "

@@ -83,12 +83,12 @@ train::SampleFn sft_sampler(const config::Config& cfg, std::shared_ptr<data::Sha
 
 // pretrain/extend: text windows (fixed grid, or whole documents for long context), with synthetic
 // retrieval examples mixed in at data.synthetic_ratio.
-train::SampleFn text_sampler(const std::string& stage, const config::Config& cfg,
+train::SampleFn text_sampler(config::Stage stage, const config::Config& cfg,
                              std::shared_ptr<data::ShardReader> shard, std::string& description) {
   const auto& d = cfg.data;
   const int64_t T = cfg.train.seq_len;
   const config::Sampler kind = d.sampler != config::Sampler::kAuto ? d.sampler
-                               : stage == "extend"                 ? config::Sampler::kDocuments
+                               : stage == config::Stage::kExtend   ? config::Sampler::kDocuments
                                                                    : config::Sampler::kWindows;
   std::shared_ptr<data::DocumentStream> docs;
   if (kind == config::Sampler::kDocuments) {
@@ -146,11 +146,12 @@ train::SampleFn probe_sampler(const config::Config& cfg) {
 }  // namespace
 
 int run_training_stage(const StageSpec& spec, int argc, char** argv) {
+  const std::string name = config::name_of(spec.stage);  // for messages, logs and checkpoints
   CommonFlags flags;
   std::string run_dir, resume, init;
   po::options_description opts = common_options(flags);
   opts.add_options()
-      ("run-dir", po::value(&run_dir)->default_value("runs/" + spec.name),
+      ("run-dir", po::value(&run_dir)->default_value("runs/" + name),
        "run directory: config.ini, log.txt, metrics.jsonl, checkpoints/, DONE")
       ("resume", po::value(&resume)->default_value(""),
        "auto: continue from the newest checkpoint in --run-dir that loads (a damaged one is "
@@ -166,13 +167,13 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   // (checkpoints load under any layout), so [parallel] is not inherited.
   const StageStart start = start_stage(
       argc, argv, opts, schema, cfg, kSections, flags,
-      "usage: " + spec.name + " [--config FILE]... [--section.key VALUE]... --run-dir DIR" +
+      "usage: " + name + " [--config FILE]... [--section.key VALUE]... --run-dir DIR" +
           (spec.takes_init ? " --init CHECKPOINT" : "") + "\n\n" + spec.description,
       spec.takes_init, {"parallel"});
   if (start.answered) return 0;
   const std::optional<fs::path>& init_path = start.init;
   const io::CheckpointInfo& init_info = start.init_info;
-  if (spec.takes_init && !init_path) fail(spec.name, " needs --init CHECKPOINT_OR_RUN_DIR");
+  if (spec.takes_init && !init_path) fail(name, " needs --init CHECKPOINT_OR_RUN_DIR");
   if (!resume.empty() && resume != "auto") fail("--resume takes 'auto', not '", resume, "'");
 
   parallel::Grid grid = parallel::make_grid(static_cast<int>(cfg.parallel.tp), static_cast<int>(cfg.parallel.dp),
@@ -180,20 +181,7 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   auto shard = std::make_shared<data::ShardReader>(data::open_shard(cfg.data.train));
   // model.vocab_size = 0: the vocabulary of the data's tokenizer (the stored config says which).
   if (cfg.model.vocab_size == 0) cfg.model.vocab_size = shard->vocab_size;
-  // Before anything large is allocated or the run directory is touched (app/memory_check.h).
-  const std::string memory = check_memory_plan(training_plan(spec.name, cfg, grid.tp, grid.dp), *grid.world);
-  std::unique_ptr<io::RunDir> run;
-  if (grid.is_root()) {
-    prepare_run_dir(run_dir, resume == "auto", flags.force);
-    run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force));
-    io::write_config(*run, config::to_ini(schema));
-    io::log_line(*run, cat(spec.name, " on ", grid.world->size(), " rank(s), run directory ", run_dir));
-    if (!start.device_choice.empty()) io::log_line(*run, start.device_choice);
-    io::log_line(*run, kernels::cpu::blas_kernels_description());
-    io::log_line(*run, memory);
-  }
-  grid.world->barrier();
-
+  // Like every check of the inputs: refused before the run directory is touched.
   if (shard->vocab_size != cfg.model.vocab_size)
     fail("model.vocab_size = ", cfg.model.vocab_size, " but the data ", cfg.data.train,
          " was made with tokenizer '", shard->tokenizer_id, "' of vocabulary ", shard->vocab_size,
@@ -201,15 +189,28 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   if (init_path && init_info.tokenizer_id != shard->tokenizer_id)
     fail("checkpoint ", init_path->string(), " was trained with tokenizer '", init_info.tokenizer_id,
          "' but the data ", cfg.data.train, " uses '", shard->tokenizer_id, "'");
+  // Before anything large is allocated or the run directory is touched (app/memory_check.h).
+  const std::string memory = check_memory_plan(training_plan(name, cfg, grid.tp, grid.dp), *grid.world);
+  std::unique_ptr<io::RunDir> run;
+  if (grid.is_root()) {
+    prepare_run_dir(run_dir, resume == "auto", flags.force);
+    run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force));
+    io::write_config(*run, config::to_ini(schema));
+    io::log_line(*run, cat(name, " on ", grid.world->size(), " rank(s), run directory ", run_dir));
+    if (!start.device_choice.empty()) io::log_line(*run, start.device_choice);
+    io::log_line(*run, kernels::cpu::blas_kernels_description());
+    io::log_line(*run, memory);
+  }
+  grid.world->barrier();
 
   train::TrainJob job;
-  job.stage = spec.name;
+  job.stage = name;
   job.cfg = cfg;
   job.config_ini = config::to_ini(schema, false);
   job.run_dir = run_dir;
   std::string data_description;
-  job.sample = spec.name == "sft" ? sft_sampler(cfg, shard, data_description)
-                                  : text_sampler(spec.name, cfg, shard, data_description);
+  job.sample = spec.stage == config::Stage::kSft ? sft_sampler(cfg, shard, data_description)
+                                                : text_sampler(spec.stage, cfg, shard, data_description);
   if (grid.is_root()) io::log_line(*run, "data: " + data_description);
   if (cfg.train.probe_every > 0) job.probe = probe_sampler(cfg);
   job.tokenizer_id = shard->tokenizer_id;
@@ -221,7 +222,7 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   job.resume = resume == "auto";
   const train::TrainResult r = train::run_training(job, grid, run.get());
   if (grid.is_root() && r.exit_code == 0) {
-    io::mark_finished(*run, cat(spec.name, " steps=", r.steps_done, " loss=", r.final_loss));
+    io::mark_finished(*run, cat(name, " steps=", r.steps_done, " loss=", r.final_loss));
     io::log_line(*run, cat("done: ", r.steps_done, " steps, final loss ", r.final_loss,
                            "; checkpoints in ", (fs::path(run_dir) / "checkpoints").string()));
   }

@@ -3,12 +3,14 @@
 // directory, and the data.
 #pragma once
 
+#include "config/choices.h"
+
 #include <string>
 
 namespace headroom::app {
 
 struct StageSpec {
-  std::string name;         // "pretrain"
+  config::Stage stage;
   std::string description;  // one paragraph for --help
   bool takes_init = false;  // --init CHECKPOINT|RUN_DIR (extend, sft)
 };

@@ -25,6 +25,12 @@ enum class SyntheticLoss { kAnswer, kAll };
 // What the backward pass recomputes instead of keeping from the forward pass (train.recompute).
 enum class Recompute { kNone, kSelective, kFull };
 enum class PromptChoice { kAuto, kBase, kInstruction, kChat };  // evaluate's eval.template
+// The synthetic retrieval tasks (data/synthetic.h) that data.synthetic_tasks, data.warmup_tasks
+// and train.probe_tasks list (config/task_names.h).
+enum class SyntheticTask { kKv, kNeedle, kNiah, kNiahKeys, kNiahMix, kVt, kDocqa, kCopy, kWords, kUuids };
+// The training stages (app/training_stage.h); their names are the programs', the default run
+// directories' and a checkpoint's `stage` attribute.
+enum class Stage { kPretrain, kExtend, kSft };
 using AttentionKernel = kernels::AttentionKernel;  // the CUDA table's attention (ops.h)
 
 // Each enum's INI names, in the order --help lists them.
@@ -84,6 +90,25 @@ template <>
 struct ChoiceNames<Recompute> {
   static constexpr NameList<Recompute, 3> list{
       {{Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}}};
+};
+
+template <>
+struct ChoiceNames<SyntheticTask> {
+  static constexpr NameList<SyntheticTask, 10> list{{{SyntheticTask::kKv, "kv"},
+                                                     {SyntheticTask::kNeedle, "needle"},
+                                                     {SyntheticTask::kNiah, "niah"},
+                                                     {SyntheticTask::kNiahKeys, "niah_keys"},
+                                                     {SyntheticTask::kNiahMix, "niah_mix"},
+                                                     {SyntheticTask::kVt, "vt"},
+                                                     {SyntheticTask::kDocqa, "docqa"},
+                                                     {SyntheticTask::kCopy, "copy"},
+                                                     {SyntheticTask::kWords, "words"},
+                                                     {SyntheticTask::kUuids, "uuids"}}};
+};
+template <>
+struct ChoiceNames<Stage> {
+  static constexpr NameList<Stage, 3> list{
+      {{Stage::kPretrain, "pretrain"}, {Stage::kExtend, "extend"}, {Stage::kSft, "sft"}}};
 };
 
 template <>

@@ -20,16 +20,12 @@ std::vector<std::string> split_commas(const std::string& csv) {
 
 }  // namespace
 
-std::string synthetic_task_names() {
-  std::string out;
-  for (const char* t : kSyntheticTasks) out.append(out.empty() ? "" : ", ").append(t);
-  return out;
-}
+std::string synthetic_task_names() { return choice_list<SyntheticTask>(); }
 
 std::string check_task_list(const std::string& csv) {
   if (csv.empty()) return cat("must name at least one task (", synthetic_task_names(), ")");
   for (const std::string& name : split_commas(csv))
-    if (std::find(kSyntheticTasks.begin(), kSyntheticTasks.end(), name) == kSyntheticTasks.end())
+    if (!choice_from<SyntheticTask>(name))
       return cat("has unknown task '", name, "'; tasks are ", synthetic_task_names(),
                  " (comma-separated, no spaces)");
   return "";
@@ -39,10 +35,12 @@ std::string check_optional_task_list(const std::string& csv) {
   return csv.empty() ? "" : check_task_list(csv);
 }
 
-std::vector<std::string> parse_task_list(const std::string& csv) {
+std::vector<SyntheticTask> parse_task_list(const std::string& csv) {
   if (const std::string why = check_task_list(csv); !why.empty())
     fail("synthetic task list '", csv, "' ", why);
-  return split_commas(csv);
+  std::vector<SyntheticTask> out;
+  for (const std::string& name : split_commas(csv)) out.push_back(*choice_from<SyntheticTask>(name));
+  return out;
 }
 
 }  // namespace headroom::config

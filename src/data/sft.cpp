@@ -76,7 +76,7 @@ SftPacker::SftPacker(SftSpec spec, const Tokenizer& tok, const std::vector<SftPa
   const bool generates = file_.empty() || spec_.file_share < 1.0;
   if (generates) {
     if (spec_.tasks.empty()) fail("data.synthetic_tasks names no task");
-    min_generated_ = std::max(spec_.min_len, gen_.min_tokens("docqa", ExampleFormat::kInstruction));
+    min_generated_ = std::max(spec_.min_len, gen_.min_tokens(SyntheticTask::kDocqa, ExampleFormat::kInstruction));
     for (const auto& t : spec_.tasks)
       min_generated_ = std::max(min_generated_, gen_.min_tokens(t, ExampleFormat::kInstruction));
     if (min_generated_ > W)
@@ -109,7 +109,7 @@ std::vector<PackedExample> SftPacker::pack(int64_t index, int32_t* window, uint8
       const int64_t span = W - spec_.min_len + 1;
       const int64_t size = std::min(room, spec_.min_len + static_cast<int64_t>(r.next() % static_cast<uint64_t>(std::max<int64_t>(1, span))));
       const bool synthetic = r.unit() < spec_.synthetic_ratio;
-      const std::string task = synthetic ? spec_.tasks[r.next() % spec_.tasks.size()] : "docqa";
+      const SyntheticTask task = synthetic ? spec_.tasks[r.next() % spec_.tasks.size()] : SyntheticTask::kDocqa;
       generated = gen_.make(task, r.next(), std::max(size, min_generated_), docs_, ExampleFormat::kInstruction);
       if (static_cast<int64_t>(generated.tokens.size()) > room) break;
       e = &generated;

@@ -42,7 +42,7 @@ struct SftSpec {
   uint64_t seed = 0;              // data.seed
   double file_share = 0.5;        // data.sft_file_share (used only with a file)
   double synthetic_ratio = 0.5;   // data.synthetic_ratio
-  std::vector<std::string> tasks; // data.synthetic_tasks
+  std::vector<SyntheticTask> tasks;  // data.synthetic_tasks
   int64_t min_len = 96;           // data.synthetic_min_len
 };
 

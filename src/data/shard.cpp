@@ -13,22 +13,22 @@ namespace {
 
 std::string shard_image(const std::string& path, const ShardContents& c, const Tokenizer& tok,
                         const ShardMeta& meta) {
-  io::H5Handle file = io::h5_create_memory_file(path);
+  io::H5File file = io::h5_create_memory_file(path);
   const hsize_t n = c.tokens.size();
   if (vocab_size(tok) <= 65536) {
     std::vector<uint16_t> narrow(c.tokens.begin(), c.tokens.end());
-    io::h5_write(file, path, "/tokens", narrow.data(), {n});
+    io::h5_write(file, "/tokens", narrow.data(), {n});
   } else {
-    io::h5_write(file, path, "/tokens", c.tokens.data(), {n});
+    io::h5_write(file, "/tokens", c.tokens.data(), {n});
   }
-  io::h5_write(file, path, "/doc_offsets", c.doc_offsets.data(), {c.doc_offsets.size()});
+  io::h5_write(file, "/doc_offsets", c.doc_offsets.data(), {c.doc_offsets.size()});
   std::vector<int32_t> merges;
   for (const auto& [a, b] : tok.merges) merges.insert(merges.end(), {a, b});
-  io::h5_write(file, path, "/tokenizer/merges", merges.data(), {tok.merges.size(), 2});
+  io::h5_write(file, "/tokenizer/merges", merges.data(), {tok.merges.size(), 2});
   if (tok.hf) {
     const std::string record = tokenizer_record(tok);
     const std::vector<uint8_t> bytes(record.begin(), record.end());
-    io::h5_write(file, path, "/tokenizer/hf", bytes.data(), {bytes.size()});
+    io::h5_write(file, "/tokenizer/hf", bytes.data(), {bytes.size()});
   }
   io::h5_attr(file, "/", "format", std::string(kShardFormat));
   io::h5_attr(file, "/", "format_version", kShardVersion);
@@ -41,7 +41,7 @@ std::string shard_image(const std::string& path, const ShardContents& c, const T
   io::h5_attr(file, "/", "created_utc", utc_timestamp());
   io::h5_attr(file, "/", "code_version", std::string(kCodeVersion));
   io::h5_attr(file, "/", "prepare_config", meta.prepare_config);
-  return io::h5_file_image(file, path);
+  return io::h5_file_image(file);
 }
 
 }  // namespace
@@ -60,26 +60,26 @@ ShardReader open_shard(const fs::path& path, const std::string& expected_tokeniz
   s.path = path.string();
   s.file = io::h5_open_file(s.path);
   const std::string format = io::h5_has_attr(s.file, "/", "format")
-                                 ? io::h5_attr_string(s.file, s.path, "/", "format")
+                                 ? io::h5_attr_string(s.file, "/", "format")
                                  : "";
   if (format != kShardFormat)
     fail(s.path, ": not a Headroom token shard (attribute format = '", format, "', expected '",
          kShardFormat, "'); make shards with `prepare`");
-  const int64_t version = io::h5_attr_int(s.file, s.path, "/", "format_version");
+  const int64_t version = io::h5_attr_int(s.file, "/", "format_version");
   if (version != kShardVersion)
     fail(s.path, ": shard format_version ", version, ", this build reads ", kShardVersion);
-  s.tokenizer_id = io::h5_attr_string(s.file, s.path, "/", "tokenizer_id");
-  s.vocab_size = io::h5_attr_int(s.file, s.path, "/", "vocab_size");
-  s.n_docs = io::h5_attr_int(s.file, s.path, "/", "n_docs");
+  s.tokenizer_id = io::h5_attr_string(s.file, "/", "tokenizer_id");
+  s.vocab_size = io::h5_attr_int(s.file, "/", "vocab_size");
+  s.n_docs = io::h5_attr_int(s.file, "/", "n_docs");
   if (!expected_tokenizer_id.empty() && s.tokenizer_id != expected_tokenizer_id)
     fail(s.path, ": shard was made with tokenizer '", s.tokenizer_id, "' but '",
          expected_tokenizer_id, "' was asked for; re-run prepare with that tokenizer");
-  const auto dims = io::h5_shape(s.file, s.path, "/tokens");
+  const auto dims = io::h5_shape(s.file, "/tokens");
   if (dims.size() != 1) fail(s.path, ": /tokens must be 1-D, has rank ", dims.size());
   s.n_tokens = static_cast<int64_t>(dims[0]);
-  if (s.n_tokens != io::h5_attr_int(s.file, s.path, "/", "n_tokens"))
+  if (s.n_tokens != io::h5_attr_int(s.file, "/", "n_tokens"))
     fail(s.path, ": /tokens has ", s.n_tokens, " elements but attribute n_tokens says ",
-         io::h5_attr_int(s.file, s.path, "/", "n_tokens"), " (truncated or corrupted file)");
+         io::h5_attr_int(s.file, "/", "n_tokens"), " (truncated or corrupted file)");
   s.tokens = io::H5Handle(
       io::h5_check_id(H5Dopen2(s.file, "/tokens", H5P_DEFAULT), s.path + ": /tokens", "H5Dopen"),
       H5Dclose);
@@ -87,14 +87,14 @@ ShardReader open_shard(const fs::path& path, const std::string& expected_tokeniz
 }
 
 Tokenizer read_shard_tokenizer(const ShardReader& s) {
-  const auto dims = io::h5_shape(s.file, s.path, "/tokenizer/merges");
+  const auto dims = io::h5_shape(s.file, "/tokenizer/merges");
   if (dims.size() != 2 || dims[1] != 2)
     fail(s.path, ": /tokenizer/merges must have shape [n, 2]");
-  const auto flat = io::h5_read<int32_t>(s.file, s.path, "/tokenizer/merges");
+  const auto flat = io::h5_read<int32_t>(s.file, "/tokenizer/merges");
   Tokenizer tok;
   for (size_t i = 0; i + 1 < flat.size(); i += 2) tok.merges.emplace_back(flat[i], flat[i + 1]);
   if (io::h5_exists(s.file, "/tokenizer/hf")) {
-    const auto bytes = io::h5_read<uint8_t>(s.file, s.path, "/tokenizer/hf");
+    const auto bytes = io::h5_read<uint8_t>(s.file, "/tokenizer/hf");
     tok = tokenizer_from_record(std::string(bytes.begin(), bytes.end()), s.path + ": /tokenizer/hf");
   }
   if (tokenizer_id(tok) != s.tokenizer_id)
@@ -104,7 +104,7 @@ Tokenizer read_shard_tokenizer(const ShardReader& s) {
 }
 
 std::vector<uint64_t> read_doc_offsets(const ShardReader& s) {
-  auto offsets = io::h5_read<uint64_t>(s.file, s.path, "/doc_offsets");
+  auto offsets = io::h5_read<uint64_t>(s.file, "/doc_offsets");
   if (offsets.size() != static_cast<size_t>(s.n_docs + 1) || offsets.front() != 0 ||
       offsets.back() != static_cast<uint64_t>(s.n_tokens))
     fail(s.path, ": /doc_offsets is inconsistent with n_docs/n_tokens (corrupted file)");

@@ -43,7 +43,7 @@ void write_shard(const std::filesystem::path& path, const ShardContents& content
 // memory work.
 struct ShardReader {
   std::string path;
-  io::H5Handle file;
+  io::H5File file;
   io::H5Handle tokens;  // the /tokens dataset
   std::string tokenizer_id;
   int64_t vocab_size = 0;

@@ -11,6 +11,7 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 namespace headroom::data {
@@ -105,8 +106,7 @@ TaskExample repeat_example(const char* task, const std::string& label, const std
 
 // The induction warm-up: a random string of digits and its repetition. Copying what followed the
 // previous occurrence of the current token is the circuit retrieval is built on; a model learns it
-// here before the needle tasks can teach anything (validation/unit/test_eval_toy.cpp: the needle
-// task alone stayed at 0% after 1500 steps, with half of each batch copying it was at 20% after 500).
+// here before the needle tasks can teach anything (how much sooner: docs/studies/toy_ruler/README.md).
 TaskExample build_copy(const Draw& d, int64_t n_digits) {
   Rng r = d.rng();
   std::string s;
@@ -356,6 +356,10 @@ TaskExample build_vt(const ChainDraw& c, const std::string& hay) {
   return ex;
 }
 
+std::string docqa_question(const std::string& phrase) {
+  return cat("\nIn the text above, which word comes right after \"", phrase, "\"?");
+}
+
 // Whitespace-separated words with a unique 4-word phrase before a random one; false when the text
 // has none (too short or too repetitive).
 bool build_docqa(const Draw& d, const std::string& text, TaskExample& ex) {
@@ -378,8 +382,7 @@ bool build_docqa(const Draw& d, const std::string& text, TaskExample& ex) {
       occurrences += std::equal(words.begin() + k, words.begin() + k + 4, words.begin() + i);
     if (occurrences != 1) continue;
     const std::string phrase = cat(words[i], " ", words[i + 1], " ", words[i + 2], " ", words[i + 3]);
-    ex = TaskExample{"docqa", text, words[static_cast<size_t>(i + 4)]};
-    ex.prompt += cat("\nIn the text above, which word comes right after \"", phrase, "\"?");
+    ex = TaskExample{"docqa", text + docqa_question(phrase), words[static_cast<size_t>(i + 4)]};
     return true;
   }
   return false;
@@ -420,135 +423,197 @@ uint64_t sample_key(uint64_t seed, int64_t index, int64_t slot, uint64_t purpose
 
 TaskGenerator::TaskGenerator(const Tokenizer& tok) : tok_(tok), enc_(tok) {}
 
-EncodedExample TaskGenerator::make(const std::string& task, uint64_t key, int64_t budget,
-                                   const HaystackFn& haystack, ExampleFormat fmt) {
-  const Draw d{key};
-  auto size_of = [&](const TaskExample& ex) {
-    return static_cast<int64_t>(encode_example(tok_, enc_, ex, fmt).tokens.size());
-  };
-  if (task == "kv" || task == "copy" || task == "words" || task == "uuids") {
-    // Counted tasks (pairs, digits, words, UUIDs): tokens per item from one and two items, then shrink
-    // until it fits.
-    const auto build = [&](int64_t n) {
-      return task == "kv"      ? build_kv(d, n)
-             : task == "copy"  ? build_copy(d, n)
-             : task == "uuids" ? build_uuids(d, n)
-                               : build_words(d, n);
-    };
-    const int64_t one = size_of(build(1)), two = size_of(build(2));
-    const int64_t per = std::max<int64_t>(1, two - one);
-    int64_t n = std::max<int64_t>(1, 1 + (budget - one) / per);
-    for (;;) {
-      EncodedExample e = encode_example(tok_, enc_, build(n), fmt);
-      const int64_t len = static_cast<int64_t>(e.tokens.size());
-      if (len <= budget && task == "words") {
-        // Words differ in length, so the estimate can undershoot by several: add while they fit.
-        for (; n < static_cast<int64_t>(kWordPool); ++n) {
-          EncodedExample more = encode_example(tok_, enc_, build(n + 1), fmt);
-          if (static_cast<int64_t>(more.tokens.size()) > budget) break;
-          e = std::move(more);
-        }
-        return e;
-      }
-      if (len <= budget || n == 1) return e;
-      n = std::max<int64_t>(1, n - std::max<int64_t>(1, (len - budget + per - 1) / per));
-    }
-  }
-  if (task != "needle" && task != "niah" && task != "niah_keys" && task != "niah_mix" && task != "vt" && task != "docqa")
-    fail("unknown synthetic task '", task, "' (tasks are ", config::synthetic_task_names(), ")");
+namespace {
 
-  // Haystack tasks: measure the fixed part, then fill the rest with haystack text.
-  std::vector<int32_t> hay_tokens, noise_tokens;
-  const bool keys = task == "niah_keys";
-  const int fewest = keys ? 2 : 1;  // niah_keys: the nearest needle is not always the answer
-  const NeedleDraw needles_full = draw_needles(d, 3, fewest), needles_one = draw_needles(d, fewest, fewest);
-  const ChainDraw chain_full = draw_chain(d, 4, true), chain_min = draw_chain(d, 2, false);
-  // niah_mix: one of RULER's shapes, drawn by the key; too big for the budget, a single needle
-  // in the same kind of haystack (noise, else text).
-  const RulerNiahShape& shape = kRulerNiahShapes[static_cast<size_t>(mix64(key ^ 0x5e4aull) % kRulerNiahShapes.size())];
-  const MixDraw mix_full = draw_mix(d, shape),
-                mix_one = draw_mix(d, kRulerNiahShapes[std::string(shape.haystack) == "noise" ? 0 : 1]);
-  int64_t line_tokens = 0;  // of a distractor line, measured once
-  auto build = [&](int64_t n, bool full, TaskExample& ex) -> bool {
-    hay_tokens.clear();
-    if (task == "niah_mix") {
-      const MixDraw& m = full ? mix_full : mix_one;
-      const std::string h = m.shape.haystack;
-      if (h == "needles") {  // about n tokens of distractor lines
-        if (line_tokens == 0) {
-          std::vector<int32_t> t;
-          enc_.encode(distractor_lines(m, 8), t);
-          line_tokens = std::max<int64_t>(1, static_cast<int64_t>(t.size()) / 8);
-        }
-        ex = build_niah_mix(m, distractor_lines(m, n / line_tokens));
-        return true;
+// The tokenizer and format an example is encoded in, for the sizing loops below.
+struct Encoding {
+  const Tokenizer& tok;
+  Encoder& enc;
+  ExampleFormat fmt;
+  EncodedExample operator()(const TaskExample& ex) const { return encode_example(tok, enc, ex, fmt); }
+  int64_t size(const TaskExample& ex) const { return static_cast<int64_t>((*this)(ex).tokens.size()); }
+};
+
+// Counted tasks: an example of n items (pairs, digits, words, UUIDs).
+struct CountedTask {
+  SyntheticTask kind;
+  TaskExample (*build)(const Draw&, int64_t n);
+  int64_t max_items;  // 0: any number; else items differ in length and run out at this many
+};
+
+constexpr CountedTask kCountedTasks[] = {
+    {SyntheticTask::kKv, build_kv, 0},
+    {SyntheticTask::kCopy, build_copy, 0},
+    {SyntheticTask::kWords, build_words, static_cast<int64_t>(kWordPool)},
+    {SyntheticTask::kUuids, build_uuids, 0},
+};
+
+// Tokens per item from one and two items, then shrink until it fits.
+EncodedExample make_counted(const CountedTask& task, const Draw& d, int64_t budget, const Encoding& encode) {
+  const int64_t one = encode.size(task.build(d, 1)), two = encode.size(task.build(d, 2));
+  const int64_t per = std::max<int64_t>(1, two - one);
+  int64_t n = std::max<int64_t>(1, 1 + (budget - one) / per);
+  for (;;) {
+    EncodedExample e = encode(task.build(d, n));
+    const int64_t len = static_cast<int64_t>(e.tokens.size());
+    if (len <= budget && task.max_items > 0) {
+      // Items differ in length, so the estimate can undershoot by several: add while they fit.
+      for (; n < task.max_items; ++n) {
+        EncodedExample more = encode(task.build(d, n + 1));
+        if (static_cast<int64_t>(more.tokens.size()) > budget) break;
+        e = std::move(more);
       }
-      if (h == "noise") {
-        if (noise_tokens.empty()) enc_.encode(kNoise, noise_tokens);
-        for (int64_t i = 0; i < n; ++i) hay_tokens.push_back(noise_tokens[static_cast<size_t>(i) % noise_tokens.size()]);
-      } else if (n > 0) {
-        haystack(mix64(key ^ 0x4a59ull), n, hay_tokens);
-      }
-      ex = build_niah_mix(m, decode(tok_, hay_tokens));
-      return true;
+      return e;
     }
-    const bool noise = (task == "needle" || task == "niah" || keys) && needles_full.noise;
+    if (len <= budget || n == 1) return e;
+    n = std::max<int64_t>(1, n - std::max<int64_t>(1, (len - budget + per - 1) / per));
+  }
+}
+
+// The haystack of one example: about n tokens of RULER's noise or of the caller's text.
+struct Haystack {
+  const Tokenizer& tok;
+  Encoder& enc;
+  const HaystackFn& text;
+  uint64_t key;
+  std::vector<int32_t> noise_tokens = {};  // kNoise, encoded once
+  int64_t line_tokens = 0;                 // of a distractor line, measured once
+
+  std::string fill(bool noise, int64_t n) {
+    std::vector<int32_t> tokens;
     if (noise) {
-      if (noise_tokens.empty()) enc_.encode(kNoise, noise_tokens);
-      for (int64_t i = 0; i < n; ++i) hay_tokens.push_back(noise_tokens[static_cast<size_t>(i) % noise_tokens.size()]);
+      if (noise_tokens.empty()) enc.encode(kNoise, noise_tokens);
+      for (int64_t i = 0; i < n; ++i) tokens.push_back(noise_tokens[static_cast<size_t>(i) % noise_tokens.size()]);
     } else if (n > 0) {
-      haystack(mix64(key ^ 0x4a59ull), n, hay_tokens);
+      text(mix64(key ^ 0x4a59ull), n, tokens);
     }
-    const std::string hay = decode(tok_, hay_tokens);
-    if (task == "needle" || task == "niah" || keys) {
-      const NeedleDraw& n = full ? needles_full : needles_one;
-      ex = task == "needle" ? build_needle(n, hay) : build_niah(n, hay, !keys);
-      return true;
+    return decode(tok, tokens);
+  }
+  // About n tokens of distractor lines (RULER's multikey_2/3 haystack).
+  std::string lines(const MixDraw& m, int64_t n) {
+    if (line_tokens == 0) {
+      std::vector<int32_t> t;
+      enc.encode(distractor_lines(m, 8), t);
+      line_tokens = std::max<int64_t>(1, static_cast<int64_t>(t.size()) / 8);
     }
-    if (task == "vt") {
-      ex = build_vt(full ? chain_full : chain_min, hay);
-      return true;
-    }
-    return build_docqa(d, hay, ex);
-  };
+    return distractor_lines(m, n / line_tokens);
+  }
+};
+
+// Builds a haystack task's example with about n haystack tokens: `full` the example as drawn, else
+// its smallest form (one needle, the shortest chain); false when none can be built (docqa without
+// a usable phrase).
+using HaystackBuild = bool (*)(const Draw&, bool full, int64_t n, Haystack&, TaskExample&);
+
+bool make_needle(const Draw& d, bool full, int64_t n, Haystack& hay, TaskExample& ex) {
+  const NeedleDraw needles = draw_needles(d, full ? 3 : 1);
+  ex = build_needle(needles, hay.fill(needles.noise, n));
+  return true;
+}
+
+bool make_niah(const Draw& d, bool full, int64_t n, Haystack& hay, TaskExample& ex) {
+  const NeedleDraw needles = draw_needles(d, full ? 3 : 1);
+  ex = build_niah(needles, hay.fill(needles.noise, n));
+  return true;
+}
+
+// At least two needles: the nearest needle is not always the answer.
+bool make_niah_keys(const Draw& d, bool full, int64_t n, Haystack& hay, TaskExample& ex) {
+  const NeedleDraw needles = draw_needles(d, full ? 3 : 2, 2);
+  ex = build_niah(needles, hay.fill(needles.noise, n), false);
+  return true;
+}
+
+// One of RULER's shapes, drawn by the key; too big for the budget, a single needle in the same
+// kind of haystack (noise, else text).
+bool make_niah_mix(const Draw& d, bool full, int64_t n, Haystack& hay, TaskExample& ex) {
+  const RulerNiahShape& shape = kRulerNiahShapes[static_cast<size_t>(mix64(d.key ^ 0x5e4aull) % kRulerNiahShapes.size())];
+  const bool noise = std::string(shape.haystack) == "noise";
+  const MixDraw m = draw_mix(d, full ? shape : kRulerNiahShapes[noise ? 0 : 1]);
+  const std::string kind = m.shape.haystack;
+  ex = build_niah_mix(m, kind == "needles" ? hay.lines(m, n) : hay.fill(kind == "noise", n));
+  return true;
+}
+
+bool make_vt(const Draw& d, bool full, int64_t n, Haystack& hay, TaskExample& ex) {
+  ex = build_vt(full ? draw_chain(d, 4, true) : draw_chain(d, 2, false), hay.fill(false, n));
+  return true;
+}
+
+bool make_docqa(const Draw& d, bool, int64_t n, Haystack& hay, TaskExample& ex) {
+  return build_docqa(d, hay.fill(false, n), ex);
+}
+
+struct HaystackTask {
+  SyntheticTask kind;
+  HaystackBuild build;
+};
+
+constexpr HaystackTask kHaystackTasks[] = {
+    {SyntheticTask::kNeedle, make_needle},     {SyntheticTask::kNiah, make_niah},
+    {SyntheticTask::kNiahKeys, make_niah_keys}, {SyntheticTask::kNiahMix, make_niah_mix},
+    {SyntheticTask::kVt, make_vt},             {SyntheticTask::kDocqa, make_docqa},
+};
+
+// Measures the fixed part (no haystack), then fills the rest with haystack text. docqa needs text
+// to be built at all, so its fixed part is its question alone; without a usable phrase it returns
+// nothing, and the caller makes a key-value example instead.
+std::optional<EncodedExample> make_haystack(const HaystackTask& task, const Draw& d, int64_t budget,
+                                            Haystack& hay, const Encoding& encode) {
+  const bool docqa = task.kind == SyntheticTask::kDocqa;
   TaskExample ex;
-  // The fixed part (no haystack; docqa needs text, so it is measured with its question alone).
   bool full = true;
   int64_t fixed = 0;
-  if (task == "docqa") {
-    fixed = size_of(TaskExample{"docqa", "\nIn the text above, which word comes right after \"a b c d\"?", "x"});
+  if (docqa) {
+    fixed = encode.size(TaskExample{"docqa", docqa_question("a b c d"), "x"});
   } else {
-    build(0, true, ex);
-    fixed = size_of(ex);
+    task.build(d, true, 0, hay, ex);
+    fixed = encode.size(ex);
     if (fixed > budget) {
       full = false;
-      build(0, false, ex);
-      fixed = size_of(ex);
+      task.build(d, false, 0, hay, ex);
+      fixed = encode.size(ex);
     }
   }
   int64_t n = std::max<int64_t>(0, budget - fixed);
   for (int attempt = 0; attempt < 12; ++attempt) {
-    if (!build(n, full, ex)) break;  // docqa without a usable phrase
-    EncodedExample e = encode_example(tok_, enc_, ex, fmt);
+    if (!task.build(d, full, n, hay, ex)) break;
+    EncodedExample e = encode(ex);
     const int64_t len = static_cast<int64_t>(e.tokens.size());
     if (len <= budget || n == 0) return e;
     n = std::max<int64_t>(0, n - (len - budget) - attempt);
   }
-  if (task == "docqa") {  // not enough usable text: a key-value example of the same budget
-    EncodedExample e = make("kv", key, budget, haystack, fmt);
-    return e;
-  }
-  return encode_example(tok_, enc_, ex, fmt);  // the smallest: callers check the size
+  if (docqa) return std::nullopt;
+  return encode(ex);  // the smallest: callers check the size
 }
 
-int64_t TaskGenerator::min_tokens(const std::string& task, ExampleFormat fmt) {
+}  // namespace
+
+EncodedExample TaskGenerator::make(SyntheticTask task, uint64_t key, int64_t budget,
+                                   const HaystackFn& haystack, ExampleFormat fmt) {
+  const Draw d{key};
+  const Encoding encode{tok_, enc_, fmt};
+  for (const CountedTask& t : kCountedTasks)
+    if (t.kind == task) return make_counted(t, d, budget, encode);
+  for (const HaystackTask& t : kHaystackTasks) {
+    if (t.kind != task) continue;
+    Haystack hay{tok_, enc_, haystack, key};
+    if (auto e = make_haystack(t, d, budget, hay, encode)) return std::move(*e);
+    return make(SyntheticTask::kKv, key, budget, haystack, fmt);  // docqa: not enough usable text
+  }
+  fail("synthetic task '", config::name_of(task), "' has no generator (tasks are ",
+       config::synthetic_task_names(), ")");
+}
+
+int64_t TaskGenerator::min_tokens(SyntheticTask task, ExampleFormat fmt) {
   int64_t most = 0;
   const HaystackFn none = [](uint64_t, int64_t, std::vector<int32_t>&) {};
-  const std::string t = task == "docqa" ? "kv" : task;  // docqa falls back to kv when text is short
+  const bool docqa = task == SyntheticTask::kDocqa;
+  const SyntheticTask t = docqa ? SyntheticTask::kKv : task;  // docqa falls back to kv when text is short
   for (uint64_t k = 0; k < 32; ++k)
     most = std::max<int64_t>(most, static_cast<int64_t>(make(t, mix64(k + 17), 1, none, fmt).tokens.size()));
-  if (task == "docqa") most += 24;  // room for a few words of text besides the question
-  if (task == "words")  // one word of any length, not only the sampled ones
+  if (docqa) most += 24;  // room for a few words of text besides the question
+  if (task == SyntheticTask::kWords)  // one word of any length, not only the sampled ones
     for (const std::string& w : word_pool())
       most = std::max<int64_t>(most, static_cast<int64_t>(encode_example(tok_, enc_, words_example(w), fmt).tokens.size()));
   return most;
@@ -570,12 +635,13 @@ SyntheticMixer::SyntheticMixer(MixerSpec spec, const Tokenizer& tok, int64_t seq
   if (spec_.warmup_samples > 0 && spec_.warmup_max_len > 0 && spec_.warmup_max_len < spec_.min_len)
     fail("data.warmup_max_len = ", spec_.warmup_max_len, " is below data.synthetic_min_len = ",
          spec_.min_len);
-  const auto check_fits = [&](const std::vector<std::string>& tasks, const char* key) {
-    for (const auto& t : tasks) {
+  const auto check_fits = [&](const std::vector<SyntheticTask>& tasks, const char* key) {
+    for (const SyntheticTask t : tasks) {
       const int64_t m = gen_.min_tokens(t, ExampleFormat::kRaw);
+      const std::string name = config::name_of(t);
       if (m > seq_len + 1)
-        fail("synthetic task '", t, "' needs at least ", m, " tokens with this tokenizer but a "
-             "window is train.seq_len + 1 = ", seq_len + 1, "; raise train.seq_len or drop '", t,
+        fail("synthetic task '", name, "' needs at least ", m, " tokens with this tokenizer but a "
+             "window is train.seq_len + 1 = ", seq_len + 1, "; raise train.seq_len or drop '", name,
              "' from ", key);
     }
   };
@@ -604,7 +670,7 @@ MixInfo SyntheticMixer::apply(int64_t index, int32_t* window, int32_t* targets) 
   const int64_t lo = std::min(spec_.min_len, hi);
   const int64_t L = lo + r.below(hi - lo + 1);
   const auto& tasks = warmup ? spec_.warmup_tasks : spec_.tasks;
-  const std::string& task = tasks[static_cast<size_t>(r.below(static_cast<int64_t>(tasks.size())))];
+  const SyntheticTask task = tasks[static_cast<size_t>(r.below(static_cast<int64_t>(tasks.size())))];
   text_.assign(window + (W - L), window + W);
   specials_to_newlines(gen_.tokenizer(), text_);
   const HaystackFn hay = [this](uint64_t, int64_t n, std::vector<int32_t>& out) {

@@ -43,6 +43,7 @@
 // then generates the answer. Loss masks put the loss on the answer tokens and EOS.
 #pragma once
 
+#include "config/choices.h"
 #include "data/tokenizer.h"
 
 #include <cstdint>
@@ -53,6 +54,8 @@
 namespace headroom::data {
 
 inline constexpr const char* kRawAnswerPrefix = "\nAnswer:";
+
+using config::SyntheticTask;  // its names: those of data.synthetic_tasks (config::name_of)
 
 
 struct TaskExample {
@@ -82,11 +85,11 @@ class TaskGenerator {
   // An example of `task` whose encoding is at most `budget` tokens, as large as the task allows
   // within it (more pairs, a longer haystack); never smaller than min_tokens(task, fmt). When even
   // the smallest example exceeds the budget, the smallest is returned (callers check).
-  EncodedExample make(const std::string& task, uint64_t key, int64_t budget,
+  EncodedExample make(SyntheticTask task, uint64_t key, int64_t budget,
                       const HaystackFn& haystack, ExampleFormat fmt);
 
   // Tokens of the smallest example of `task` (an upper bound over keys).
-  int64_t min_tokens(const std::string& task, ExampleFormat fmt);
+  int64_t min_tokens(SyntheticTask task, ExampleFormat fmt);
 
   Encoder& encoder() { return enc_; }
   const Tokenizer& tokenizer() const { return tok_; }
@@ -99,11 +102,11 @@ class TaskGenerator {
 // data.synthetic_* as the mixer needs them.
 struct MixerSpec {
   double ratio = 0;                // fraction of windows that carry an example
-  std::vector<std::string> tasks;  // drawn uniformly
+  std::vector<SyntheticTask> tasks;  // drawn uniformly
   uint64_t seed = 0;               // data.seed
   int64_t min_len = 96;            // smallest example, in tokens
   bool loss_on_prompt = false;     // data.synthetic_loss = all
-  std::vector<std::string> warmup_tasks = {};  // drawn instead of `tasks` by windows < warmup_samples
+  std::vector<SyntheticTask> warmup_tasks = {};  // drawn instead of `tasks` by windows < warmup_samples
   int64_t warmup_samples = 0;                 // data.warmup_steps x train.global_batch
   int64_t warmup_max_len = 0;                 // largest first warm-up example, growing to the window; 0 = the window
 };

@@ -83,11 +83,11 @@ std::vector<float> to_host(const model::Model<float>& m, const float* arena, int
   return h;
 }
 
-void write_tensor(hid_t file, const std::string& file_name, const std::string& name,
+void write_tensor(const H5File& file, const std::string& name,
                   const model::ParamSpec& spec, const Shard& sh, int64_t a, int64_t b,
                   const std::vector<float>& data, bool writer, const parallel::Grid& grid) {
   writer = writer && a < b;
-  h5_write_blocks(file, file_name, name, dims_of(spec), blocks_of_range(spec, sh, a, b),
+  h5_write_blocks(file, name, dims_of(spec), blocks_of_range(spec, sh, a, b),
                   data.data(), writer);
   int64_t sum = writer ? static_cast<int64_t>(bit_sum(data.data(), b - a)) : 0;
   grid.world->allreduce_sum(&sum, 1);  // wraps like uint64
@@ -102,14 +102,14 @@ std::pair<int64_t, int64_t> moment_range(const model::Model<float>& m, const Opt
 }
 
 template <class T>
-void write_small(hid_t file, const std::string& file_name, const std::string& name,
+void write_small(const H5File& file, const std::string& name,
                  const std::vector<T>& v, std::vector<hsize_t> dims, bool writer) {
   std::vector<hsize_t> start(dims.size(), 0);
-  h5_write_slab(file, file_name, name, dims, start, dims, v.data(), writer);
+  h5_write_slab(file, name, dims, start, dims, v.data(), writer);
 }
 
 // [model] keys as typed attributes: numbers as numbers, the rest as strings.
-void write_config_attrs(hid_t file, const std::string& ini) {
+void write_config_attrs(const H5File& file, const std::string& ini) {
   for (const auto& [section, key, value] : config::ini_entries(ini)) {
     if (section != "model") continue;
     char* end = nullptr;
@@ -151,20 +151,20 @@ std::vector<std::string> split_list(const std::string& csv) {
 
 // Version 1 kept the logged history and the spike monitor's state under /metrics; they read as the
 // parts that version 2 writes for them.
-std::vector<CheckpointPart> read_v1_parts(hid_t f, const std::string& path) {
+std::vector<CheckpointPart> read_v1_parts(const H5File& f) {
   CheckpointPart metrics{"metrics", {}};
   for (const char* name : {"step", "loss", "grad_norm", "lr", "tokens_per_s"})
-    metrics.arrays.emplace_back(name, h5_read<double>(f, path, std::string("/metrics/") + name));
-  CheckpointPart monitor{"spike_monitor", {{"state", h5_read<double>(f, path, "/metrics/spike_monitor")}}};
+    metrics.arrays.emplace_back(name, h5_read<double>(f, std::string("/metrics/") + name));
+  CheckpointPart monitor{"spike_monitor", {{"state", h5_read<double>(f, "/metrics/spike_monitor")}}};
   return {std::move(metrics), std::move(monitor)};
 }
 
-std::vector<CheckpointPart> read_parts(hid_t f, const std::string& path) {
+std::vector<CheckpointPart> read_parts(const H5File& f) {
   std::vector<CheckpointPart> out;
-  for (const std::string& name : split_list(h5_attr_string(f, path, "/", "parts"))) {
+  for (const std::string& name : split_list(h5_attr_string(f, "/", "parts"))) {
     CheckpointPart part{name, {}};
-    for (const std::string& array : h5_children(f, path, "/" + name))
-      part.arrays.emplace_back(array, h5_read<double>(f, path, "/" + name + "/" + array));
+    for (const std::string& array : h5_children(f, "/" + name))
+      part.arrays.emplace_back(array, h5_read<double>(f, "/" + name + "/" + array));
     out.push_back(std::move(part));
   }
   return out;
@@ -181,22 +181,22 @@ std::string shared_timestamp(const parallel::Grid& grid) {
 
 void write_file(const std::string& tmp, const parallel::Grid& grid, const model::Model<float>& m,
                 const OptimizerMoments* opt, const CheckpointInfo& info) {
-  H5Handle file = h5_create_parallel_file(tmp, grid.world->handle());
+  H5File file = h5_create_parallel_file(tmp, grid.world->handle());
   const bool replica_writer = grid.replica_root();
   for (size_t i = 0; i < m.specs.size(); ++i) {
     const auto& spec = m.specs[i];
     const auto& sh = m.shards[i];
     const int64_t n = sh.numel();
-    write_tensor(file, tmp, "/model/" + spec.name, spec, sh, 0, n,
+    write_tensor(file, "/model/" + spec.name, spec, sh, 0, n,
                  to_host(m, m.params.get(), 0, i, 0, n), replica_writer && sh.owner, grid);
     if (!opt) continue;
     // Without ZeRO-1 every DP replica holds all moments and replica 0 writes them; with it each
     // DP rank writes the slices it holds.
     const auto [a, b] = moment_range(m, *opt, i);
     const bool writer = sh.owner && (opt->zero || replica_writer);
-    write_tensor(file, tmp, "/optimizer/m/" + spec.name, spec, sh, a, b,
+    write_tensor(file, "/optimizer/m/" + spec.name, spec, sh, a, b,
                  to_host(m, opt->m, opt->lo, i, a, b), writer, grid);
-    write_tensor(file, tmp, "/optimizer/v/" + spec.name, spec, sh, a, b,
+    write_tensor(file, "/optimizer/v/" + spec.name, spec, sh, a, b,
                  to_host(m, opt->v, opt->lo, i, a, b), writer, grid);
   }
   const bool root = grid.is_root();
@@ -205,18 +205,18 @@ void write_file(const std::string& tmp, const parallel::Grid& grid, const model:
     check_part_name(part.name, tmp);
     part_names += (part_names.empty() ? "" : ",") + part.name;
     for (const auto& [array, values] : part.arrays)
-      write_small(file, tmp, "/" + part.name + "/" + array, values, {values.size()}, root);
+      write_small(file, "/" + part.name + "/" + array, values, {values.size()}, root);
   }
   std::vector<int32_t> merges;
   for (const auto& [a, b] : info.merges) merges.insert(merges.end(), {a, b});
-  write_small(file, tmp, "/tokenizer/merges", merges, {info.merges.size(), 2}, root);
+  write_small(file, "/tokenizer/merges", merges, {info.merges.size(), 2}, root);
   if (!info.tokenizer_hf.empty()) {
     const std::vector<uint8_t> record(info.tokenizer_hf.begin(), info.tokenizer_hf.end());
-    write_small(file, tmp, "/tokenizer/hf", record, {record.size()}, root);
+    write_small(file, "/tokenizer/hf", record, {record.size()}, root);
   }
   // Groups for attributes: created collectively.
   for (const char* g : {"/config", "/state"}) {
-    H5Handle grp(h5_check_id(H5Gcreate2(file, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), tmp,
+    H5Handle grp(h5_check_id(H5Gcreate2(file, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), cat(tmp, ": ", g),
                              "H5Gcreate"),
                  H5Gclose);
   }
@@ -236,7 +236,7 @@ void write_file(const std::string& tmp, const parallel::Grid& grid, const model:
   h5_attr(file, "/", "seed", static_cast<int64_t>(info.seed));
   h5_attr(file, "/", "lineage", info.lineage);
   h5_attr(file, "/", "parts", part_names);
-  file.close(tmp);
+  file.close();
 }
 
 }  // namespace
@@ -260,36 +260,36 @@ void save_checkpoint(const fs::path& path, const parallel::Grid& grid,
 CheckpointInfo read_checkpoint_info(const fs::path& path) {
   CheckpointInfo c;
   c.path = path.string();
-  H5Handle f = h5_open_file(c.path);
-  const std::string format = h5_has_attr(f, "/", "format") ? h5_attr_string(f, c.path, "/", "format") : "";
+  H5File f = h5_open_file(c.path);
+  const std::string format = h5_has_attr(f, "/", "format") ? h5_attr_string(f, "/", "format") : "";
   if (format != kCheckpointFormat)
     fail("checkpoint ", c.path, ": not a Headroom checkpoint (attribute format = '", format, "')");
-  const int64_t version = h5_attr_int(f, c.path, "/", "format_version");
+  const int64_t version = h5_attr_int(f, "/", "format_version");
   if (version != 1 && version != kCheckpointVersion)
     fail("checkpoint ", c.path, ": format_version ", version, ", this build reads 1 and ", kCheckpointVersion);
-  c.stage = h5_attr_string(f, c.path, "/", "stage");
-  c.step = h5_attr_int(f, c.path, "/", "step");
-  c.tokens_seen = h5_attr_int(f, c.path, "/", "tokens_seen");
-  c.seed = static_cast<uint64_t>(h5_attr_int(f, c.path, "/", "seed"));
-  c.lineage = h5_attr_string(f, c.path, "/", "lineage");
-  c.config_ini = h5_attr_string(f, c.path, "/config", "config_ini");
-  c.tokenizer_id = h5_attr_string(f, c.path, "/config", "tokenizer_id");
-  c.samples_consumed = h5_attr_int(f, c.path, "/state", "samples_consumed");
-  c.data_seed = static_cast<uint64_t>(h5_attr_int(f, c.path, "/state", "data_seed"));
-  c.optimizer_step = h5_attr_int(f, c.path, "/state", "optimizer_step");
-  const auto merges = h5_read<int32_t>(f, c.path, "/tokenizer/merges");
+  c.stage = h5_attr_string(f, "/", "stage");
+  c.step = h5_attr_int(f, "/", "step");
+  c.tokens_seen = h5_attr_int(f, "/", "tokens_seen");
+  c.seed = static_cast<uint64_t>(h5_attr_int(f, "/", "seed"));
+  c.lineage = h5_attr_string(f, "/", "lineage");
+  c.config_ini = h5_attr_string(f, "/config", "config_ini");
+  c.tokenizer_id = h5_attr_string(f, "/config", "tokenizer_id");
+  c.samples_consumed = h5_attr_int(f, "/state", "samples_consumed");
+  c.data_seed = static_cast<uint64_t>(h5_attr_int(f, "/state", "data_seed"));
+  c.optimizer_step = h5_attr_int(f, "/state", "optimizer_step");
+  const auto merges = h5_read<int32_t>(f, "/tokenizer/merges");
   for (size_t i = 0; i + 1 < merges.size(); i += 2) c.merges.emplace_back(merges[i], merges[i + 1]);
   if (h5_exists(f, "/tokenizer/hf")) {
-    const auto record = h5_read<uint8_t>(f, c.path, "/tokenizer/hf");
+    const auto record = h5_read<uint8_t>(f, "/tokenizer/hf");
     c.tokenizer_hf.assign(record.begin(), record.end());
   }
-  c.parts = version == 1 ? read_v1_parts(f, c.path) : read_parts(f, c.path);
+  c.parts = version == 1 ? read_v1_parts(f) : read_parts(f);
   return c;
 }
 
 void load_checkpoint_tensors(const fs::path& path, model::Model<float>& m, OptimizerMoments* opt) {
   const std::string p = path.string();
-  H5Handle f = h5_open_file(p);
+  H5File f = h5_open_file(p);
   std::vector<float> host;
   // Reads elements [a, b) of tensor i into arena (whose first element is element `base` of the
   // parameter layout) and checks the tensor's checksum over the ranks in `comms`.
@@ -300,17 +300,17 @@ void load_checkpoint_tensors(const fs::path& path, model::Model<float>& m, Optim
     if (!h5_exists(f, ds))
       fail("checkpoint ", p, ": dataset ", ds, " is missing (the configuration needs it: ",
            "another architecture?)");
-    const auto have = h5_shape(f, p, ds);
+    const auto have = h5_shape(f, ds);
     if (have != dims_of(spec))
       fail("checkpoint ", p, ": dataset ", ds, " has shape ", shape_text(have), ", config needs ",
            shape_text(dims_of(spec)));
     host.resize(static_cast<size_t>(std::max<int64_t>(b - a, 0)));
-    h5_read_blocks(f, p, ds, blocks_of_range(spec, m.shards[i], a, b), host.data());
+    h5_read_blocks(f, ds, blocks_of_range(spec, m.shards[i], a, b), host.data());
     // The owners of each slice together hold every element once, whatever the layout.
     int64_t sum = m.shards[i].owner ? static_cast<int64_t>(bit_sum(host.data(), b - a)) : 0;
     for (parallel::Comm* c : comms)
       if (c) c->allreduce_sum(&sum, 1);
-    if (sum != h5_attr_int(f, p, ds, "checksum"))
+    if (sum != h5_attr_int(f, ds, "checksum"))
       fail("checkpoint ", p, ": dataset ", ds, " does not match its checksum (corrupted file)");
     if (!host.empty())
       m.ops->copy_from_host(arena + (m.offsets[i] + a - base), host.data(), host.size() * sizeof(float));
@@ -322,7 +322,7 @@ void load_checkpoint_tensors(const fs::path& path, model::Model<float>& m, Optim
     load("/optimizer/m/", i, opt->m, opt->lo, a, b, {m.tp.comm, opt->zero});
     load("/optimizer/v/", i, opt->v, opt->lo, a, b, {m.tp.comm, opt->zero});
   }
-  if (opt) opt->step = h5_attr_int(f, p, "/state", "optimizer_step");
+  if (opt) opt->step = h5_attr_int(f, "/state", "optimizer_step");
 }
 
 const std::vector<double>& CheckpointPart::at(const std::string& array) const {

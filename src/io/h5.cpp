@@ -24,20 +24,20 @@ std::string at(const std::string& file_name, const std::string& object) {
   return cat(file_name, ": ", object);
 }
 
-H5Handle open_attr(hid_t file, const std::string& file_name, const std::string& object,
+H5Handle open_attr(const H5File& file, const std::string& object,
                    const std::string& name) {
   if (!h5_has_attr(file, object, name))
-    fail(file_name, ": attribute '", name, "' missing on ", object);
+    fail(file.name, ": attribute '", name, "' missing on ", object);
   return H5Handle(h5_check_id(H5Aopen_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT,
                                               H5P_DEFAULT),
-                              at(file_name, object + "@" + name), "H5Aopen"),
+                              at(file.name, object + "@" + name), "H5Aopen"),
                   H5Aclose);
 }
 
 template <class T>
-void write_scalar_attr(hid_t file, const std::string& object, const std::string& name,
+void write_scalar_attr(const H5File& file, const std::string& object, const std::string& name,
                        const T& value) {
-  const std::string where = object + "@" + name;
+  const std::string where = at(file.name, object + "@" + name);
   H5Handle space(h5_check_id(H5Screate(H5S_SCALAR), where, "H5Screate"), H5Sclose);
   if (h5_has_attr(file, object, name))
     h5_check(H5Adelete_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT), where,
@@ -85,14 +85,15 @@ hid_t h5_check_id(hid_t id, const std::string& where, const char* what) {
   return id;
 }
 
-H5Handle h5_create_file(const std::string& path) {
+H5File h5_create_file(const std::string& path) {
   h5_quiet();
-  return H5Handle(h5_check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+  return H5File{H5Handle(h5_check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                               path, "create (is the directory writable?)"),
-                  H5Fclose);
+                  H5Fclose),
+                path};
 }
 
-H5Handle h5_open_file(const std::string& path) {
+H5File h5_open_file(const std::string& path) {
   h5_quiet();
 #if H5_VERSION_GE(1, 12, 0)
   const htri_t ok = H5Fis_accessible(path.c_str(), H5P_DEFAULT);
@@ -104,26 +105,28 @@ H5Handle h5_open_file(const std::string& path) {
   // message ("open failed") says nothing about why.
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (file < 0) fail(h5_unreadable(path));
-  return H5Handle(file, H5Fclose);
+  return H5File{H5Handle(file, H5Fclose), path};
 }
 
-H5Handle h5_create_memory_file(const std::string& name) {
+H5File h5_create_memory_file(const std::string& name) {
   h5_quiet();
   H5Handle fapl(h5_check_id(H5Pcreate(H5P_FILE_ACCESS), name, "H5Pcreate"), H5Pclose);
   h5_check(H5Pset_fapl_core(fapl, std::size_t{1} << 22, /*backing_store=*/0), name,
            "H5Pset_fapl_core");
-  return H5Handle(h5_check_id(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), name,
-                              "create (in memory)"),
-                  H5Fclose);
+  return H5File{H5Handle(h5_check_id(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), name,
+                                     "create (in memory)"),
+                         H5Fclose),
+                name};
 }
 
-H5Handle h5_create_parallel_file(const std::string& path, MPI_Comm comm) {
+H5File h5_create_parallel_file(const std::string& path, MPI_Comm comm) {
   h5_quiet();
   H5Handle fapl(h5_check_id(H5Pcreate(H5P_FILE_ACCESS), path, "H5Pcreate"), H5Pclose);
   h5_check(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL), path, "H5Pset_fapl_mpio");
-  return H5Handle(h5_check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), path,
-                              "create (parallel; is the directory writable?)"),
-                  H5Fclose);
+  return H5File{H5Handle(h5_check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), path,
+                                     "create (parallel; is the directory writable?)"),
+                         H5Fclose),
+                path};
 }
 
 static hsize_t select_blocks(hid_t space, const std::vector<H5Block>& blocks, const std::string& where) {
@@ -144,10 +147,10 @@ static hsize_t select_blocks(hid_t space, const std::vector<H5Block>& blocks, co
 }
 
 template <class T>
-void h5_write_blocks(hid_t file, const std::string& file_name, const std::string& name,
+void h5_write_blocks(const H5File& file, const std::string& name,
                      const std::vector<hsize_t>& dims, const std::vector<H5Block>& blocks,
                      const T* data, bool participate) {
-  const std::string where = at(file_name, name);
+  const std::string where = at(file.name, name);
   const int rank = static_cast<int>(dims.size());
   H5Handle lcpl(h5_check_id(H5Pcreate(H5P_LINK_CREATE), where, "H5Pcreate"), H5Pclose);
   h5_check(H5Pset_create_intermediate_group(lcpl, 1), where, "H5Pset_create_intermediate_group");
@@ -174,16 +177,16 @@ void h5_write_blocks(hid_t file, const std::string& file_name, const std::string
 }
 
 template <class T>
-void h5_write_slab(hid_t file, const std::string& file_name, const std::string& name,
+void h5_write_slab(const H5File& file, const std::string& name,
                    const std::vector<hsize_t>& dims, const std::vector<hsize_t>& start,
                    const std::vector<hsize_t>& count, const T* data, bool participate) {
-  h5_write_blocks(file, file_name, name, dims, {H5Block{start, count}}, data, participate);
+  h5_write_blocks(file, name, dims, {H5Block{start, count}}, data, participate);
 }
 
 template <class T>
-void h5_read_blocks(hid_t file, const std::string& file_name, const std::string& name,
+void h5_read_blocks(const H5File& file, const std::string& name,
                     const std::vector<H5Block>& blocks, T* out) {
-  const std::string where = at(file_name, name);
+  const std::string where = at(file.name, name);
   if (!h5_exists(file, name)) fail(where, " does not exist");
   H5Handle ds(h5_check_id(H5Dopen2(file, name.c_str(), H5P_DEFAULT), where, "H5Dopen"), H5Dclose);
   H5Handle file_space(h5_check_id(H5Dget_space(ds), where, "H5Dget_space"), H5Sclose);
@@ -195,18 +198,18 @@ void h5_read_blocks(hid_t file, const std::string& file_name, const std::string&
 }
 
 template <class T>
-void h5_read_slab(hid_t file, const std::string& file_name, const std::string& name,
+void h5_read_slab(const H5File& file, const std::string& name,
                   const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, T* out) {
-  h5_read_blocks(file, file_name, name, {H5Block{start, count}}, out);
+  h5_read_blocks(file, name, {H5Block{start, count}}, out);
 }
 
-std::string h5_file_image(hid_t file, const std::string& name) {
-  h5_check(H5Fflush(file, H5F_SCOPE_GLOBAL), name, "H5Fflush");
+std::string h5_file_image(const H5File& file) {
+  h5_check(H5Fflush(file, H5F_SCOPE_GLOBAL), file.name, "H5Fflush");
   const ssize_t size = H5Fget_file_image(file, nullptr, 0);
-  if (size < 0) fail(name, ": HDF5 H5Fget_file_image failed");
+  if (size < 0) fail(file.name, ": HDF5 H5Fget_file_image failed");
   std::string image(static_cast<size_t>(size), '\0');
   if (H5Fget_file_image(file, image.data(), image.size()) != size)
-    fail(name, ": HDF5 H5Fget_file_image returned a different size");
+    fail(file.name, ": HDF5 H5Fget_file_image returned a different size");
   return image;
 }
 
@@ -226,8 +229,8 @@ bool h5_exists(hid_t file, const std::string& path) {
   return true;
 }
 
-std::vector<std::string> h5_children(hid_t file, const std::string& file_name, const std::string& group) {
-  const std::string where = at(file_name, group);
+std::vector<std::string> h5_children(const H5File& file, const std::string& group) {
+  const std::string where = at(file.name, group);
   H5Handle g(h5_check_id(H5Gopen2(file, group.c_str(), H5P_DEFAULT), where, "H5Gopen"), H5Gclose);
   std::vector<std::string> out;
   auto collect = [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
@@ -239,9 +242,9 @@ std::vector<std::string> h5_children(hid_t file, const std::string& file_name, c
 }
 
 template <class T>
-void h5_write(hid_t file, const std::string& file_name, const std::string& name, const T* data,
+void h5_write(const H5File& file, const std::string& name, const T* data,
               const std::vector<hsize_t>& dims) {
-  const std::string where = at(file_name, name);
+  const std::string where = at(file.name, name);
   H5Handle lcpl(h5_check_id(H5Pcreate(H5P_LINK_CREATE), where, "H5Pcreate"), H5Pclose);
   h5_check(H5Pset_create_intermediate_group(lcpl, 1), where, "H5Pset_create_intermediate_group");
   H5Handle space(h5_check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
@@ -255,8 +258,8 @@ void h5_write(hid_t file, const std::string& file_name, const std::string& name,
            "H5Dwrite (disk full?)");
 }
 
-std::vector<hsize_t> h5_shape(hid_t file, const std::string& file_name, const std::string& name) {
-  const std::string where = at(file_name, name);
+std::vector<hsize_t> h5_shape(const H5File& file, const std::string& name) {
+  const std::string where = at(file.name, name);
   if (!h5_exists(file, name)) fail(where, " does not exist");
   H5Handle ds(h5_check_id(H5Dopen2(file, name.c_str(), H5P_DEFAULT), where, "H5Dopen"), H5Dclose);
   H5Handle space(h5_check_id(H5Dget_space(ds), where, "H5Dget_space"), H5Sclose);
@@ -268,10 +271,10 @@ std::vector<hsize_t> h5_shape(hid_t file, const std::string& file_name, const st
 }
 
 template <class T>
-std::vector<T> h5_read(hid_t file, const std::string& file_name, const std::string& name) {
-  const std::string where = at(file_name, name);
+std::vector<T> h5_read(const H5File& file, const std::string& name) {
+  const std::string where = at(file.name, name);
   hsize_t n = 1;
-  for (hsize_t d : h5_shape(file, file_name, name)) n *= d;
+  for (hsize_t d : h5_shape(file, name)) n *= d;
   H5Handle ds(h5_check_id(H5Dopen2(file, name.c_str(), H5P_DEFAULT), where, "H5Dopen"), H5Dclose);
   std::vector<T> out(n);
   if (n > 0)
@@ -291,9 +294,9 @@ void h5_read_range(hid_t dataset, const std::string& where, hsize_t offset, hsiz
            "H5Dread");
 }
 
-void h5_attr(hid_t file, const std::string& object, const std::string& name,
+void h5_attr(const H5File& file, const std::string& object, const std::string& name,
              const std::string& value) {
-  const std::string where = object + "@" + name;
+  const std::string where = at(file.name, object + "@" + name);
   H5Handle type(h5_check_id(H5Tcopy(H5T_C_S1), where, "H5Tcopy"), H5Tclose);
   h5_check(H5Tset_size(type, H5T_VARIABLE), where, "H5Tset_size");
   h5_check(H5Tset_cset(type, H5T_CSET_UTF8), where, "H5Tset_cset");
@@ -309,11 +312,11 @@ void h5_attr(hid_t file, const std::string& object, const std::string& name,
   h5_check(H5Awrite(attr, type, &text), where, "H5Awrite");
 }
 
-void h5_attr(hid_t file, const std::string& object, const std::string& name, int64_t value) {
+void h5_attr(const H5File& file, const std::string& object, const std::string& name, int64_t value) {
   write_scalar_attr(file, object, name, value);
 }
 
-void h5_attr(hid_t file, const std::string& object, const std::string& name, double value) {
+void h5_attr(const H5File& file, const std::string& object, const std::string& name, double value) {
   write_scalar_attr(file, object, name, value);
 }
 
@@ -322,10 +325,10 @@ bool h5_has_attr(hid_t file, const std::string& object, const std::string& name)
          H5Aexists_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT) > 0;
 }
 
-std::string h5_attr_string(hid_t file, const std::string& file_name, const std::string& object,
+std::string h5_attr_string(const H5File& file, const std::string& object,
                            const std::string& name) {
-  H5Handle attr = open_attr(file, file_name, object, name);
-  const std::string where = at(file_name, object + "@" + name);
+  H5Handle attr = open_attr(file, object, name);
+  const std::string where = at(file.name, object + "@" + name);
   H5Handle type(h5_check_id(H5Aget_type(attr), where, "H5Aget_type"), H5Tclose);
   if (H5Tget_class(type) != H5T_STRING) fail(where, " is not a string");
   if (H5Tis_variable_str(type) > 0) {
@@ -344,36 +347,36 @@ std::string h5_attr_string(hid_t file, const std::string& file_name, const std::
   return out;
 }
 
-int64_t h5_attr_int(hid_t file, const std::string& file_name, const std::string& object,
+int64_t h5_attr_int(const H5File& file, const std::string& object,
                     const std::string& name) {
-  H5Handle attr = open_attr(file, file_name, object, name);
+  H5Handle attr = open_attr(file, object, name);
   int64_t v = 0;
-  h5_check(H5Aread(attr, H5T_NATIVE_INT64, &v), at(file_name, object + "@" + name), "H5Aread");
+  h5_check(H5Aread(attr, H5T_NATIVE_INT64, &v), at(file.name, object + "@" + name), "H5Aread");
   return v;
 }
 
-double h5_attr_double(hid_t file, const std::string& file_name, const std::string& object,
+double h5_attr_double(const H5File& file, const std::string& object,
                       const std::string& name) {
-  H5Handle attr = open_attr(file, file_name, object, name);
+  H5Handle attr = open_attr(file, object, name);
   double v = 0;
-  h5_check(H5Aread(attr, H5T_NATIVE_DOUBLE, &v), at(file_name, object + "@" + name), "H5Aread");
+  h5_check(H5Aread(attr, H5T_NATIVE_DOUBLE, &v), at(file.name, object + "@" + name), "H5Aread");
   return v;
 }
 
 #define HEADROOM_H5_INSTANTIATE(T)                                                              \
-  template void h5_write<T>(hid_t, const std::string&, const std::string&, const T*,          \
+  template void h5_write<T>(const H5File&, const std::string&, const T*,          \
                             const std::vector<hsize_t>&);                                    \
-  template std::vector<T> h5_read<T>(hid_t, const std::string&, const std::string&);         \
+  template std::vector<T> h5_read<T>(const H5File&, const std::string&);         \
   template void h5_read_range<T>(hid_t, const std::string&, hsize_t, hsize_t, T*);          \
-  template void h5_write_slab<T>(hid_t, const std::string&, const std::string&,              \
+  template void h5_write_slab<T>(const H5File&, const std::string&,              \
                                  const std::vector<hsize_t>&, const std::vector<hsize_t>&,   \
                                  const std::vector<hsize_t>&, const T*, bool);               \
-  template void h5_read_slab<T>(hid_t, const std::string&, const std::string&,               \
+  template void h5_read_slab<T>(const H5File&, const std::string&,               \
                                 const std::vector<hsize_t>&, const std::vector<hsize_t>&, T*); \
-  template void h5_write_blocks<T>(hid_t, const std::string&, const std::string&,            \
+  template void h5_write_blocks<T>(const H5File&, const std::string&,            \
                                    const std::vector<hsize_t>&, const std::vector<H5Block>&,  \
                                    const T*, bool);                                           \
-  template void h5_read_blocks<T>(hid_t, const std::string&, const std::string&,             \
+  template void h5_read_blocks<T>(const H5File&, const std::string&,             \
                                   const std::vector<H5Block>&, T*);
 HEADROOM_H5_INSTANTIATE(float)
 HEADROOM_H5_INSTANTIATE(double)

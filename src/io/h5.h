@@ -33,32 +33,41 @@ class H5Handle {
   herr_t (*close_)(hid_t) = nullptr;
 };
 
+// An open file with the name every error about it gives, so that a writer's message names the
+// file as well as the dataset or attribute.
+struct H5File {
+  H5Handle handle;
+  std::string name;
+  operator hid_t() const { return handle.get(); }
+  void close() { handle.close(name); }  // as H5Handle::close, naming the file
+};
+
 void h5_quiet();
 
 // Throws "<where>: <what> failed" if rc < 0.
 void h5_check(herr_t rc, const std::string& where, const char* what);
 hid_t h5_check_id(hid_t id, const std::string& where, const char* what);
 
-H5Handle h5_create_file(const std::string& path);  // truncates; serial driver
-H5Handle h5_open_file(const std::string& path);    // read-only, serial driver
+H5File h5_create_file(const std::string& path);  // truncates; serial driver
+H5File h5_open_file(const std::string& path);    // read-only, serial driver
 // A file that lives in memory (HDF5's core driver, no backing store): nothing touches the disk
 // until the caller writes h5_file_image() itself, atomically. A full disk then fails in our own
 // write, cleanly, instead of inside HDF5's close (where HDF5 1.10 can crash at exit).
-H5Handle h5_create_memory_file(const std::string& name);
-std::string h5_file_image(hid_t file, const std::string& name);
+H5File h5_create_memory_file(const std::string& name);
+std::string h5_file_image(const H5File& file);
 bool h5_exists(hid_t file, const std::string& path);  // does /a/b/c exist (every link on the way)
 // The names of the links in group `group`, in name order.
-std::vector<std::string> h5_children(hid_t file, const std::string& file_name, const std::string& group);
+std::vector<std::string> h5_children(const H5File& file, const std::string& group);
 
 // Datasets of native element type T (float, double, int32_t, uint8_t, uint16_t, uint32_t, int64_t, uint64_t),
 // with `dims` the full shape. Intermediate groups are created.
 template <class T>
-void h5_write(hid_t file, const std::string& file_name, const std::string& name, const T* data,
+void h5_write(const H5File& file, const std::string& name, const T* data,
               const std::vector<hsize_t>& dims);
-std::vector<hsize_t> h5_shape(hid_t file, const std::string& file_name, const std::string& name);
+std::vector<hsize_t> h5_shape(const H5File& file, const std::string& name);
 // Reads a whole dataset, converting to T.
 template <class T>
-std::vector<T> h5_read(hid_t file, const std::string& file_name, const std::string& name);
+std::vector<T> h5_read(const H5File& file, const std::string& name);
 // Reads elements [offset, offset + count) of a 1-D dataset, converting to T.
 template <class T>
 void h5_read_range(hid_t dataset, const std::string& where, hsize_t offset, hsize_t count, T* out);
@@ -66,12 +75,12 @@ void h5_read_range(hid_t dataset, const std::string& where, hsize_t offset, hsiz
 // Parallel HDF5: a file created collectively by every rank of `comm` (MPI-IO driver). Dataset
 // creation, attribute writes and h5_write_slab are collective: every rank calls them in the same
 // order with the same names, shapes and attribute values.
-H5Handle h5_create_parallel_file(const std::string& path, MPI_Comm comm);
+H5File h5_create_parallel_file(const std::string& path, MPI_Comm comm);
 
 // Collective write of one rank's block [start, start + count) of a dataset of shape `dims`
 // (created here). A rank with `participate` false selects nothing but still takes part.
 template <class T>
-void h5_write_slab(hid_t file, const std::string& file_name, const std::string& name,
+void h5_write_slab(const H5File& file, const std::string& name,
                    const std::vector<hsize_t>& dims, const std::vector<hsize_t>& start,
                    const std::vector<hsize_t>& count, const T* data, bool participate);
 
@@ -83,31 +92,31 @@ struct H5Block {
 
 // Collective write of a selection (see h5_write_slab); the dataset is created here.
 template <class T>
-void h5_write_blocks(hid_t file, const std::string& file_name, const std::string& name,
+void h5_write_blocks(const H5File& file, const std::string& name,
                      const std::vector<hsize_t>& dims, const std::vector<H5Block>& blocks,
                      const T* data, bool participate);
 
 // Reads a selection (any rank, serial file handle).
 template <class T>
-void h5_read_blocks(hid_t file, const std::string& file_name, const std::string& name,
+void h5_read_blocks(const H5File& file, const std::string& name,
                     const std::vector<H5Block>& blocks, T* out);
 
 // Reads the block [start, start + count) of a dataset (any rank, serial file handle).
 template <class T>
-void h5_read_slab(hid_t file, const std::string& file_name, const std::string& name,
+void h5_read_slab(const H5File& file, const std::string& name,
                   const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, T* out);
 
 // Attributes on an object (a group or dataset path, "/" for the root). Strings are variable-length
 // UTF-8, which h5py returns as str.
-void h5_attr(hid_t file, const std::string& object, const std::string& name,
+void h5_attr(const H5File& file, const std::string& object, const std::string& name,
              const std::string& value);
-void h5_attr(hid_t file, const std::string& object, const std::string& name, int64_t value);
-void h5_attr(hid_t file, const std::string& object, const std::string& name, double value);
-std::string h5_attr_string(hid_t file, const std::string& file_name, const std::string& object,
+void h5_attr(const H5File& file, const std::string& object, const std::string& name, int64_t value);
+void h5_attr(const H5File& file, const std::string& object, const std::string& name, double value);
+std::string h5_attr_string(const H5File& file, const std::string& object,
                            const std::string& name);
-int64_t h5_attr_int(hid_t file, const std::string& file_name, const std::string& object,
+int64_t h5_attr_int(const H5File& file, const std::string& object,
                     const std::string& name);
-double h5_attr_double(hid_t file, const std::string& file_name, const std::string& object,
+double h5_attr_double(const H5File& file, const std::string& object,
                       const std::string& name);
 bool h5_has_attr(hid_t file, const std::string& object, const std::string& name);
 

@@ -73,9 +73,10 @@ class Callback {
 using Callbacks = std::vector<std::unique_ptr<Callback>>;
 
 // The standard callbacks, in calling order (so that a monitor's fields are in the record before
-// the metrics log writes it): fault injection (HEADROOM_INJECT_FAULT, tests only), the spike monitor
-// (train.spike_rules), the retrieval probe (train.probe_every), the metrics log (metrics.jsonl) and
-// the checkpoint policy (train.checkpoint_every, train.steps_per_run, stop signals).
+// the metrics log writes it): fault injection (only when HEADROOM_INJECT_FAULT is set: tests), the
+// spike monitor (train.spike_rules), the retrieval probe (train.probe_every), the metrics log
+// (metrics.jsonl) and the checkpoint policy (train.checkpoint_every, train.steps_per_run, stop
+// signals).
 Callbacks standard_callbacks(const TrainJob& job, int64_t micro_batch);
 
 // The parts of every callback that has state, for a checkpoint.

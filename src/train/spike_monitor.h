@@ -1,5 +1,5 @@
-// Training-stability monitor: spike scores of the training loss and the gradient norm (DESIGN.md,
-// "Instrumentation and analysis"; the study's App. D.4 "gradient spike score").
+// Training-stability monitor: spike scores of the training loss and the gradient norm (the study's
+// App. D.4 "gradient spike score"). The definitions below are the design; there is no other.
 //
 // Definitions (one rule = one SpikeRule; every rule is applied to both series independently):
 //

@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
 
 namespace headroom::train {
 namespace fs = std::filesystem;
@@ -23,32 +25,50 @@ void log(LoopView& v, const std::string& line) {
   if (v.run) io::log_line(*v.run, line);
 }
 
-// Testing aids, off unless the environment asks: HEADROOM_INJECT_FAULT="error,rank=R,step=S"
-// makes world rank R fail at step S (every rank must then stop promptly with R's message);
-// "nan,rank=R,step=S" poisons one gradient element on rank R at step S (the non-finite policy).
+// A testing aid, read from the environment once when the callbacks are made and installed only when
+// set: HEADROOM_INJECT_FAULT="error,rank=R,step=S" makes world rank R fail at step S (every rank
+// must then stop promptly with R's message); "nan,rank=R,step=S" poisons one gradient element on
+// rank R at step S (the non-finite policy).
+struct FaultRequest {
+  std::string kind;  // "error" or "nan"
+  int rank = -1;
+  long step = -1;
+};
+
+// Unset or empty: none. A value that does not parse is refused, so that a test never runs without
+// the fault it meant to inject.
+std::optional<FaultRequest> fault_request_from_environment() {
+  const char* spec = std::getenv("HEADROOM_INJECT_FAULT");
+  if (!spec || !*spec) return std::nullopt;
+  char what[16] = {};
+  FaultRequest r;
+  if (std::sscanf(spec, "%15[a-z],rank=%d,step=%ld", what, &r.rank, &r.step) != 3 ||
+      (std::strcmp(what, "error") != 0 && std::strcmp(what, "nan") != 0))
+    fail("HEADROOM_INJECT_FAULT = '", spec, "' is not \"error,rank=R,step=S\" or \"nan,rank=R,step=S\"");
+  r.kind = what;
+  return r;
+}
+
 class FaultInjection : public Callback {
  public:
+  explicit FaultInjection(FaultRequest request) : request_(std::move(request)) {}
   std::string name() const override { return "fault_injection"; }
   void before_step(LoopView& v) override {
-    if (requested(v, "error")) fail("injected fault at step ", v.step + 1, " (HEADROOM_INJECT_FAULT)");
+    if (due(v, "error")) fail("injected fault at step ", v.step + 1, " (HEADROOM_INJECT_FAULT)");
   }
   void on_gradients(LoopView& v) override {
-    if (!requested(v, "nan")) return;
+    if (!due(v, "nan")) return;
     const int i = model::find_param(v.model, "layers.0.mlp.w_up");
     const float nan = std::numeric_limits<float>::quiet_NaN();
     v.model.ops->copy_from_host(v.model.grads.get() + v.model.offsets[static_cast<size_t>(i)], &nan, sizeof nan);
   }
 
  private:
-  static bool requested(const LoopView& v, const char* kind) {
-    const char* spec = std::getenv("HEADROOM_INJECT_FAULT");
-    if (!spec) return false;
-    char what[16] = {};
-    int rank = -1;
-    long step = -1;
-    return std::sscanf(spec, "%15[a-z],rank=%d,step=%ld", what, &rank, &step) == 3 &&
-           std::strcmp(what, kind) == 0 && rank == v.grid.world_rank() && step == v.step + 1;
+  bool due(const LoopView& v, const char* kind) const {
+    return request_.kind == kind && request_.rank == v.grid.world_rank() && request_.step == v.step + 1;
   }
+
+  FaultRequest request_;
 };
 
 // Spike scores of the loss and the gradient norm (train/spike_monitor.h) under train.spike_rules.
@@ -167,7 +187,7 @@ class CheckpointPolicy : public Callback {
 
 Callbacks standard_callbacks(const TrainJob& job, int64_t micro_batch) {
   Callbacks out;
-  out.push_back(std::make_unique<FaultInjection>());
+  if (auto fault = fault_request_from_environment()) out.push_back(std::make_unique<FaultInjection>(std::move(*fault)));
   out.push_back(std::make_unique<SpikeMonitorCallback>(job.cfg.train.spike_rules));
   if (job.cfg.train.probe_every > 0 && job.probe) out.push_back(std::make_unique<ProbeCallback>(job, micro_batch));
   out.push_back(std::make_unique<MetricsLogCallback>());

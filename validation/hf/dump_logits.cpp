@@ -45,11 +45,11 @@ int main(int argc, char** argv) {
     model::Activations<float> a = model::make_activations(m, B, T);
     std::vector<float> logits(static_cast<size_t>(B * T * V));
     model::forward_loss<float>(m, a, ids.data(), targets.data(), logits.data());
-    io::H5Handle f = io::h5_create_file(argv[2]);
+    io::H5File f = io::h5_create_file(argv[2]);
     const auto h = [](int64_t v) { return static_cast<hsize_t>(v); };
-    io::h5_write(f, argv[2], "/inputs", ids.data(), {h(B), h(T)});
-    io::h5_write(f, argv[2], "/logits", logits.data(), {h(B), h(T), h(V)});
-    f.close(argv[2]);
+    io::h5_write(f, "/inputs", ids.data(), {h(B), h(T)});
+    io::h5_write(f, "/logits", logits.data(), {h(B), h(T), h(V)});
+    f.close();
     std::cout << "dump_logits: " << ckpt.string() << " -> " << argv[2] << " [" << B << ", " << T << ", " << V << "]\n";
   } catch (const std::exception& e) {
     std::cerr << "dump_logits: error: " << e.what() << "\n";

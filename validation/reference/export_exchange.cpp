@@ -81,18 +81,18 @@ void check_options(const Options& o) {
 
 hsize_t h(int64_t v) { return static_cast<hsize_t>(v); }
 
-void make_group(hid_t file, const std::string& file_name, const std::string& name) {
+void make_group(const io::H5File& file, const std::string& name) {
   io::H5Handle g(io::h5_check_id(H5Gcreate2(file, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                                 file_name + ": " + name, "H5Gcreate"),
+                                 file.name + ": " + name, "H5Gcreate"),
                  H5Gclose);
 }
 
 // Every [model] key as an attribute of /config, typed as MODEL_SPEC.md asks, and `freeze` (the
 // effective patterns); fails if the schema has a model key this list does not write (so a new key
 // cannot silently go missing here).
-void write_config(hid_t file, const std::string& fname, const config::ModelConfig& m,
+void write_config(const io::H5File& file, const config::ModelConfig& m,
                   const config::Schema& schema, const std::string& freeze) {
-  make_group(file, fname, "/config");
+  make_group(file, "/config");
   std::set<std::string> written;
   auto s = [&](const char* k, const std::string& v) { io::h5_attr(file, "/config", k, v), written.insert(k); };
   auto i = [&](const char* k, int64_t v) { io::h5_attr(file, "/config", k, v), written.insert(k); };
@@ -135,7 +135,7 @@ void write_config(hid_t file, const std::string& fname, const config::ModelConfi
 }
 
 // All parameters (or gradients) of the arena, host copies, written under `group`.
-void write_tensors(hid_t file, const std::string& fname, const std::string& group,
+void write_tensors(const io::H5File& file, const std::string& group,
                    const model::Model<float>& m, const float* arena) {
   std::vector<float> host;
   for (size_t p = 0; p < m.specs.size(); ++p) {
@@ -144,7 +144,7 @@ void write_tensors(hid_t file, const std::string& fname, const std::string& grou
     m.ops->copy_to_host(host.data(), arena + m.offsets[p], host.size() * sizeof(float));
     std::vector<hsize_t> dims;
     for (int64_t e : spec.shape) dims.push_back(h(e));
-    io::h5_write(file, fname, group + "/" + spec.name, host.data(), dims);
+    io::h5_write(file, group + "/" + spec.name, host.data(), dims);
   }
 }
 
@@ -199,12 +199,12 @@ int run(int argc, char** argv) {
   for (int32_t t : batch.targets) unmasked += t >= 0;
   if (unmasked == 0) fail("every target of the batch is masked; lower --mask-every or raise --seq");
 
-  io::H5Handle file = io::h5_create_memory_file(fname);
-  write_config(file, fname, mc, schema, o.freeze);
-  write_tensors(file, fname, "/model", m, m.params.get());
-  io::h5_write(file, fname, "/batch/inputs", batch.ids.data(), {h(B), h(T)});
-  io::h5_write(file, fname, "/batch/targets", batch.targets.data(), {h(B), h(T)});
-  make_group(file, fname, "/optim");
+  io::H5File file = io::h5_create_memory_file(fname);
+  write_config(file, mc, schema, o.freeze);
+  write_tensors(file, "/model", m, m.params.get());
+  io::h5_write(file, "/batch/inputs", batch.ids.data(), {h(B), h(T)});
+  io::h5_write(file, "/batch/targets", batch.targets.data(), {h(B), h(T)});
+  make_group(file, "/optim");
   io::h5_attr(file, "/optim", "lr", o.lr);
   io::h5_attr(file, "/optim", "beta1", o.beta1);
   io::h5_attr(file, "/optim", "beta2", o.beta2);
@@ -217,14 +217,14 @@ int run(int argc, char** argv) {
   const model::LossSum fwd = model::forward_loss<float>(m, a, batch.ids.data(), batch.targets.data(),
                                                         logits.data());
   const double loss = fwd.sum / static_cast<double>(fwd.count);
-  io::h5_write(file, fname, "/ours/logits", logits.data(), {h(B), h(T), h(V)});
-  io::h5_write(file, fname, "/ours/loss", &loss, {1});
+  io::h5_write(file, "/ours/logits", logits.data(), {h(B), h(T), h(V)});
+  io::h5_write(file, "/ours/loss", &loss, {1});
 
   // Gradients of the mean loss.
   const float scale = static_cast<float>(1.0 / static_cast<double>(unmasked));
   model::zero_grads(m);
   model::forward_backward<float>(m, a, batch.ids.data(), batch.targets.data(), scale);
-  write_tensors(file, fname, "/ours/grad", m, m.grads.get());
+  write_tensors(file, "/ours/grad", m, m.grads.get());
 
   // AdamW on the same batch: constant lr, no clipping; the loss is recorded before each step.
   train::AdamWConfig oc;
@@ -242,7 +242,7 @@ int run(int argc, char** argv) {
     train::adamw_step(m, opt, o.lr, 1.0);
   }
   if (o.steps > 0)
-    io::h5_write(file, fname, "/ours/train_losses", train_losses.data(), {h(o.steps)});
+    io::h5_write(file, "/ours/train_losses", train_losses.data(), {h(o.steps)});
 
   // Frozen parameters must come out of training bit for bit as they went in (the reference
   // leaves them out of its optimizer; compare.py sees only the losses).
@@ -257,8 +257,8 @@ int run(int argc, char** argv) {
       fail("frozen parameter ", m.specs[p].name, " changed during ", o.steps, " AdamW steps");
   }
 
-  io::write_file_atomic(fname, io::h5_file_image(file, fname));
-  file.close(fname);
+  io::write_file_atomic(fname, io::h5_file_image(file));
+  file.close();
   std::cout << "export_exchange: wrote " << fname << ": " << m.specs.size() << " parameters ("
             << m.n_params << " values, " << n_frozen << " frozen), B=" << B << " T=" << T
             << ", " << unmasked << " unmasked targets, loss " << loss;

@@ -3,7 +3,8 @@
 # memory plans that do not fit (pretrain's train.seq_len and model.d_ff, extend, sft, evaluate's
 # eval.lengths, analyze's probe lengths; a product past int64; on 2 ranks together) name the keys and give the bytes
 # needed and available, and write no run directory; a good run logs its plan once; a truncated
-# shard or checkpoint is reported as truncated, naming the file and both sizes.
+# shard or checkpoint is reported as truncated, naming the file and both sizes; a model whose
+# vocabulary is not the data's is refused before config.ini is written.
 # usage: test_refusals_cli.sh BIN_DIR SOURCE_DIR
 set -uo pipefail
 BIN=$1 SRC=$2
@@ -51,6 +52,11 @@ refused "pretrain past int64" "$past_int64|$available|model\.d_ff=1000000000000"
   "${pretrain[@]}" --run-dir "$WORK/p_int64" "${tiny[@]}" --train.seq_len 99999999999 --model.d_ff 1000000000000
 refused "2 ranks refuse together" "rank [01] of 2\): the memory plan of pretrain does not fit|$figures|parallel\.dp=2" \
   mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/p_2" "${tiny[@]}" --train.seq_len 99999999999
+
+# The data's vocabulary is checked before anything is written.
+refused "pretrain model.vocab_size" "model\.vocab_size = 300 but the data .*train\.h5|set model\.vocab_size = 259" \
+  "${pretrain[@]}" --run-dir "$WORK/p_vocab" "${tiny[@]}" --model.vocab_size 300
+check "a vocabulary refusal wrote no config.ini" test ! -e "$WORK/p_vocab/config.ini"
 
 # A good run logs its plan once, and leaves a checkpoint for the stages below.
 check "tiny pretrain runs" quiet "$WORK/pre.log" "${pretrain[@]}" --run-dir "$WORK/pre" "${tiny[@]}"

@@ -61,7 +61,7 @@ TEST(Sft, LossMaskIsExactlyOnResponsesAndEos) {
                                                     fixtures::english_documents(), tok);
   const ShardReader shard = open_shard(shard_path);
   const int64_t T = 511;
-  SftSpec spec{T, 5, 0.5, 0.5, {"kv", "needle", "vt"}, 64};
+  SftSpec spec{T, 5, 0.5, 0.5, {SyntheticTask::kKv, SyntheticTask::kNeedle, SyntheticTask::kVt}, 64};
   SftPacker packer(spec, tok, kPairs, shard_haystack(shard, read_doc_offsets(shard)));
   std::vector<int32_t> window(T + 1), ids(T), targets(T);
   std::vector<uint8_t> loss(T + 1);
@@ -112,8 +112,8 @@ TEST(Sft, DeterministicAndFileOnlyOrGeneratedOnly) {
   const ShardReader shard = open_shard(shard_path);
   const int64_t T = 255;
   const auto docs = shard_haystack(shard, read_doc_offsets(shard));
-  SftPacker a({T, 5, 0.5, 0.5, {"kv", "needle", "vt"}, 64}, tok, kPairs, docs);
-  SftPacker b({T, 5, 0.5, 0.5, {"kv", "needle", "vt"}, 64}, tok, kPairs, docs);
+  SftPacker a({T, 5, 0.5, 0.5, {SyntheticTask::kKv, SyntheticTask::kNeedle, SyntheticTask::kVt}, 64}, tok, kPairs, docs);
+  SftPacker b({T, 5, 0.5, 0.5, {SyntheticTask::kKv, SyntheticTask::kNeedle, SyntheticTask::kVt}, 64}, tok, kPairs, docs);
   std::vector<int32_t> i1(T), t1(T), i2(T), t2(T);
   for (int64_t i : {0, 9, 4, 1000}) {
     a.sample(i, i1.data(), t1.data());
@@ -121,8 +121,8 @@ TEST(Sft, DeterministicAndFileOnlyOrGeneratedOnly) {
     EXPECT_EQ(i1, i2);
     EXPECT_EQ(t1, t2);
   }
-  SftPacker file_only({T, 5, 1.0, 0.5, {"kv"}, 64}, tok, kPairs, docs);
-  SftPacker generated({T, 5, 0.0, 1.0, {"vt"}, 64}, tok, {}, docs);
+  SftPacker file_only({T, 5, 1.0, 0.5, {SyntheticTask::kKv}, 64}, tok, kPairs, docs);
+  SftPacker generated({T, 5, 0.0, 1.0, {SyntheticTask::kVt}, 64}, tok, {}, docs);
   std::vector<int32_t> w(T + 1);
   std::vector<uint8_t> l(T + 1);
   for (int64_t i = 0; i < 20; ++i) {
@@ -138,12 +138,12 @@ TEST(Sft, TooLongPairsAreDroppedAndCounted) {
   const ShardReader shard = open_shard(shard_path);
   std::vector<SftPair> pairs = kPairs;
   pairs.push_back({std::string(400, 'x'), "y"});
-  SftPacker p({255, 5, 1.0, 0.0, {"kv"}, 64}, tok, pairs, shard_haystack(shard, read_doc_offsets(shard)));
+  SftPacker p({255, 5, 1.0, 0.0, {SyntheticTask::kKv}, 64}, tok, pairs, shard_haystack(shard, read_doc_offsets(shard)));
   EXPECT_EQ(p.file_examples(), 4);
   EXPECT_EQ(p.dropped_too_long(), 1);
   const std::vector<SftPair> only_long{{std::string(400, 'x'), "y"}};
   EXPECT_NE(error_of([&] {
-              SftPacker q({255, 5, 1.0, 0.0, {"kv"}, 64}, tok, only_long,
+              SftPacker q({255, 5, 1.0, 0.0, {SyntheticTask::kKv}, 64}, tok, only_long,
                           shard_haystack(shard, read_doc_offsets(shard)));
             }).find("longer than a window"),
             std::string::npos);

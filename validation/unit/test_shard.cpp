@@ -1,6 +1,7 @@
 // Token shards: written atomically, read back exactly, refused when made by another tokenizer or
-// damaged.
+// damaged; HDF5 errors, writers' included, name the file and the object.
 #include "data/shard.h"
+#include "io/h5.h"
 #include "util/error.h"
 
 #include <gtest/gtest.h>
@@ -110,4 +111,14 @@ TEST(Shard, FailedWriteLeavesNoFile) {
   EXPECT_THROW(write_shard(path, sample(259), Tokenizer{}, ShardMeta{"train", ""}), Error);
   EXPECT_FALSE(fs::exists(path));
   EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
+}
+
+TEST(H5, WriterErrorsNameTheFileAndTheObject) {
+  const io::H5File f = io::h5_create_memory_file("writer_errors.h5");
+  const int64_t one = 1;
+  io::h5_write(f, "/a", &one, {1});
+  const std::string twice = error_of([&] { io::h5_write(f, "/a", &one, {1}); });
+  EXPECT_NE(twice.find("writer_errors.h5: /a"), std::string::npos) << twice;
+  const std::string attr = error_of([&] { io::h5_attr(f, "/no_such_group", "x", one); });
+  EXPECT_NE(attr.find("writer_errors.h5: /no_such_group@x"), std::string::npos) << attr;
 }

@@ -50,7 +50,7 @@ HaystackFn english_prefix(const Tokenizer& tok) {
   };
 }
 
-MixerSpec spec(double ratio, uint64_t seed = 7, std::vector<std::string> tasks = {"kv", "needle", "vt", "docqa"}) {
+MixerSpec spec(double ratio, uint64_t seed = 7, std::vector<SyntheticTask> tasks = {SyntheticTask::kKv, SyntheticTask::kNeedle, SyntheticTask::kVt, SyntheticTask::kDocqa}) {
   return MixerSpec{ratio, std::move(tasks), seed, 64, false};
 }
 
@@ -198,8 +198,8 @@ TEST(SyntheticMixer, WarmupTasksComeFirst) {
   const Tokenizer tok;
   const int64_t T = 256;
   const Windows text = english_windows(tok, T);
-  MixerSpec s = spec(1.0, 7, {"kv", "needle"});
-  s.warmup_tasks = {"words"};
+  MixerSpec s = spec(1.0, 7, {SyntheticTask::kKv, SyntheticTask::kNeedle});
+  s.warmup_tasks = {SyntheticTask::kWords};
   s.warmup_samples = 40;
   s.warmup_max_len = 100;
   SyntheticMixer mixer(s, tok, T);
@@ -232,7 +232,7 @@ TEST(SyntheticMixer, WarmupStepsWithoutTasksIsRefused) {
   s.warmup_samples = 8;
   EXPECT_THROW(SyntheticMixer(s, tok, 256), Error);
   MixerSpec none = spec(0.0);  // a warm-up of synthetic examples where there are none
-  none.warmup_tasks = {"words"};
+  none.warmup_tasks = {SyntheticTask::kWords};
   none.warmup_samples = 8;
   EXPECT_THROW(SyntheticMixer(none, tok, 256), Error);
   none.warmup_samples = 0;
@@ -250,17 +250,17 @@ TEST(TaskGenerator, ExamplesFitTheBudgetAndUseIt) {
       out.insert(out.end(), hay.begin() + start, hay.begin() + start + std::min<int64_t>(n, 20000));
     };
     for (const ExampleFormat fmt : {ExampleFormat::kRaw, ExampleFormat::kInstruction})
-      for (const char* task : {"kv", "needle", "niah", "niah_keys", "niah_mix", "vt", "docqa", "copy", "words", "uuids"}) {
+      for (const auto& [task, name] : config::ChoiceNames<SyntheticTask>::list) {
         const int64_t least = gen.min_tokens(task, fmt);
         for (int64_t budget : {least, least + 17, int64_t{300}, int64_t{1000}, int64_t{4000}}) {
           if (budget < least) continue;
           const EncodedExample e = gen.make(task, 99 + static_cast<uint64_t>(budget), budget, fn, fmt);
           const int64_t n = static_cast<int64_t>(e.tokens.size());
-          EXPECT_LE(n, budget) << task << " budget " << budget;
+          EXPECT_LE(n, budget) << name << " budget " << budget;
           // words stops at its 80 distinct words; every other task fills a large budget
-          const bool all_words = std::string(task) == "words" && std::count(e.text.answer.begin(), e.text.answer.end(), ' ') == 79;
+          const bool all_words = task == SyntheticTask::kWords && std::count(e.text.answer.begin(), e.text.answer.end(), ' ') == 79;
           if (budget >= 1000 && !all_words) {
-            EXPECT_GE(n, budget * 8 / 10) << task << " should fill its budget";
+            EXPECT_GE(n, budget * 8 / 10) << name << " should fill its budget";
           }
           EXPECT_EQ(e.tokens.front(), kBos);
           EXPECT_EQ(e.tokens.back(), kEos);
@@ -272,20 +272,20 @@ TEST(TaskGenerator, ExamplesFitTheBudgetAndUseIt) {
 TEST(TaskGenerator, CopyRepeatsItsDigits) {
   TaskGenerator gen(Tokenizer{});
   const HaystackFn none = [](uint64_t, int64_t, std::vector<int32_t>&) {};
-  const EncodedExample e = gen.make("copy", 5, 200, none, ExampleFormat::kRaw);
+  const EncodedExample e = gen.make(SyntheticTask::kCopy, 5, 200, none, ExampleFormat::kRaw);
   const std::regex shape("Digits: ([0-9]( [0-9])*)\nRepeat the digits\\.");
   std::smatch m;
   ASSERT_TRUE(std::regex_match(e.text.prompt, m, shape)) << e.text.prompt;
   EXPECT_EQ(m[1].str(), e.text.answer) << "the answer is the prompt's digits, in order";
   EXPECT_GT(e.text.answer.size(), 40u) << "a 200-token budget holds more than 20 digits";
-  EXPECT_EQ(gen.make("copy", 5, 200, none, ExampleFormat::kRaw).text.answer, e.text.answer);
-  EXPECT_NE(gen.make("copy", 6, 200, none, ExampleFormat::kRaw).text.answer, e.text.answer);
+  EXPECT_EQ(gen.make(SyntheticTask::kCopy, 5, 200, none, ExampleFormat::kRaw).text.answer, e.text.answer);
+  EXPECT_NE(gen.make(SyntheticTask::kCopy, 6, 200, none, ExampleFormat::kRaw).text.answer, e.text.answer);
 }
 
 TEST(TaskGenerator, UuidsRepeatsItsUuids) {
   TaskGenerator gen(Tokenizer{});
   const HaystackFn none = [](uint64_t, int64_t, std::vector<int32_t>&) {};
-  const EncodedExample e = gen.make("uuids", 5, 300, none, ExampleFormat::kRaw);
+  const EncodedExample e = gen.make(SyntheticTask::kUuids, 5, 300, none, ExampleFormat::kRaw);
   // RULER's UUIDs (version 4, as evaluate draws them), space-separated
   const std::string u = "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}";
   const std::regex shape("UUIDs: (" + u + "( " + u + ")*)\nRepeat the UUIDs\\.");
@@ -294,8 +294,8 @@ TEST(TaskGenerator, UuidsRepeatsItsUuids) {
   EXPECT_EQ(m[1].str(), e.text.answer) << "the answer is the prompt's UUIDs, in order";
   EXPECT_GE(std::count(e.text.answer.begin(), e.text.answer.end(), ' '), 1)
       << "a 300-token byte budget holds more than one 36-byte UUID: " << e.text.answer;
-  EXPECT_EQ(gen.make("uuids", 5, 300, none, ExampleFormat::kRaw).text.answer, e.text.answer);
-  EXPECT_NE(gen.make("uuids", 6, 300, none, ExampleFormat::kRaw).text.answer, e.text.answer);
+  EXPECT_EQ(gen.make(SyntheticTask::kUuids, 5, 300, none, ExampleFormat::kRaw).text.answer, e.text.answer);
+  EXPECT_NE(gen.make(SyntheticTask::kUuids, 6, 300, none, ExampleFormat::kRaw).text.answer, e.text.answer);
 }
 
 // The trained niah task must be evaluate's niah prompt token for token (base and instruction
@@ -307,7 +307,7 @@ TEST(TaskGenerator, NiahIsEvaluatesOwnPromptTokenForToken) {
   const std::regex prefix(" The special magic number for ([a-z]+-[a-z]+) mentioned in the provided text is");
   for (const ExampleFormat fmt : {ExampleFormat::kRaw, ExampleFormat::kInstruction})
     for (uint64_t key = 1; key <= 8; ++key) {
-      const EncodedExample e = gen.make("niah", key, 400, fn, fmt);
+      const EncodedExample e = gen.make(SyntheticTask::kNiah, key, 400, fn, fmt);
       std::smatch m;
       ASSERT_TRUE(std::regex_match(e.text.answer_prefix, m, prefix)) << e.text.answer_prefix;
       const std::string query = m[1].str();
@@ -337,9 +337,9 @@ TEST(TaskGenerator, NiahKeysAsksOneOfSeveralNeedlesInRulersWords) {
   const std::regex needle("One of the special magic numbers for ([a-z]+-[a-z]+) is: ([0-9]{7})\\.");
   const std::regex prefix(" The special magic number for ([a-z]+-[a-z]+) mentioned in the provided text is");
   int not_last = 0, three = 0;
-  const int64_t least = gen.min_tokens("niah_keys", ExampleFormat::kRaw);
+  const int64_t least = gen.min_tokens(SyntheticTask::kNiahKeys, ExampleFormat::kRaw);
   for (uint64_t key = 1; key <= 40; ++key) {
-    const EncodedExample e = gen.make("niah_keys", key, key % 2 ? least : 400, fn, ExampleFormat::kRaw);
+    const EncodedExample e = gen.make(SyntheticTask::kNiahKeys, key, key % 2 ? least : 400, fn, ExampleFormat::kRaw);
     std::vector<std::pair<std::string, std::string>> found;
     for (std::sregex_iterator it(e.text.prompt.begin(), e.text.prompt.end(), needle), end; it != end; ++it)
       found.emplace_back((*it)[1].str(), (*it)[2].str());
@@ -376,7 +376,7 @@ TEST(TaskGenerator, NiahMixDrawsRulersShapes) {
   const std::regex uuid("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
   std::map<std::string, int> seen;
   for (uint64_t key = 1; key <= 96; ++key) {
-    const EncodedExample e = gen.make("niah_mix", key, 800, fn, ExampleFormat::kRaw);
+    const EncodedExample e = gen.make(SyntheticTask::kNiahMix, key, 800, fn, ExampleFormat::kRaw);
     ASSERT_LE(static_cast<int64_t>(e.tokens.size()), 800);
     std::smatch m;
     ASSERT_TRUE(std::regex_match(e.text.answer_prefix, m, prefix)) << e.text.answer_prefix;
@@ -410,9 +410,9 @@ TEST(TaskGenerator, NiahMixDrawsRulersShapes) {
   for (const char* shape : {"single", "single_3", "multikey_1", "needles", "multikey_3", "multivalue", "multiquery"})
     EXPECT_GE(seen[shape], 3) << shape << " (of 96 examples)";
   // Too small for four needles: one needle, one number.
-  const int64_t least = gen.min_tokens("niah_mix", ExampleFormat::kRaw);
+  const int64_t least = gen.min_tokens(SyntheticTask::kNiahMix, ExampleFormat::kRaw);
   for (uint64_t key = 1; key <= 16; ++key) {
-    const EncodedExample e = gen.make("niah_mix", key, least, fn, ExampleFormat::kRaw);
+    const EncodedExample e = gen.make(SyntheticTask::kNiahMix, key, least, fn, ExampleFormat::kRaw);
     EXPECT_LE(static_cast<int64_t>(e.tokens.size()), least);
     EXPECT_EQ(e.text.answer.find(','), std::string::npos) << e.text.answer;
   }
@@ -421,7 +421,7 @@ TEST(TaskGenerator, NiahMixDrawsRulersShapes) {
 TEST(TaskGenerator, WordsRepeatsDistinctWords) {
   TaskGenerator gen(Tokenizer{});
   const HaystackFn none = [](uint64_t, int64_t, std::vector<int32_t>&) {};
-  const EncodedExample e = gen.make("words", 5, 200, none, ExampleFormat::kRaw);
+  const EncodedExample e = gen.make(SyntheticTask::kWords, 5, 200, none, ExampleFormat::kRaw);
   const std::regex shape("Words: ([a-z]+( [a-z]+)*)\nRepeat the words\\.");
   std::smatch m;
   ASSERT_TRUE(std::regex_match(e.text.prompt, m, shape)) << e.text.prompt;
@@ -438,13 +438,13 @@ TEST(TaskGenerator, TaskListsAreChecked) {
   EXPECT_NE(config::check_task_list("kv,nedle").find("unknown task 'nedle'"), std::string::npos);
   EXPECT_NE(config::check_task_list("kv, vt"), "");
   EXPECT_NE(config::check_task_list(""), "");
-  EXPECT_EQ(config::parse_task_list("vt,kv"), (std::vector<std::string>{"vt", "kv"}));
+  EXPECT_EQ(config::parse_task_list("vt,kv"), (std::vector<SyntheticTask>{SyntheticTask::kVt, SyntheticTask::kKv}));
 }
 
 TEST(SyntheticMixer, RefusesWindowsTooSmallForATask) {
   const Tokenizer tok;
   try {
-    SyntheticMixer m(spec(0.5, 1, {"needle"}), tok, 64);
+    SyntheticMixer m(spec(0.5, 1, {SyntheticTask::kNeedle}), tok, 64);
     FAIL() << "a 65-token window cannot hold a byte-level needle example";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("train.seq_len"), std::string::npos) << e.what();
