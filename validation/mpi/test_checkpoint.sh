@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checkpoints and resume: keep-last-N and latest; bit-exact resume on the same layout, also from a
 # format-1 checkpoint; a checkpoint
-# saved at tp=2 resumed at dp=2; h5py reads the layout; a damaged newest checkpoint is skipped with a
+# saved at tp=2 resumed at dp=2, one saved at cp=2 with ZeRO-1 over cp × dp resumed at tp=2 with
+# sequence parallelism (and bit-exactly on its own layout); h5py reads the layout; a damaged newest checkpoint is skipped with a
 # warning; another architecture is refused naming dataset and shapes; finished and unfinished runs
 # are not clobbered; SIGUSR1 checkpoints and exits 75; SIGKILL during a write leaves the previous
 # checkpoint intact and resumable.
@@ -48,6 +49,17 @@ check "zero1 straight" run 2 "$WORK/zs" "${args[@]}" --parallel.dp 2 --parallel.
 check "zero1 resume is bit-exact" cmp "$WORK/z" "$WORK/zs" --exact
 check "zero1 checkpoint resumed at tp=2" run 2 "$WORK/z2" "${args[@]}" --parallel.tp 2 --resume auto
 check "  ...matches straight" within_floor "$WORK/z2" "$WORK/a" --name "zero1 then tp=2"
+
+# Context parallelism: ZeRO-1 shards the moments over the cp × dp ranks that hold the same weights,
+# and cp ranks other than the first write nothing of the model. Resumed bit-exactly on the same
+# layout, and at tp=2 with sequence parallelism.
+check "cp=2 zero1 first half" expect_rc 75 run 2 "$WORK/cz" "${args[@]}" --parallel.cp 2 --parallel.zero1 true --train.steps_per_run 10
+cp -r "$WORK/cz" "$WORK/cz2"
+check "cp=2 zero1 second half" run 2 "$WORK/cz" "${args[@]}" --parallel.cp 2 --parallel.zero1 true --resume auto
+check "cp=2 zero1 straight" run 2 "$WORK/czs" "${args[@]}" --parallel.cp 2 --parallel.zero1 true
+check "cp=2 resume is bit-exact" cmp "$WORK/cz" "$WORK/czs" --exact
+check "cp=2 checkpoint resumed at tp=2 sp" run 2 "$WORK/cz2" "${args[@]}" --parallel.tp 2 --parallel.sequence_parallel true --resume auto
+check "  ...matches straight" within_floor "$WORK/cz2" "$WORK/a" --name "cp=2 zero1 then tp=2 sp"
 
 # Refusals that protect runs.
 check "finished run refused" expect_rc 2 run 1 "$WORK/a" "${args[@]}"

@@ -6,7 +6,8 @@
 #     (losses and weights); the bf16 table within noise_floor's factor of the bf16 floor: how far
 #     the CPU run moves when its initial weights are rounded to bf16 (what bf16 inputs alone cost,
 #     as test_gpu_cases.h derives the op tolerances);
-#   - tp=2 and dp=2 with ZeRO-1 under mpirun (fp32, within 1e-5 of the one-rank CPU run), and sft;
+#   - tp=2, dp=2 with ZeRO-1, cp=2 with recompute full and tp=2 with sequence parallelism under
+#     mpirun (fp32, within 1e-5 of the one-rank CPU run), and sft;
 #   - a checkpoint written on the emulated GPU resumes on the CPU and the reverse;
 #   - SIGUSR1 checkpoints and exits 75;
 #   - evaluate decodes the same tokens on the emulated GPU as on the CPU.
@@ -72,6 +73,12 @@ if ((RANKS >= 2)); then
   check "emulated dp=2 ZeRO-1" erun pretrain fp32 2 "$WORK/z" "${args[@]}" --parallel.dp 2 --parallel.zero1 true
   check "  ...matches the cpu" cmp "$WORK/z" "$WORK/a" --max-rel 1e-5 --name "emulated dp=2 zero1"
   check "  ...on the emulated GPU" grep -q "parameters .* (GPU)" "$WORK/z/log.txt"
+  # Context parallelism through the device tables (attention with a query offset, row gathers,
+  # device copies) and the emulated NCCL's all-gather and reduce-scatter; sequence parallelism.
+  check "emulated cp=2 recompute full" erun pretrain fp32 2 "$WORK/cp2" "${args[@]}" --parallel.cp 2 --train.recompute full
+  check "  ...matches the cpu" cmp "$WORK/cp2" "$WORK/a" --max-rel 1e-5 --name "emulated cp=2 full"
+  check "emulated tp=2 sequence-parallel" erun pretrain fp32 2 "$WORK/sp2" "${args[@]}" --parallel.tp 2 --parallel.sequence_parallel true
+  check "  ...matches the cpu" cmp "$WORK/sp2" "$WORK/a" --max-rel 1e-5 --name "emulated tp=2 sp"
 fi
 
 check "emulated first half exits 75" expect_rc 75 erun pretrain fp32 1 "$WORK/e2c" "${args[@]}" --train.steps_per_run 5
