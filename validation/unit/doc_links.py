@@ -1,12 +1,11 @@
 #!/usr/bin/env python3
 """Every relative link in README.md, CONTRIBUTING.md, CHANGELOG.md and docs/**/*.md resolves: the
 file or directory exists, and a #fragment into a Markdown file names one of its headings (GitHub's
-anchors). A page named with --pending PATH may be missing (a page another branch is writing).
-usage: doc_links.py SOURCE_DIR [--pending PATH]..."""
+anchors).
+usage: doc_links.py SOURCE_DIR"""
 import pathlib, re, sys
 
 args = sys.argv[1:]
-pending = {args[i + 1] for i, a in enumerate(args) if a == "--pending" and i + 1 < len(args)}
 root = pathlib.Path(args[0] if args else ".").resolve()
 pages = [root / n for n in ("README.md", "CONTRIBUTING.md", "CHANGELOG.md") if (root / n).exists()]
 pages += sorted((root / "docs").rglob("*.md"))
@@ -43,8 +42,6 @@ for page in pages:
             path, _, frag = target.partition("#")
             dest = (page.parent / path).resolve() if path else page
             where = f"{page.relative_to(root)}:{no}: {target}"
-            if not dest.exists() and str(dest.relative_to(root)) in pending:
-                continue
             if not dest.exists():
                 bad.append(f"{where}: no such file")
             elif frag and dest.suffix == ".md" and frag not in anchors(dest):
