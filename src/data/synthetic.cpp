@@ -106,7 +106,7 @@ TaskExample repeat_example(const char* task, const std::string& label, const std
 
 // The induction warm-up: a random string of digits and its repetition. Copying what followed the
 // previous occurrence of the current token is the circuit retrieval is built on; a model learns it
-// here before the needle tasks can teach anything (how much sooner: docs/studies/toy_ruler/README.md).
+// here before the needle tasks can teach anything (how much sooner: docs/studies/toy_ruler.md).
 TaskExample build_copy(const Draw& d, int64_t n_digits) {
   Rng r = d.rng();
   std::string s;

@@ -3,7 +3,7 @@
 // chance, through the same prompt, decoding and scoring path evaluate uses. Chance is ~1e-7: the
 // answer is a random 7-digit number stated once in the context.
 //
-// What makes "briefly" possible (the measurements: docs/studies/toy_ruler/README.md):
+// What makes "briefly" possible (the measurements: docs/studies/toy_ruler.md):
 //  * a BPE tokenizer trained on niah_single_1 text, so RULER's ~400-byte template takes a few dozen
 //    tokens and the task fits 160 tokens (the byte tokenizer needs ~480 tokens for the template
 //    alone); digits are left out of its training text so numbers stay one token per digit;
