@@ -104,7 +104,7 @@ struct AttentionCall {
 int64_t scratch_bytes(const config::ModelConfig& l, int64_t rows, const AttentionCall& c, int64_t chunk_rows) {
   const int64_t d = l.d_model, V = l.vocab_size;
   const int64_t Q = config::q_width(l), K = config::k_width(l), VD = config::v_width(l), A = config::attn_out_width(l);
-  const int64_t W = std::max({l.d_ff, Q, K, VD, A, d});
+  const int64_t W = std::max({l.d_ff, Q, K, VD, A});  // the widest product beside d_model
   const int64_t gemm = mul(2, add(mul(rows, add(W, d)), mul(W, d)));
   const int64_t head = mul(2, add(mul(chunk_rows, add(V, d)), mul(V, d)));
   const int64_t nq = mul(c.B, c.Tq, Q), no = mul(c.B, c.Tq, A), stats = mul(c.B, c.Tq, l.n_heads);
