@@ -234,6 +234,12 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
   return p;
 }
 
+void count_program(MemoryPlan& plan, int64_t resident) {
+  if (resident >= 0)
+    plan.parts.push_back({"program (code, libraries, runtimes: resident when planned)", resident, false,
+                          "no key: the binary and its libraries"});
+}
+
 bool overflows(const MemoryPlan& plan) {
   return std::any_of(plan.parts.begin(), plan.parts.end(), [](const MemoryPart& p) { return p.bytes == kOverflow; });
 }

@@ -57,6 +57,12 @@ struct EvalShape {
 // replica per rank.
 MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalShape& e);
 
+// Adds the program itself to the host parts: its code, libraries and runtimes (MPI, OpenMP, the
+// BLAS) as resident when the plan is made (`resident`: VmRSS, util/peak_memory.h; < 0 adds
+// nothing). About 180 MiB for a CPU rank here, which a small job's plan would miss by more than
+// 10%; a GPU rank's CUDA context adds host memory later that this does not see.
+void count_program(MemoryPlan& plan, int64_t resident);
+
 // Parameters one tensor-parallel rank holds (model::make_model's n_params), saturating.
 int64_t params_per_rank(const config::ModelConfig& m, int tp);
 

@@ -22,6 +22,7 @@
 #include "train/trainer.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/peak_memory.h"
 
 #include <mpi.h>
 
@@ -172,7 +173,8 @@ int answer_plan(const StageSpec& spec, config::Config cfg, const PlanFlags& plan
     resolve_vocab(cfg, data::open_shard(cfg.data.train));
   }
   if (plans_for_gpu(plan, cfg.train.device, device_was_auto)) cfg.train.device = config::Device::kCuda;
-  const MemoryPlan p = training_plan(spec.name, cfg, {d.tp, d.cp, d.dp, cfg.parallel.sequence_parallel});
+  MemoryPlan p = training_plan(spec.name, cfg, {d.tp, d.cp, d.dp, cfg.parallel.sequence_parallel});
+  count_program(p, resident_bytes());  // this process stands in for a rank of the job
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return 0;
@@ -225,8 +227,9 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   // Before anything large is allocated or the run directory is touched (app/memory_check.h); the
   // GPU plan against this rank's own GPU.
   if (cfg.train.device == config::Device::kCuda) parallel::select_local_gpu();
-  const std::string memory = check_memory_plan(
-      training_plan(spec.name, cfg, {grid.tp, grid.cp, grid.dp, cfg.parallel.sequence_parallel}), *grid.world);
+  MemoryPlan memory_plan = training_plan(spec.name, cfg, {grid.tp, grid.cp, grid.dp, cfg.parallel.sequence_parallel});
+  count_program(memory_plan, resident_bytes());
+  const std::string memory = check_memory_plan(memory_plan, *grid.world);
   std::unique_ptr<io::RunDir> run;
   if (grid.is_root()) {
     prepare_run_dir(run_dir, resume == "auto", flags.force);

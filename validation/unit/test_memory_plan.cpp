@@ -10,6 +10,7 @@
 #include "model/model.h"
 #include "ops.h"
 #include "util/error.h"
+#include "util/peak_memory.h"
 
 #include <gtest/gtest.h>
 
@@ -257,6 +258,25 @@ TEST(MemoryPlan, PlanLineIsOneLineInHumanUnits) {
   EXPECT_EQ(app::format_bytes(1536), "1.5 KiB");
   EXPECT_EQ(app::format_bytes(int64_t{3} << 30), "3.0 GiB");
   EXPECT_EQ(app::format_bytes(100), "100 B");
+}
+
+// The program itself is a host part of its own (VmRSS when planned), never a GPU one.
+TEST(MemoryPlan, TheProgramIsAHostPart) {
+  config::Config gpu = tiny_config();
+  gpu.train.device = config::Device::kCuda;
+  app::MemoryPlan p = app::training_plan("pretrain", gpu, {});
+  const int64_t host = app::host_bytes(p), device = app::device_bytes(p);
+  app::count_program(p, 123456789);
+  EXPECT_EQ(app::host_bytes(p), host + 123456789);
+  EXPECT_EQ(app::device_bytes(p), device);
+  app::count_program(p, -1);  // unknown: nothing added
+  EXPECT_EQ(app::host_bytes(p), host + 123456789);
+  const std::string status = "Name:\tpretrain\nVmPeak:\t  900 kB\nVmHWM:\t   2048 kB\nVmRSS:\t   1024 kB\n";
+  EXPECT_EQ(status_field_bytes(status, "VmHWM"), 2048 * 1024);
+  EXPECT_EQ(status_field_bytes(status, "VmRSS"), 1024 * 1024);
+  EXPECT_EQ(status_field_bytes(status, "VmSwap"), -1);
+  EXPECT_GT(resident_bytes(), 0);
+  EXPECT_GE(peak_resident_bytes(), resident_bytes());
 }
 
 TEST(AvailableMemory, ReadsMemAvailableAndTheCgroupPath) {
