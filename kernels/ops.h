@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace headroom::kernels {
 
@@ -177,5 +178,13 @@ enum class AttentionKernel { kAuto, kFlash, kSimt };
 const Ops& cuda_ops(AttentionKernel attention = AttentionKernel::kAuto);
 // GPUs this process can use: 0 in a build without CUDA and on a machine without a driver or device.
 int cuda_device_count();
+// The memory of the GPU this process's CUDA calls go to (select it first: the query creates its
+// context), for the memory plan: cudaMemGetInfo's total on a GPU, the arena's range on the emulated
+// device. bytes < 0 when there is none (a build without CUDA, no usable GPU); source says which.
+struct DeviceMemory {
+  int64_t bytes = -1;
+  std::string source;  // "cudaMemGetInfo total of GPU 0, NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)"
+};
+DeviceMemory cuda_device_memory();
 
 }  // namespace headroom::kernels

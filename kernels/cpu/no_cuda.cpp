@@ -11,4 +11,6 @@ const Ops& cuda_ops(AttentionKernel) {
 
 int cuda_device_count() { return 0; }
 
+DeviceMemory cuda_device_memory() { return {-1, "Headroom was built without CUDA"}; }
+
 }  // namespace headroom::kernels

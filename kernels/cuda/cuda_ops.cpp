@@ -20,6 +20,12 @@ constexpr cuda::TableNames kNames{"cuda", "cuda-flash", "cuda-simt", "cuda-fp32"
 
 int cuda_device_count() { return cuda::device_count(); }
 
+DeviceMemory cuda_device_memory() {
+  if (cuda::device_count() == 0) return {-1, "no usable GPU (cudaGetDeviceCount found none)"};
+  const int d = cuda::current_device();
+  return {cuda::total_memory(), cat("cudaMemGetInfo total of GPU ", d, ", ", cuda::describe_device(d))};
+}
+
 const Ops& cuda_ops_bf16(AttentionKernel attention) {
   require_gpu();
   return cuda::table_for(kNames, true, attention);

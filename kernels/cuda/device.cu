@@ -25,4 +25,10 @@ int current_device() {
   return d;
 }
 
+long long total_memory() {
+  std::size_t free_b = 0, total_b = 0;
+  HEADROOM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return static_cast<long long>(total_b);
+}
+
 }  // namespace headroom::kernels::cuda

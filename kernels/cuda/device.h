@@ -15,4 +15,7 @@ std::string describe_device(int device);
 // The device this thread's CUDA calls go to (cudaGetDevice).
 int current_device();
 
+// cudaMemGetInfo's total of the current device, in bytes (creates its context).
+long long total_memory();
+
 }  // namespace headroom::kernels::cuda

@@ -18,6 +18,7 @@
 #include "parallel/grid.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/peak_memory.h"
 #include "util/version.h"
 
 #include <algorithm>
@@ -157,8 +158,9 @@ int run_evaluate_stage(int argc, char** argv) {
   parallel::Grid grid = parallel::make_grid(1, 0);  // evaluation is data-parallel only
   // Before the model, the KV cache or the run directory (app/memory_check.h).
   const app::EvalShape shape{*std::max_element(job.lengths.begin(), job.lengths.end()), ecfg.prefill_chunk};
-  const std::string memory =
-      app::check_memory_plan(app::evaluation_plan(cfg.model, cfg.train.device == config::Device::kCuda, shape), *grid.world);
+  app::MemoryPlan memory_plan = app::evaluation_plan(cfg.model, cfg.train.device == config::Device::kCuda, shape);
+  app::count_program(memory_plan, resident_bytes());
+  const std::string memory = app::check_memory_plan(memory_plan, *grid.world);
   std::unique_ptr<io::RunDir> run;
   if (grid.is_root()) {
     run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force));

@@ -1,7 +1,9 @@
 #include "app/memory_plan.h"
 
 #include "config/keys.h"
+#include "model/activations.h"
 #include "model/shard.h"
+#include "model/token_layout.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -31,12 +33,6 @@ int64_t mul(int64_t a, int64_t b) {
 template <class... Rest>
 int64_t mul(int64_t a, int64_t b, int64_t c, Rest... rest) {
   return mul(mul(a, b), c, rest...);
-}
-
-// The Carver of activations.cpp rounds every block up to 16 elements (64-byte alignment).
-int64_t block(int64_t n) {
-  const int64_t up = add(n, 15);
-  return up == kOverflow ? kOverflow : up / 16 * 16;
 }
 
 int64_t ceil_div(int64_t a, int64_t b) {
@@ -95,6 +91,29 @@ int64_t largest_tensor(const config::ModelConfig& l) {
                    mul(l.n_heads, l.head_dim_v, d)});
 }
 
+// One attention call's queries and keys (per window) and windows.
+struct AttentionCall {
+  int64_t B = 1, Tq = 0, Tk = 0;
+};
+
+// The CUDA backend's one scratch workspace (kernels/cuda/runtime.cu: scratch) at its largest: the
+// rounded bf16 operands of a GEMM (kernels/cuda/gemm.cu: matmul_bf16) over `rows` tokens or the LM
+// head's chunk, or cuDNN attention's backward pass with its bf16 copies, statistics and dQ
+// accumulator (kernels/cuda/cudnn_attention.cu), grown by a quarter and 1 MiB as scratch() grows
+// it. An upper bound: the fp32 datapath and Headroom's own attention kernels take less.
+int64_t scratch_bytes(const config::ModelConfig& l, int64_t rows, const AttentionCall& c, int64_t chunk_rows) {
+  const int64_t d = l.d_model, V = l.vocab_size;
+  const int64_t Q = config::q_width(l), K = config::k_width(l), VD = config::v_width(l), A = config::attn_out_width(l);
+  const int64_t W = std::max({l.d_ff, Q, K, VD, A});  // the widest product beside d_model
+  const int64_t gemm = mul(2, add(mul(rows, add(W, d)), mul(W, d)));
+  const int64_t head = mul(2, add(mul(chunk_rows, add(V, d)), mul(V, d)));
+  const int64_t nq = mul(c.B, c.Tq, Q), no = mul(c.B, c.Tq, A), stats = mul(c.B, c.Tq, l.n_heads);
+  const int64_t nk = mul(c.B, c.Tk, K), nv = mul(c.B, c.Tk, VD);
+  const int64_t attention = add(mul(4, add(add(nq, nk), add(nv, no))), mul(kFloat, add(mul(2, stats), nq)));
+  const int64_t most = std::max({gemm, head, attention});
+  return most == kOverflow ? kOverflow : add(add(most, most / 4), int64_t{1} << 20);
+}
+
 }  // namespace
 
 int64_t params_per_rank(const config::ModelConfig& m, int tp) {
@@ -109,75 +128,65 @@ int64_t params_per_rank(const config::ModelConfig& m, int tp) {
   return add(add(embeddings, d), mul(m.n_layers, layer));  // + final_norm
 }
 
-ActivationFloats activation_floats(const config::ModelConfig& c, int64_t B, int64_t T) {
-  const int64_t BT = mul(B, T), d = c.d_model, F = c.d_ff;
-  const int64_t Q = mul(c.n_heads, c.head_dim_qk), K = mul(c.n_kv_heads, c.head_dim_qk);
-  const int64_t VD = mul(c.n_kv_heads, c.head_dim_v), A = mul(c.n_heads, c.head_dim_v);
-  const bool pre = c.norm_order == config::NormOrder::kPre, qk = c.qk_norm != config::QkNorm::kNone;
-  const int64_t qk_rows = c.qk_norm == config::QkNorm::kHead ? mul(BT, c.n_heads) : BT;
-  const int64_t k_rows = c.qk_norm == config::QkNorm::kHead ? mul(BT, c.n_kv_heads) : BT;
-  const int64_t BTd = block(mul(BT, d)), BTF = block(mul(BT, F)), BTQ = block(mul(BT, Q));
-  const int64_t BTK = block(mul(BT, K)), BTV = block(mul(BT, VD)), BTA = block(mul(BT, A));
-  // One layer, in carve()'s order.
-  int64_t layer = 0;
-  for (const int64_t n : {pre ? BTd : 0, block(BT), qk ? BTQ : 0, qk ? BTK : 0, qk ? block(qk_rows) : 0,
-                          qk ? block(k_rows) : 0, BTQ, BTK, BTV, BTA, block(mul(B, c.n_heads, T)), BTd, BTd,
-                          pre ? BTd : 0, block(BT), BTF, BTF, BTF, BTd})
-    layer = add(layer, n);
-  ActivationFloats a;
-  const int64_t chunk_rows = std::clamp<int64_t>((int64_t{1} << 21) / std::max<long>(c.vocab_size, 1), 1,
-                                                 std::max<int64_t>(BT, 1));
-  a.logits = block(mul(chunk_rows, c.vocab_size));
-  const int64_t head_rows = mul(2, block(mul(chunk_rows, d)));  // head_x, head_dx
-  const int64_t heads = std::max<int64_t>(c.n_heads, 1);
-  int64_t rest = 0;  // resid streams, final norm, losses, backward scratch
-  for (const int64_t n : {mul(add(c.n_layers, 1), BTd), BTd, block(BT), block(BT), mul(3, BTd), mul(3, BTF),
-                          mul(2, BTQ), mul(2, BTK), BTV, BTA, mul(2, block(mul(BT, heads)))})
-    rest = add(rest, n);
-  a.arena = add(add(add(mul(c.n_layers, layer), rest), a.logits), head_rows);
-  return a;
-}
-
-MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, int tp, int dp) {
+MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, const TrainingLayout& layout) {
   const auto& m = cfg.model;
   const auto& t = cfg.train;
+  const int tp = layout.tp, replicas = layout.cp * layout.dp;
   model::check_tp(m, tp);  // local_config divides by tp
   const config::ModelConfig l = model::local_config(m, tp);
-  const int64_t T = t.seq_len, micro = micro_batch(t, dp), share = t.global_batch / std::max(dp, 1);
+  const int64_t T = t.seq_len, micro = micro_batch(t, layout.dp), share = t.global_batch / std::max(layout.dp, 1);
+  // Rank 0's tokens: every rank of the grid keeps as many (check_layout refuses uneven cuts).
+  const bool sp = layout.sequence_parallel && tp > 1;
+  const model::TokenLayout tokens{T, layout.cp, 0, sp ? tp : 1, 0, 0};
+  model::check_layout(tokens, micro);
+  const int64_t R = tokens.res_rows(micro), T_len = tokens.T_len();
   const int64_t P = params_per_rank(m, tp);
-  const int64_t moments = cfg.parallel.zero1 && dp > 1 ? ceil_div(P, dp) : P;  // ZeRO-1: a range of ⌈P / dp⌉
-  const ActivationFloats act = activation_floats(l, micro, T);
+  const bool zero = cfg.parallel.zero1 && replicas > 1;
+  const int64_t moments = zero ? ceil_div(P, replicas) : P;  // ZeRO-1: the largest range, ⌈P / (cp·dp)⌉
+  const model::ActivationFloats act = model::activation_floats(l, tokens, micro, t.recompute);
   const RopeFloats rope = rope_floats(m, T);
-  const std::string seq = key("train.seq_len", T), batch = batch_keys(t, dp);
+  const std::string seq = key("train.seq_len", T), batch = batch_keys(t, layout.dp);
+  const std::string lay = keys(key("parallel.tp", tp), key("parallel.cp", layout.cp),
+                               key("parallel.sequence_parallel", sp ? "true" : "false"));
 
   MemoryPlan p;
   p.stage = stage;
   p.device_elsewhere = t.device == config::Device::kCuda;
-  p.advice = "split the model over more tensor-parallel ranks (parallel.tp) or the batch over more data-parallel "
-             "ones (parallel.dp; parallel.zero1 true splits the optimizer moments), on more nodes";
+  p.advice = "set train.recompute = full (or selective), split each sequence over context-parallel ranks "
+             "(parallel.cp) or the model over tensor-parallel ones (parallel.tp, with parallel.sequence_parallel "
+             "true), or set parallel.zero1 true to split the optimizer moments over the cp × dp ranks, on more nodes";
   p.parts.push_back({"parameters", mul(P, kFloat), true, param_keys(m, tp)});
   p.parts.push_back({"gradients", mul(P, kFloat), true, param_keys(m, tp)});
   p.parts.push_back({"optimizer moments", mul(2, moments, kFloat), true,
-                     keys(param_keys(m, tp), key("parallel.zero1", cfg.parallel.zero1 ? "true" : "false"))});
-  // The arena without its logits chunk, plus the token ids and targets on the backend and the LM
-  // head's compacted rows and targets.
+                     keys(param_keys(m, tp), key("parallel.zero1", cfg.parallel.zero1 ? "true" : "false"),
+                          key("parallel.cp", layout.cp), key("parallel.dp", layout.dp))});
+  // The arena without its logits chunk, plus its int32 buffers (ids, targets, the LM head's rows
+  // and targets, context parallelism's row maps).
   const int64_t acts = act.arena == kOverflow ? kOverflow : act.arena - act.logits;
-  p.parts.push_back({"activations", add(mul(acts, kFloat), mul(4, micro, T, kInt32)), true,
-                     keys(seq, batch, width_keys(m))});
+  p.parts.push_back({"activations", add(mul(acts, kFloat), mul(act.index_ints, kInt32)), true,
+                     keys(seq, batch, key("train.recompute", config::name_of(t.recompute)), lay, width_keys(m))});
   p.parts.push_back({"logits", mul(act.logits, kFloat), true, key("model.vocab_size", m.vocab_size)});
   p.parts.push_back({"RoPE tables", mul(rope.both, kFloat), true,
                      keys(seq, key("model.head_dim_qk", m.head_dim_qk))});
-  // Host: the rank's ids and targets for a step, the per-token losses of a micro-batch and the LM
-  // head's compacted rows and targets, the sampler's window and its temporaries, the RoPE tables
-  // being built, one checkpoint tensor.
+  // cp > 1: one call per window and zig-zag segment, over the keys of the whole window at most.
+  const AttentionCall call = layout.cp == 1 ? AttentionCall{micro, T_len, T_len}
+                                            : AttentionCall{1, tokens.segment_len(), T};
+  if (p.device_elsewhere)
+    p.parts.push_back({"kernel scratch (upper bound)",
+                       scratch_bytes(l, mul(micro, T_len), call, act.logits / std::max<long>(l.vocab_size, 1)), true,
+                       keys(seq, batch, lay, width_keys(m), key("model.vocab_size", m.vocab_size))});
+  // Host: the rank's whole windows of a step and its tokens of a micro-batch (ids and targets), the
+  // per-token losses of a micro-batch and the LM head's rows and targets, the sampler's window and
+  // its temporaries, the RoPE tables being built, one checkpoint tensor.
   int64_t host = mul(2, share, T, kInt32);
-  host = add(host, mul(micro, T, kFloat));
-  host = add(host, mul(2, micro, T, kInt32));
+  host = add(host, mul(2, micro, T_len, kInt32));
+  host = add(host, mul(R, kFloat));
+  host = add(host, mul(2, R, kInt32));
   host = add(host, mul(3, add(T, 1), kInt32));
   host = add(host, mul(rope.largest, kFloat));
   host = add(host, mul(largest_tensor(l), kFloat));
   p.parts.push_back({"host buffers", host, false, keys(seq, key("train.global_batch", t.global_batch),
-                                                       key("parallel.dp", dp))});
+                                                       key("parallel.dp", layout.dp))});
   if (t.probe_every > 0)  // train/probe.cpp: a micro-batch's logits on the host, its ids and targets
     p.parts.push_back({"probe logits (host)", add(mul(micro, T, m.vocab_size, kFloat), mul(2, micro, T, kInt32)),
                        false, keys(key("train.probe_every", t.probe_every), seq, batch,
@@ -192,7 +201,8 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
   const int64_t P = params_per_rank(m, 1);
   config::ModelConfig one_layer = m;
   one_layer.n_layers = 1;
-  const ActivationFloats act = activation_floats(one_layer, 1, chunk);
+  const model::ActivationFloats act = model::activation_floats(one_layer, model::TokenLayout{chunk}, 1,
+                                                               config::Recompute::kNone);
   const RopeFloats rope = rope_floats(m, mul(2, cap));
   const std::string len = key(e.length_key, e.max_length), pre = key(e.chunk_key, e.prefill_chunk);
 
@@ -207,19 +217,28 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
                      keys(len, key("model.n_layers", m.n_layers), key("model.n_kv_heads", m.n_kv_heads),
                           key("model.head_dim_qk", m.head_dim_qk), key("model.head_dim_v", m.head_dim_v))});
   const int64_t acts = act.arena == kOverflow ? kOverflow : act.arena - act.logits;
-  p.parts.push_back({"prefill activations", add(mul(acts, kFloat), mul(4, chunk, kInt32)), true,
+  p.parts.push_back({"prefill activations", add(mul(acts, kFloat), mul(act.index_ints, kInt32)), true,
                      keys(pre, len, width_keys(m))});
   // The LM-head chunk on the backend, and token_logprobs' [chunk, vocab] host copy.
   p.parts.push_back({"logits", add(mul(act.logits, kFloat), mul(add(chunk, 1), m.vocab_size, kFloat)), false,
                      keys(pre, len, key("model.vocab_size", m.vocab_size))});
   p.parts.push_back({"RoPE tables", mul(add(rope.both, rope.largest), kFloat), true,
                      keys(len, key("model.head_dim_qk", m.head_dim_qk))});
+  if (cuda)  // a prefill chunk's queries against the cached keys of the longest context
+    p.parts.push_back({"kernel scratch (upper bound)",
+                       scratch_bytes(m, chunk, {1, chunk, cap}, act.logits / std::max<long>(m.vocab_size, 1)), true,
+                       keys(pre, len, width_keys(m), key("model.vocab_size", m.vocab_size))});
   // A sample's text (two candidates while fitting it to the length), its token ids, the loss
   // window and its per-token log-probabilities: an estimate of 64 bytes per context token.
   p.parts.push_back({"sample buffers (host)", mul(cap, 64), false, len});
   return p;
 }
 
+void count_program(MemoryPlan& plan, int64_t resident) {
+  if (resident >= 0)
+    plan.parts.push_back({"program (code, libraries, runtimes: resident when planned)", resident, false,
+                          "no key: the binary and its libraries"});
+}
 
 bool overflows(const MemoryPlan& plan) {
   return std::any_of(plan.parts.begin(), plan.parts.end(), [](const MemoryPart& p) { return p.bytes == kOverflow; });
@@ -239,6 +258,7 @@ std::string format_bytes(int64_t bytes) {
 namespace {
 
 bool in_host_memory(const MemoryPlan& plan, const MemoryPart& part) { return !(plan.device_elsewhere && part.device); }
+bool on_gpu(const MemoryPlan& plan, const MemoryPart& part) { return !in_host_memory(plan, part); }
 
 std::string exact(int64_t bytes) {
   return bytes == kOverflow ? std::string("over 9223372036854775807 bytes: overflows int64") : cat(bytes, " bytes");
@@ -249,17 +269,17 @@ std::string parts_text(const MemoryPlan& plan) {
   for (const auto& part : plan.parts) {
     out += out.empty() ? "" : ", ";
     out += cat(part.name, " ", format_bytes(part.bytes));
-    if (!in_host_memory(plan, part)) out += " (GPU)";
+    if (on_gpu(plan, part)) out += " (GPU)";
   }
   return out;
 }
 
-// The keys of the two largest parts that count (host parts, and any part that overflows), each
-// key once.
-std::string largest_keys(const MemoryPlan& plan) {
+// The keys of the two largest parts of one memory (`gpu`: the GPU's, else the host's; and any part
+// that overflows), each key once.
+std::string largest_keys(const MemoryPlan& plan, bool gpu) {
   std::vector<const MemoryPart*> order;
   for (const auto& part : plan.parts)
-    if (in_host_memory(plan, part) || part.bytes == kOverflow) order.push_back(&part);
+    if (on_gpu(plan, part) == gpu || part.bytes == kOverflow) order.push_back(&part);
   std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->bytes > b->bytes; });
   std::vector<std::string> seen;
   std::string out;
@@ -276,6 +296,18 @@ std::string largest_keys(const MemoryPlan& plan) {
   return out;
 }
 
+// Every part with its exact bytes; `gpu` says which memory's parts count.
+std::string counted_parts(const MemoryPlan& plan, bool gpu) {
+  std::string out;
+  for (const auto& part : plan.parts) {
+    const bool counted = on_gpu(plan, part) == gpu;
+    const char* elsewhere = gpu ? "; in host memory, not counted here)" : "; on the GPU, not counted here)";
+    out += cat(out.empty() ? "" : ", ", part.name, " ", format_bytes(part.bytes), " (", exact(part.bytes),
+               counted ? ")" : elsewhere);
+  }
+  return out;
+}
+
 }  // namespace
 
 int64_t host_bytes(const MemoryPlan& plan) {
@@ -285,28 +317,64 @@ int64_t host_bytes(const MemoryPlan& plan) {
   return sum;
 }
 
+int64_t device_bytes(const MemoryPlan& plan) {
+  int64_t sum = 0;
+  for (const auto& part : plan.parts)
+    if (on_gpu(plan, part)) sum = add(sum, part.bytes);
+  return sum;
+}
+
+bool fits_device(const MemoryPlan& plan, int64_t gpu_memory) {
+  return !plan.device_elsewhere || gpu_memory < 0 || add(device_bytes(plan), kDeviceReserve) <= gpu_memory;
+}
+
 std::string plan_line(const MemoryPlan& plan) {
   return cat("memory plan per rank: ", format_bytes(host_bytes(plan)), plan.device_elsewhere ? " of host memory" : "",
+             plan.device_elsewhere ? cat(", ", format_bytes(device_bytes(plan)), " + ", format_bytes(kDeviceReserve),
+                                         " reserved of GPU memory")
+                                   : "",
              " (", parts_text(plan), ")");
+}
+
+std::string plan_table(const MemoryPlan& plan) {
+  std::string out = cat("memory plan of ", plan.stage, " per rank:\n");
+  for (const auto& part : plan.parts) {
+    char figure[24];
+    std::snprintf(figure, sizeof figure, "%12s", format_bytes(part.bytes).c_str());
+    out += cat("  ", figure, "  ", on_gpu(plan, part) ? "GPU " : "host", "  ", part.name, "  [", part.keys, "]\n");
+  }
+  out += cat("  host total ", format_bytes(host_bytes(plan)), " (", exact(host_bytes(plan)), ")\n");
+  if (plan.device_elsewhere)
+    out += cat("  GPU total ", format_bytes(device_bytes(plan)), " (", exact(device_bytes(plan)), ") + ",
+               kDeviceReserveText, " = ", format_bytes(add(device_bytes(plan), kDeviceReserve)), " (",
+               exact(add(device_bytes(plan), kDeviceReserve)), ")\n");
+  return out;
 }
 
 std::string plan_refusal(const MemoryPlan& plan, int ranks_on_node, int64_t available,
                          const std::string& available_source) {
   const int64_t per_rank = host_bytes(plan), node = mul(per_rank, std::max(ranks_on_node, 1));
-  std::string parts;
-  for (const auto& part : plan.parts)
-    parts += cat(parts.empty() ? "" : ", ", part.name, " ", format_bytes(part.bytes), " (", exact(part.bytes),
-                 in_host_memory(plan, part) ? ")" : "; on the GPU, not counted here)");
   std::string out = cat("the memory plan of ", plan.stage, " does not fit",
                         overflows(plan) ? " (a size overflows 64-bit integers)" : "", ": needed ", format_bytes(per_rank),
-                        " (", exact(per_rank), ") per rank: ", parts);
+                        " (", exact(per_rank), ") per rank: ", counted_parts(plan, false));
   if (ranks_on_node > 1)
     out += cat("; ", format_bytes(node), " (", exact(node), ") for the ", ranks_on_node, " ranks on this node");
   out += "; available ";
   out += available >= 0 ? cat(format_bytes(available), " (", available, " bytes, ", available_source, ")")
                         : std::string("unknown (no /proc/meminfo)");
-  out += cat("; the largest parts are driven by ", largest_keys(plan),
-             ". Lower these keys, or ", plan.advice);
+  out += cat("; the largest parts are driven by ", largest_keys(plan, false), ". Lower these keys, or ", plan.advice);
+  return out;
+}
+
+std::string device_refusal(const MemoryPlan& plan, int64_t gpu_memory, const std::string& gpu_source) {
+  const int64_t parts = device_bytes(plan), need = add(parts, kDeviceReserve);
+  std::string out = cat("the memory plan of ", plan.stage, " does not fit in GPU memory",
+                        overflows(plan) ? " (a size overflows 64-bit integers)" : "", ": needed ", format_bytes(need),
+                        " (", exact(need), ") per GPU: ", counted_parts(plan, true), ", and ", kDeviceReserveText,
+                        "; GPU memory ");
+  out += gpu_memory >= 0 ? cat(format_bytes(gpu_memory), " (", gpu_memory, " bytes, ", gpu_source, ")")
+                         : cat("unknown (", gpu_source, ")");
+  out += cat("; the largest parts are driven by ", largest_keys(plan, true), ". Lower these keys, or ", plan.advice);
   return out;
 }
 

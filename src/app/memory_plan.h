@@ -28,14 +28,22 @@ struct MemoryPart {
 struct MemoryPlan {
   std::string stage;              // "pretrain"
   std::vector<MemoryPart> parts;  // per rank
-  bool device_elsewhere = false;  // train.device = cuda: device parts are not in host memory
+  bool device_elsewhere = false;  // train.device = cuda: device parts are on the GPU, not in host memory
   std::string advice;             // what else than lowering the keys would help
 };
 
-// pretrain / extend / sft on a tp × dp grid (ZeRO-1 moments split over dp when cfg.parallel.zero1).
-// cfg.model.vocab_size must be resolved; the tp split must be valid (model::check_tp).
-MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, int tp, int dp);
+// The process layout a training plan is for: the degrees of the tp × cp × dp grid (the real one,
+// or --world-size's under --memory-plan) and whether the tp ranks split the residual rows.
+struct TrainingLayout {
+  int tp = 1, cp = 1, dp = 1;
+  bool sequence_parallel = false;  // parallel.sequence_parallel; counts only with tp > 1
+};
 
+// pretrain / extend / sft: one rank of the grid. ZeRO-1 (cfg.parallel.zero1) splits the moments
+// over the cp × dp ranks that hold the same weights; the activations are model::activation_floats
+// of this layout and train.recompute, the count make_activations allocates. cfg.model.vocab_size
+// must be resolved; an invalid tp split or token layout is refused by name.
+MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, const TrainingLayout& layout);
 // What evaluate runs through the model: the longest context in tokens (a generated sample's
 // prompt and answer fit in its length) and the prefill block (eval.prefill_chunk).
 struct EvalShape {
@@ -49,19 +57,30 @@ struct EvalShape {
 // replica per rank.
 MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalShape& e);
 
+// Adds the program itself to the host parts: its code, libraries and runtimes (MPI, OpenMP, the
+// BLAS) as resident when the plan is made (`resident`: VmRSS, util/peak_memory.h; < 0 adds
+// nothing). About 180 MiB for a CPU rank here, which a small job's plan would miss by more than
+// 10%; a GPU rank's CUDA context adds host memory later that this does not see.
+void count_program(MemoryPlan& plan, int64_t resident);
+
 // Parameters one tensor-parallel rank holds (model::make_model's n_params), saturating.
 int64_t params_per_rank(const config::ModelConfig& m, int tp);
 
-// Floats of make_activations' arena for B sequences of T tokens of a per-rank model config, and
-// the LM-head logits chunk inside it, saturating.
-struct ActivationFloats {
-  int64_t arena = 0;   // everything, the logits chunk included
-  int64_t logits = 0;  // the [chunk_rows, vocab] block
-};
-ActivationFloats activation_floats(const config::ModelConfig& local, int64_t B, int64_t T);
+// What the CUDA backend holds on each GPU besides the plan's parts, whatever the model: the CUDA
+// context with the loaded kernel modules (ours, cuBLASLt's, cuDNN's: about 0.6 GiB on an H100 with
+// lazy loading), cuBLASLt's 32 MiB workspace (kernels/cuda/gemm.cu), cuDNN's handle and cached
+// graphs, and NCCL's buffers for the trainer's three communicators (tp, cp, replicas; NCCL_BUFFSIZE
+// 4 MiB per channel and peer, NVLS buffers on NVSwitch systems). The shape-dependent scratch
+// workspace (kernels/cuda/runtime.cu) is a part of the plan of its own.
+constexpr int64_t kDeviceReserve = int64_t{3} << 30;
+constexpr const char* kDeviceReserveText =
+    "3.0 GiB reserved per GPU for the CUDA context and kernel modules, cuBLASLt's workspace, cuDNN's "
+    "handle and graphs and NCCL's buffers";
 
 // Sum of the parts that live in host memory (all of them unless device_elsewhere), saturating.
 int64_t host_bytes(const MemoryPlan& plan);
+// Sum of the parts on the GPU (0 unless device_elsewhere), the reserve not included, saturating.
+int64_t device_bytes(const MemoryPlan& plan);
 bool overflows(const MemoryPlan& plan);
 
 // "1.5 GiB"; "more than 8 EiB" for kOverflow.
@@ -74,5 +93,16 @@ std::string plan_line(const MemoryPlan& plan);
 // available and where that figure comes from, and the keys that drive the largest parts.
 std::string plan_refusal(const MemoryPlan& plan, int ranks_on_node, int64_t available,
                          const std::string& available_source);
+
+// The same for one GPU: its parts and the reserve against the GPU's memory (`gpu_memory`, < 0:
+// unknown) and where that figure comes from.
+std::string device_refusal(const MemoryPlan& plan, int64_t gpu_memory, const std::string& gpu_source);
+
+// Whether the GPU parts and the reserve fit in `gpu_memory` (an unknown figure, < 0, fits).
+bool fits_device(const MemoryPlan& plan, int64_t gpu_memory);
+
+// The whole plan, one part a line with its bytes, where it lives and the keys that drive it, then
+// the totals (--memory-plan).
+std::string plan_table(const MemoryPlan& plan);
 
 }  // namespace headroom::app

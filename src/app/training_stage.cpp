@@ -2,6 +2,7 @@
 
 #include "app/cli.h"
 #include "app/memory_check.h"
+#include "app/plan_flags.h"
 #include "app/stage_start.h"
 #include "cpu/blas_kernels.h"
 #include "config/ini_text.h"
@@ -16,10 +17,14 @@
 #include "io/checkpoint_files.h"
 #include "io/run_dir.h"
 #include "parallel/grid.h"
+#include "parallel/nccl_comm.h"
 #include "train/probe.h"
 #include "train/trainer.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/peak_memory.h"
+
+#include <mpi.h>
 
 #include <iostream>
 #include <memory>
@@ -31,6 +36,15 @@ namespace po = config::po;
 namespace {
 
 constexpr unsigned kSections = config::kModel | config::kTrain | config::kData | config::kParallel;
+
+constexpr const char* kSizingHelp =
+    "Sizing a long-context job: each rank holds 16 bytes per parameter of its 1/tp of the model (weights, "
+    "gradients, AdamW moments; parallel.zero1 splits the moments over the cp × dp ranks) and the fp32 activations "
+    "of a micro-batch of train.seq_len / cp tokens per window. train.recompute = full keeps one layer's "
+    "activations and every layer's input; parallel.sequence_parallel splits the residual streams over the tp "
+    "ranks; parallel.cp splits the tokens. The layout rule: world = tp × cp × dp, tp divides n_heads, n_kv_heads "
+    "and d_ff, seq_len is a multiple of 2·cp. --memory-plan --world-size N --device-memory GiB --train.device cuda "
+    "prints the plan of one rank and exits 0 when it fits, 2 when not.";
 
 // Refuses to mix a new run into an old one. With --force, the old run's checkpoints, metrics and
 // probe logs and DONE move aside into replaced-<time>/ (nothing is deleted, and the new run's
@@ -143,13 +157,41 @@ train::SampleFn probe_sampler(const config::Config& cfg) {
   };
 }
 
+// model.vocab_size = 0 means the vocabulary of the data's tokenizer (the stored config says which).
+void resolve_vocab(config::Config& cfg, const data::ShardReader& shard) {
+  if (cfg.model.vocab_size == 0) cfg.model.vocab_size = shard.vocab_size;
+}
+
+// --memory-plan: the plan of rank 0 of a job of --world-size ranks, printed on rank 0.
+int answer_plan(const StageSpec& spec, config::Config cfg, const PlanFlags& plan, bool device_was_auto) {
+  const parallel::Degrees d = parallel::resolve_degrees(static_cast<int>(cfg.parallel.tp), static_cast<int>(cfg.parallel.dp),
+                                                        static_cast<int>(cfg.parallel.cp), plan.world_size);
+  if (cfg.model.vocab_size == 0) {
+    if (!fs::exists(cfg.data.train))
+      fail("--memory-plan: model.vocab_size = 0 takes the vocabulary of data.train = ", cfg.data.train,
+           ", which does not exist; set model.vocab_size");
+    resolve_vocab(cfg, data::open_shard(cfg.data.train));
+  }
+  if (plans_for_gpu(plan, cfg.train.device, device_was_auto)) cfg.train.device = config::Device::kCuda;
+  MemoryPlan p = training_plan(config::name_of(spec.stage), cfg, {d.tp, d.cp, d.dp, cfg.parallel.sequence_parallel});
+  count_program(p, resident_bytes());  // this process stands in for a rank of the job
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return 0;
+  std::cout << config::name_of(spec.stage) << " --memory-plan: " << plan.world_size << " rank(s) as tp=" << d.tp << " cp=" << d.cp
+            << " dp=" << d.dp << ", train.device = " << config::name_of(cfg.train.device) << "\n";
+  return answer_memory_plan(p, plan);
+}
+
 }  // namespace
 
 int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   const std::string name = config::name_of(spec.stage);  // for messages, logs and checkpoints
   CommonFlags flags;
+  PlanFlags plan;
   std::string run_dir, resume, init;
   po::options_description opts = common_options(flags);
+  add_plan_options(opts, plan);
   opts.add_options()
       ("run-dir", po::value(&run_dir)->default_value("runs/" + name),
        "run directory: config.ini, log.txt, metrics.jsonl, checkpoints/, DONE")
@@ -168,9 +210,12 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   const StageStart start = start_stage(
       argc, argv, opts, schema, cfg, kSections, flags,
       "usage: " + name + " [--config FILE]... [--section.key VALUE]... --run-dir DIR" +
-          (spec.takes_init ? " --init CHECKPOINT" : "") + "\n\n" + spec.description,
+          (spec.takes_init ? " --init CHECKPOINT" : "") + "\n   or: " + name +
+          " --memory-plan [--config FILE]... [--section.key VALUE]... [--world-size N] [--device-memory GiB]\n\n" +
+          spec.description + "\n\n" + kSizingHelp,
       spec.takes_init, {"parallel"});
   if (start.answered) return 0;
+  if (plan.memory_plan) return answer_plan(spec, cfg, plan, !start.device_choice.empty());
   const std::optional<fs::path>& init_path = start.init;
   const io::CheckpointInfo& init_info = start.init_info;
   if (spec.takes_init && !init_path) fail(name, " needs --init CHECKPOINT_OR_RUN_DIR");
@@ -179,8 +224,7 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   parallel::Grid grid = parallel::make_grid(static_cast<int>(cfg.parallel.tp), static_cast<int>(cfg.parallel.dp),
                                                  static_cast<int>(cfg.parallel.cp));
   auto shard = std::make_shared<data::ShardReader>(data::open_shard(cfg.data.train));
-  // model.vocab_size = 0: the vocabulary of the data's tokenizer (the stored config says which).
-  if (cfg.model.vocab_size == 0) cfg.model.vocab_size = shard->vocab_size;
+  resolve_vocab(cfg, *shard);
   // Like every check of the inputs: refused before the run directory is touched.
   if (shard->vocab_size != cfg.model.vocab_size)
     fail("model.vocab_size = ", cfg.model.vocab_size, " but the data ", cfg.data.train,
@@ -189,8 +233,12 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   if (init_path && init_info.tokenizer_id != shard->tokenizer_id)
     fail("checkpoint ", init_path->string(), " was trained with tokenizer '", init_info.tokenizer_id,
          "' but the data ", cfg.data.train, " uses '", shard->tokenizer_id, "'");
-  // Before anything large is allocated or the run directory is touched (app/memory_check.h).
-  const std::string memory = check_memory_plan(training_plan(name, cfg, grid.tp, grid.dp), *grid.world);
+  // Before anything large is allocated or the run directory is touched (app/memory_check.h); the
+  // GPU plan against this rank's own GPU.
+  if (cfg.train.device == config::Device::kCuda) parallel::select_local_gpu();
+  MemoryPlan memory_plan = training_plan(name, cfg, {grid.tp, grid.cp, grid.dp, cfg.parallel.sequence_parallel});
+  count_program(memory_plan, resident_bytes());
+  const std::string memory = check_memory_plan(memory_plan, *grid.world);
   std::unique_ptr<io::RunDir> run;
   if (grid.is_root()) {
     prepare_run_dir(run_dir, resume == "auto", flags.force);

@@ -28,19 +28,23 @@ std::unique_ptr<MpiComm> split(int color, int key, const char* what) {
 
 }  // namespace
 
-Grid make_grid(int tp, int dp, int cp) {
-  Grid g;
-  g.world = std::make_unique<MpiComm>(MPI_COMM_WORLD);
-  const int world = g.world->size();
+Degrees resolve_degrees(int tp, int dp, int cp, int world) {
   cp = std::max(cp, 1);
   if (tp <= 0) tp = world / std::max(dp, 1) / cp;
   if (dp <= 0) dp = world / std::max(tp, 1) / cp;
   if (tp * cp * dp != world)
     fail("parallel.tp = ", tp, " × parallel.cp = ", cp, " × parallel.dp = ", dp, " = ", tp * cp * dp,
          " ranks, but the job has ", world, " (mpirun -np / srun -n); set them so that tp × cp × dp = ", world);
-  g.tp = tp;
-  g.cp = cp;
-  g.dp = dp;
+  return {tp, cp, dp};
+}
+
+Grid make_grid(int tp, int dp, int cp) {
+  Grid g;
+  g.world = std::make_unique<MpiComm>(MPI_COMM_WORLD);
+  const Degrees d = resolve_degrees(tp, dp, cp, g.world->size());
+  tp = g.tp = d.tp;
+  cp = g.cp = d.cp;
+  dp = g.dp = d.dp;
   const int rank = g.world->rank();
   g.tp_rank = rank % tp;
   g.cp_rank = rank / tp % cp;

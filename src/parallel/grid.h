@@ -29,8 +29,15 @@ struct Grid {
 // Initialises MPI (errors returned, not fatal, so they become headroom::Error) if needed.
 void init_mpi(int* argc, char*** argv);
 
-// dp = 0 means "the rest": dp = world / (tp · cp). Throws, naming the keys, when tp · cp · dp is
-// not the world size.
+// The degrees of a job of `world` ranks: dp = 0 means "the rest", dp = world / (tp · cp). Throws,
+// naming the keys, when tp · cp · dp is not the world size. No MPI: --memory-plan resolves the
+// layout of a job it does not run (--world-size).
+struct Degrees {
+  int tp = 1, cp = 1, dp = 1;
+};
+Degrees resolve_degrees(int tp, int dp, int cp, int world);
+
+// The grid over MPI_COMM_WORLD with the degrees resolve_degrees gives for its size.
 Grid make_grid(int tp, int dp, int cp = 1);
 
 // Finalizes MPI if it was initialised (call at the end of main, after all communicators died).

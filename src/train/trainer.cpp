@@ -12,6 +12,7 @@
 #include "train/throughput.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/peak_memory.h"
 
 #include <nlohmann/json.hpp>
 
@@ -198,6 +199,16 @@ void log_step(Loop& L, LoopView& view, const StepOutcome& o, Throughput& tp, dou
   tp.tokens = tp.head_rows = 0;
 }
 
+// The highest and lowest peak resident memory of the ranks (VmHWM), to hold against the memory
+// plan's host figure (bench/memory_vs_plan.sh reads this line).
+void log_peak_memory(Loop& L) {
+  int64_t high = peak_resident_bytes(), low = -high;
+  L.grid.world->allreduce_max(&high, 1);
+  L.grid.world->allreduce_max(&low, 1);
+  log(L, cat("peak resident memory per rank (VmHWM): highest ", high, " bytes, lowest ", -low, " bytes, over ",
+             L.grid.world->size(), " rank(s)"));
+}
+
 // Weights from the newest checkpoint of the run (--resume), else from --init, else fresh.
 void start(Loop& L) {
   const auto& job = L.job;
@@ -288,6 +299,7 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
     }
   }
   if (L.step > first_step) save(L);
+  log_peak_memory(L);
   result.steps_done = L.step;
   return result;
 }

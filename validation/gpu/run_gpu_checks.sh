@@ -29,6 +29,12 @@
 #          floor), checkpoints across devices, sft and evaluate's decoded tokens: the emulated-GPU
 #          test of CI (validation/mpi/test_emulated_device.sh) pointed at the real device
 #          (DEVICE_BIN; two-rank checks only with two GPUs). At most D_LIMIT s.
+#   (e)    a 64K training step that fills most of the GPU: one rank, train.recompute full, the ~0.3B
+#          model's width (d_model 1024, 8×128 heads, d_ff 2816) with the most layers of 128/96/64/32
+#          whose memory plan (pretrain --memory-plan) fits 90% of the GPU; its peak device memory
+#          (nvidia-smi memory.used, sampled every 0.2 s) against the plan's GPU total with the
+#          reserve, and tokens/s of 4 such layers with recompute none and full (both fit). At most
+#          E_LIMIT s; runs only while (c) keeps 150 s.
 #   (c)    bench_gpu: GEMM TFLOP/s; attention forward/backward TFLOP/s at widths 128–1024 and
 #          sequence 4K–32K (causal pairs only), cuDNN and the own flash attention side by side up
 #          to width 256; then training tokens/s and MFU of a ~0.3B model
@@ -75,6 +81,7 @@ BUDGET=480  # seconds (8 minutes): stop starting new work past this
 OPS_LIMIT=200  # seconds for (a), which every earlier step leaves it
 SAN_LIMIT=60   # seconds for each compute-sanitizer run of (s)
 D_LIMIT=120    # seconds for (d), which runs only while (c) keeps 120 s
+E_LIMIT=120    # seconds for (e), which runs only while (c) keeps 150 s
 status=0
 rows=()
 row() { rows+=("$(printf '%-44s %s' "$1" "$2")"); }
@@ -105,6 +112,7 @@ if ((DRY)); then
   echo "  (a)     $BUILD/tests/test_gpu_ops: the fp32 table, the bf16 table with cuDNN's attention and with the own ($OPS_LIMIT s at most)"
   echo "  (b)     pretrain 20 steps on cpu / cuda fp32 / cuda bf16, losses compared (needs 200 s left)"
   echo "  (d)     DEVICE_BIN=$BUILD/bin validation/mpi/test_emulated_device.sh: knob families fp32/bf16, checkpoints across devices, sft, evaluate ($D_LIMIT s at most; needs $((D_LIMIT + 120)) s left)"
+  echo "  (e)     pretrain --memory-plan picks the layers (128/96/64/32) of a 64K, recompute-full model that fits 90% of the GPU; 2 steps of it with nvidia-smi memory.used sampled (peak vs plan), then 4 layers at 64K with recompute none and full, 2 steps each (tokens/s); $E_LIMIT s at most, needs $((E_LIMIT + 150)) s left"
   echo "  (c)     $BUILD/bin/bench_gpu, then ~0.3B training at 4K for 12 steps (the rest)"
   echo "  table   to $TABLE, with the rows the README takes"
   echo "GPU devices visible here: $gpus$( ((gpus == 0)) && echo ' (a real run would report no GPU: skipped)')"
@@ -301,6 +309,73 @@ else
     124) row "(d) knob families, checkpoints, sft, evaluate" "not finished in $D_LIMIT s (timed out; $summary)" ;;
     *) row "(d) knob families, checkpoints, sft, evaluate" "FAILED: $summary (failures above)"; status=1 ;;
   esac
+fi
+
+# ---- (e) a 64K step that fills the GPU: peak device memory against the plan, recompute's cost ------
+long64k=(--model.d_model 1024 --model.d_ff 2816 --model.n_heads 8 --model.n_kv_heads 8 --model.head_dim_qk 128
+         --model.head_dim_v 128 --train.seq_len 65536 --train.global_batch 1 --train.micro_batch 1 --train.steps 2
+         --train.warmup_steps 1 --train.log_every 1 --train.device cuda)
+# run_64k NAME SECONDS ARGS...: 2 steps, stopped once both are logged (before the checkpoint); the
+# peak of nvidia-smi's memory.used (MiB) while it ran goes to $WORK/NAME.peak.
+run_64k() {
+  local name=$1 limit=$2 peak=0 used pid deadline
+  shift 2
+  "${LAUNCH[@]}" "$BIN/pretrain" --run-dir "$WORK/$name" "${long64k[@]}" --data.train "$WORK/shards/train.h5" \
+    --data.val "$WORK/shards/val.h5" "$@" >"$WORK/$name.log" 2>&1 &
+  pid=$!
+  deadline=$((SECONDS + limit))
+  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
+    used=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0 2>/dev/null | head -1)
+    ((${used:-0} > peak)) && peak=$used
+    [[ -f $WORK/$name/metrics.jsonl ]] && (($(wc -l <"$WORK/$name/metrics.jsonl") >= 2)) && break
+    sleep 0.2
+  done
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  echo "$peak" >"$WORK/$name.peak"
+}
+step2_tps() { "$PY" -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; print(round(r[1]['tokens_per_s']) if len(r) > 1 else 'none')" "$WORK/$1/metrics.jsonl" 2>/dev/null || echo none; }
+if ((gpu == 0)); then
+  row "(e) 64K step filling the GPU: memory vs plan" "no GPU: skipped"
+elif ((has_device_option == 0)) || [[ -z $PY ]]; then
+  row "(e) 64K step filling the GPU: memory vs plan" "not run: pretrain has no --train.device or no python3"
+elif (($(left) < E_LIMIT + 150)); then
+  row "(e) 64K step filling the GPU: memory vs plan" "not run: out of time"
+else
+  log "(e) 64K training step sized by the memory plan"
+  ensure_shards
+  t_e=$SECONDS
+  total_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 | head -1)
+  budget_gib=$(awk -v m="$total_mib" 'BEGIN { printf "%.2f", 0.9 * m / 1024 }')
+  layers=""
+  for n in 128 96 64 32; do
+    "$BIN/pretrain" --memory-plan "${long64k[@]}" --model.vocab_size 259 --model.n_layers "$n" --train.recompute full \
+      --device-memory "$budget_gib" >"$WORK/plan_$n.txt" 2>&1 && { layers=$n; break; }
+  done
+  if [[ -z $layers ]]; then
+    row "(e) 64K step filling the GPU: memory vs plan" "FAILED: no candidate fits 90% of $total_mib MiB (plans in $WORK)"; status=1
+  else
+    plan_b=$(sed -nE 's/^  GPU total .* = [0-9.]+ GiB \(([0-9]+) bytes\)$/\1/p' "$WORK/plan_$layers.txt")
+    run_64k fill $((E_LIMIT - 50)) --model.n_layers "$layers" --train.recompute full
+    peak_mib=$(cat "$WORK/fill.peak")
+    ratio=$(awk -v p="$peak_mib" -v b="$plan_b" 'BEGIN { printf "%.3f", p * 1048576 / b }')
+    if [[ $(step2_tps fill) == none ]] && grep -q "error" "$WORK/fill.log"; then
+      tail -5 "$WORK/fill.log"
+      row "(e) 64K, $layers layers, recompute full" "FAILED: peak $peak_mib MiB vs plan $((plan_b / 1048576)) MiB (log above)"; status=1
+    elif [[ $(step2_tps fill) == none ]]; then
+      row "(e) 64K, $layers layers, recompute full" "not finished in $((E_LIMIT - 50)) s (no verdict): peak so far $peak_mib MiB vs plan $((plan_b / 1048576)) MiB"
+    else
+      row "(e) 64K, $layers layers, recompute full" "peak $peak_mib MiB (nvidia-smi) vs plan $((plan_b / 1048576)) MiB with the reserve: measured/plan $ratio; $(step2_tps fill) tok/s"
+    fi
+    left_e=$((E_LIMIT - (SECONDS - t_e)))
+    if ((left_e > 30)); then
+      run_64k none4 $((left_e / 2)) --model.n_layers 4 --train.recompute none
+      run_64k full4 $((left_e / 2)) --model.n_layers 4 --train.recompute full
+      a=$(step2_tps none4) b=$(step2_tps full4)
+      row "(e) 64K, 4 layers: tok/s recompute none / full" "$a / $b$([[ $a != none && $b != none ]] && awk -v a="$a" -v b="$b" 'BEGIN { printf " (recompute costs %.0f%%)", 100 * (a / b - 1) }')"
+    else
+      row "(e) 64K, 4 layers: tok/s recompute none / full" "not run: out of time"
+    fi
+  fi
 fi
 
 # ---- (c) throughput ----------------------------------------------------------------------------------

@@ -6,3 +6,6 @@ headroom_test(test_memory_plan SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_memory_pla
 add_test(NAME test_refusals_cli
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_refusals_cli.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR})
 set_tests_properties(test_refusals_cli PROPERTIES LABELS unit TIMEOUT 300 PROCESSORS 2)
+add_test(NAME test_memory_plan_cli
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_memory_plan_cli.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR})
+set_tests_properties(test_memory_plan_cli PROPERTIES LABELS unit TIMEOUT 120)

@@ -10,6 +10,7 @@
 #include "model/model.h"
 #include "ops.h"
 #include "util/error.h"
+#include "util/peak_memory.h"
 
 #include <gtest/gtest.h>
 
@@ -58,39 +59,91 @@ TEST(MemoryPlan, ParametersAreTheModelsParameterCountTimesFour) {
         EXPECT_EQ(app::params_per_rank(cfg.model, tp), m.n_params) << "tp " << tp << " rank " << rank;
       }
       const auto m = model::make_model(cfg.model, kernels::cpu_ops(), {nullptr, 0, tp});
-      const app::MemoryPlan p = app::training_plan("pretrain", cfg, tp, 1);
+      const app::MemoryPlan p = app::training_plan("pretrain", cfg, {tp, 1, 1});
       EXPECT_EQ(part(p, "parameters"), 4 * m.n_params);
       EXPECT_EQ(part(p, "gradients"), 4 * m.n_params);
       EXPECT_EQ(part(p, "optimizer moments"), 8 * m.n_params);
     }
 }
 
-TEST(MemoryPlan, ZeroOneSplitsTheMomentsOverDataParallelRanks) {
+TEST(MemoryPlan, ZeroOneSplitsTheMomentsOverDataAndContextParallelRanks) {
   const config::Config plain = tiny_config(), zero = tiny_config({{"parallel.zero1", "true"}});
   const int64_t P = app::params_per_rank(plain.model, 1);
-  EXPECT_EQ(part(app::training_plan("pretrain", plain, 1, 2), "optimizer moments"), 8 * P);
-  EXPECT_EQ(part(app::training_plan("pretrain", zero, 1, 2), "optimizer moments"), 8 * ((P + 1) / 2));
-  EXPECT_EQ(part(app::training_plan("pretrain", zero, 1, 3), "optimizer moments"), 8 * ((P + 2) / 3));
+  EXPECT_EQ(part(app::training_plan("pretrain", plain, {1, 1, 2}), "optimizer moments"), 8 * P);
+  EXPECT_EQ(part(app::training_plan("pretrain", zero, {1, 1, 2}), "optimizer moments"), 8 * ((P + 1) / 2));
+  EXPECT_EQ(part(app::training_plan("pretrain", zero, {1, 1, 3}), "optimizer moments"), 8 * ((P + 2) / 3));
+  // The replicas of a tp rank's weights are its cp × dp ranks (parallel/grid.h).
+  EXPECT_EQ(part(app::training_plan("pretrain", zero, {1, 2, 3}), "optimizer moments"), 8 * ((P + 5) / 6));
+  EXPECT_EQ(part(app::training_plan("pretrain", plain, {1, 2, 3}), "optimizer moments"), 8 * P);
 }
 
+// Every int32 buffer make_activations allocates beside the arena.
+template <class A>
+int64_t index_ints(const A& acts) {
+  return acts.ids.size() + acts.targets.size() + acts.head_rows.size() + acts.head_targets.size() +
+         acts.cp_gather.size() + acts.cp_scatter.size();
+}
+
+// The plan's activations and logits are what make_activations allocates on every rank of the
+// layout (rank 0's plan: the ranks differ only in which tokens they keep), for each recompute mode,
+// with context parallelism and with sequence parallelism.
 TEST(MemoryPlan, ActivationsAreTheArenaMakeActivationsAllocates) {
+  struct Layout {
+    int tp, cp, dp;
+    bool sp;
+  };
+  const std::vector<Layout> layouts = {{1, 1, 1, false}, {1, 2, 1, false}, {2, 1, 1, true},
+                                       {2, 2, 1, true},  {2, 1, 2, false}, {1, 4, 1, false}};
+  int checked = 0;
   for (const auto& v : kVariants)
-    for (const int64_t B : {1, 3}) {
-      const config::Config cfg = tiny_config(v);
-      const auto m = model::make_model(cfg.model, kernels::cpu_ops());
-      const auto acts = model::make_activations(m, B, cfg.train.seq_len);
-      const app::ActivationFloats f = app::activation_floats(m.local, B, cfg.train.seq_len);
-      EXPECT_EQ(f.arena, acts.arena.size());
-      EXPECT_EQ(f.logits % 16, 0);
-      EXPECT_GE(f.logits, acts.chunk_rows * cfg.model.vocab_size);
-    }
+    for (const char* recompute : {"none", "selective", "full"})
+      for (const Layout& lay : layouts)
+        for (const char* micro : {"1", "2"}) {
+          auto keys = v;
+          keys["train.recompute"] = recompute;
+          keys["train.micro_batch"] = micro;
+          const config::Config cfg = tiny_config(keys);
+          const app::MemoryPlan p =
+              app::training_plan("pretrain", cfg, {lay.tp, lay.cp, lay.dp, lay.sp});
+          for (int tp_rank = 0; tp_rank < lay.tp; ++tp_rank)
+            for (int cp_rank = 0; cp_rank < lay.cp; ++cp_rank) {
+              auto m = model::make_model(cfg.model, kernels::cpu_ops(), {nullptr, tp_rank, lay.tp, lay.sp});
+              m.cp = {nullptr, cp_rank, lay.cp};
+              const auto acts = model::make_activations(m, cfg.train.micro_batch, cfg.train.seq_len,
+                                                        cfg.train.recompute);
+              const std::string where = cat("recompute ", recompute, " tp ", lay.tp, " cp ", lay.cp, " sp ", lay.sp,
+                                            " micro ", micro, " rank ", tp_rank, "/", cp_rank);
+              EXPECT_EQ(part(p, "activations") + part(p, "logits"), 4 * acts.arena.size() + 4 * index_ints(acts))
+                  << where;
+              EXPECT_GE(part(p, "logits"), 4 * acts.chunk_rows * cfg.model.vocab_size) << where;
+              ++checked;
+            }
+        }
+  EXPECT_GT(checked, 300);
+  // Recompute, cp and sequence parallelism each shrink what a rank keeps.
+  const auto acts = [](const std::map<std::string, std::string>& keys, app::TrainingLayout lay) {
+    return part(app::training_plan("pretrain", tiny_config(keys), lay), "activations");
+  };
+  const int64_t none = acts({}, {});
+  EXPECT_LT(acts({{"train.recompute", "selective"}}, {}), none);
+  EXPECT_LT(acts({{"train.recompute", "full"}}, {}), acts({{"train.recompute", "selective"}}, {}));
+  EXPECT_LT(acts({}, {1, 2, 1, false}), none);
+  EXPECT_LT(acts({}, {2, 1, 1, true}), acts({}, {2, 1, 1, false}));
   // The plan's micro-batch is the trainer's: global_batch / dp without train.micro_batch.
   const config::Config cfg = tiny_config({{"train.global_batch", "6"}});
   const auto m = model::make_model(cfg.model, kernels::cpu_ops());
-  const auto acts = model::make_activations(m, 3, cfg.train.seq_len);
-  const app::MemoryPlan p = app::training_plan("pretrain", cfg, 1, 2);
-  const int64_t ints = acts.ids.size() + acts.targets.size() + acts.head_rows.size() + acts.head_targets.size();
-  EXPECT_EQ(part(p, "activations") + part(p, "logits"), 4 * acts.arena.size() + 4 * ints);
+  const auto three = model::make_activations(m, 3, cfg.train.seq_len);
+  const app::MemoryPlan p = app::training_plan("pretrain", cfg, {1, 1, 2});
+  EXPECT_EQ(part(p, "activations") + part(p, "logits"), 4 * three.arena.size() + 4 * index_ints(three));
+}
+
+TEST(MemoryPlan, AnUnevenTokenLayoutIsRefusedByName) {
+  try {  // 16 tokens cannot be cut into 2·cp = 6 zig-zag chunks
+    app::training_plan("pretrain", tiny_config(), {1, 3, 1});
+    FAIL() << "cp 3 accepted for seq_len 16";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("parallel.cp"), std::string::npos) << e.what();
+  }
 }
 
 TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
@@ -105,13 +158,14 @@ TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
   const auto& c = cache.chunk;
   const int64_t ints = c.ids.size() + c.targets.size() + c.head_rows.size() + c.head_targets.size();
   EXPECT_EQ(part(p, "prefill activations"), 4 * (c.arena.size() + ints) -
-                                                 4 * app::activation_floats(m.local, 1, chunk).logits);
+                                                 4 * model::activation_floats(m.local, model::TokenLayout{chunk}, 1,
+                                                                              config::Recompute::kNone).logits);
   EXPECT_EQ(part(p, "parameters"), 4 * m.n_params);
   EXPECT_FALSE(app::overflows(p));
 }
 
 TEST(MemoryPlan, HugeSequenceIsCountedNotWrapped) {
-  const app::MemoryPlan p = app::training_plan("pretrain", tiny_config({{"train.seq_len", "99999999999"}}), 1, 1);
+  const app::MemoryPlan p = app::training_plan("pretrain", tiny_config({{"train.seq_len", "99999999999"}}), {});
   EXPECT_FALSE(app::overflows(p));
   EXPECT_GT(app::host_bytes(p), int64_t{1} << 50);  // petabytes of activations
   EXPECT_GT(part(p, "activations"), part(p, "parameters"));
@@ -124,7 +178,7 @@ TEST(MemoryPlan, HugeSequenceIsCountedNotWrapped) {
 
 TEST(MemoryPlan, ProductsThatOverflowInt64AreRefused) {
   const config::Config cfg = tiny_config({{"train.seq_len", "99999999999"}, {"model.d_ff", "100000000000"}});
-  const app::MemoryPlan p = app::training_plan("pretrain", cfg, 1, 1);
+  const app::MemoryPlan p = app::training_plan("pretrain", cfg, {});
   EXPECT_TRUE(app::overflows(p));
   EXPECT_EQ(app::host_bytes(p), kOverflow);
   EXPECT_EQ(part(p, "activations"), kOverflow);  // 1e11 tokens × 1e11 wide MLP × 4 layers
@@ -152,14 +206,44 @@ TEST(MemoryPlan, CudaLeavesDevicePartsOutOfHostMemory) {
   const config::Config cpu = tiny_config({{"train.seq_len", "99999999999"}});
   config::Config gpu = cpu;
   gpu.train.device = config::Device::kCuda;
-  const app::MemoryPlan c = app::training_plan("pretrain", cpu, 1, 1), g = app::training_plan("pretrain", gpu, 1, 1);
+  const app::MemoryPlan c = app::training_plan("pretrain", cpu, {}), g = app::training_plan("pretrain", gpu, {});
   EXPECT_LT(app::host_bytes(g), app::host_bytes(c));
   EXPECT_EQ(app::host_bytes(g), part(g, "host buffers"));
 }
 
+// train.device = cuda: the GPU parts and the kernel scratch against the GPU's memory less the
+// reserve; the refusal names the GPU figures and the keys of the largest GPU parts.
+TEST(MemoryPlan, TheGpuPlanIsCheckedAgainstTheGpusMemoryLessTheReserve) {
+  config::Config gpu = tiny_config({{"train.seq_len", "4096"}, {"model.n_layers", "64"}});
+  gpu.train.device = config::Device::kCuda;
+  const app::MemoryPlan g = app::training_plan("extend", gpu, {});
+  int64_t on_gpu = 0;
+  for (const auto& x : g.parts) on_gpu += x.device ? x.bytes : 0;
+  EXPECT_EQ(app::device_bytes(g), on_gpu);
+  EXPECT_GT(part(g, "kernel scratch (upper bound)"), int64_t{1} << 20);
+  // The CPU plan has no GPU and no scratch.
+  const app::MemoryPlan c = app::training_plan("extend", tiny_config(), {});
+  EXPECT_EQ(app::device_bytes(c), 0);
+  EXPECT_TRUE(app::fits_device(c, 0));
+  const int64_t need = on_gpu + app::kDeviceReserve;
+  EXPECT_TRUE(app::fits_device(g, need));
+  EXPECT_FALSE(app::fits_device(g, need - 1));
+  EXPECT_TRUE(app::fits_device(g, -1));  // unknown: not checked
+  const std::string why = app::device_refusal(g, need - 1, "cudaMemGetInfo total of GPU 0");
+  for (const std::string& s : std::vector<std::string>{"does not fit in GPU memory", "needed " + app::format_bytes(need),
+                              "(" + std::to_string(need) + " bytes) per GPU", "reserved per GPU",
+                              "GPU memory " + app::format_bytes(need - 1), std::to_string(need - 1) + " bytes",
+                              std::string("cudaMemGetInfo total of GPU 0"), std::string("train.seq_len=4096"),
+                              std::string("host buffers"), std::string("in host memory, not counted here")})
+    EXPECT_NE(why.find(s), std::string::npos) << s << " in: " << why;
+  const std::string table = app::plan_table(g);
+  EXPECT_NE(table.find("GPU total"), std::string::npos) << table;
+  EXPECT_NE(table.find("train.recompute=none"), std::string::npos) << table;
+}
+
 TEST(MemoryPlan, AnInvalidTensorParallelSplitIsRefusedByName) {
   try {
-    app::training_plan("pretrain", tiny_config(), 3, 1);
+    app::training_plan("pretrain", tiny_config(), {3, 1, 1});
     FAIL() << "tp 3 accepted for 4 heads";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("parallel.tp = 3"), std::string::npos) << e.what();
@@ -167,13 +251,32 @@ TEST(MemoryPlan, AnInvalidTensorParallelSplitIsRefusedByName) {
 }
 
 TEST(MemoryPlan, PlanLineIsOneLineInHumanUnits) {
-  const std::string line = app::plan_line(app::training_plan("pretrain", tiny_config(), 1, 1));
+  const std::string line = app::plan_line(app::training_plan("pretrain", tiny_config(), {}));
   EXPECT_EQ(line.find('\n'), std::string::npos);
   EXPECT_NE(line.find("memory plan per rank: "), std::string::npos) << line;
   EXPECT_NE(line.find("KiB"), std::string::npos) << line;
   EXPECT_EQ(app::format_bytes(1536), "1.5 KiB");
   EXPECT_EQ(app::format_bytes(int64_t{3} << 30), "3.0 GiB");
   EXPECT_EQ(app::format_bytes(100), "100 B");
+}
+
+// The program itself is a host part of its own (VmRSS when planned), never a GPU one.
+TEST(MemoryPlan, TheProgramIsAHostPart) {
+  config::Config gpu = tiny_config();
+  gpu.train.device = config::Device::kCuda;
+  app::MemoryPlan p = app::training_plan("pretrain", gpu, {});
+  const int64_t host = app::host_bytes(p), device = app::device_bytes(p);
+  app::count_program(p, 123456789);
+  EXPECT_EQ(app::host_bytes(p), host + 123456789);
+  EXPECT_EQ(app::device_bytes(p), device);
+  app::count_program(p, -1);  // unknown: nothing added
+  EXPECT_EQ(app::host_bytes(p), host + 123456789);
+  const std::string status = "Name:\tpretrain\nVmPeak:\t  900 kB\nVmHWM:\t   2048 kB\nVmRSS:\t   1024 kB\n";
+  EXPECT_EQ(status_field_bytes(status, "VmHWM"), 2048 * 1024);
+  EXPECT_EQ(status_field_bytes(status, "VmRSS"), 1024 * 1024);
+  EXPECT_EQ(status_field_bytes(status, "VmSwap"), -1);
+  EXPECT_GT(resident_bytes(), 0);
+  EXPECT_GE(peak_resident_bytes(), resident_bytes());
 }
 
 TEST(AvailableMemory, ReadsMemAvailableAndTheCgroupPath) {

@@ -180,6 +180,8 @@ DeviceAccess::~DeviceAccess() {
   if (--a.depth == 0 && a.mapped != 0) mprotect(a.base, a.mapped, PROT_NONE);
 }
 
+std::size_t arena_capacity() { return arena().reserved; }
+
 std::size_t arena_live_bytes() {
   std::size_t n = 0;
   for (const auto& [p, size] : arena().live) n += size;

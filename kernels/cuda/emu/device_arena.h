@@ -41,4 +41,7 @@ class DeviceAccess {
 // Bytes handed out and not freed (for tests).
 std::size_t arena_live_bytes();
 
+// The size of the reserved range: the most the emulated GPU can hand out (its "memory").
+std::size_t arena_capacity();
+
 }  // namespace headroom::kernels::cuda_emu

@@ -3,6 +3,7 @@
 // memory from the arena (device_arena.h). One emulated GPU per process, so `--train.device auto`
 // chooses it and the trainer's whole device path (buffers, copies, collectives, checkpoint
 // gathers) runs on a machine without a GPU.
+#include "cuda/emu/device_arena.h"
 #include "cuda/emu/runtime_emu.h"
 #include "cuda/table.h"
 #include "ops.h"
@@ -10,6 +11,11 @@
 namespace headroom::kernels {
 
 int cuda_device_count() { return 1; }
+
+// The arena's range is what the emulated GPU can hand out: its "memory".
+DeviceMemory cuda_device_memory() {
+  return {static_cast<int64_t>(cuda_emu::arena_capacity()), "the emulated device's arena (kernels/cuda/emu/device_arena.h)"};
+}
 
 const Ops& cuda_ops(AttentionKernel attention) {
   return cuda_emu::table_for({"emulated-cuda", "emulated-cuda-flash", "emulated-cuda-simt", "emulated-cuda-fp32"},
