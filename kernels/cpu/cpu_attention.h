@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "cpu/cpu_blas.h"
+#include "ops.h"
 
 namespace headroom::kernels::cpu::attention {
 
@@ -21,8 +22,8 @@ inline constexpr int64_t kSmallBlock = 64;
 inline constexpr int64_t kLargeBlock = 256;
 inline constexpr int64_t kLargeBlockMinWidth = 64;
 
-struct Shape {
-  int64_t B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window;
+// The call's shape with what the kernels derive from it.
+struct Shape : AttentionShape {
   float scale;
   int64_t bq = kSmallBlock, bk = kSmallBlock;  // set by with_blocks()
 
@@ -34,17 +35,17 @@ struct Shape {
   }
   int64_t key_end(int64_t t) const { return std::min(Tk, q_pos0 + t + 1); }
   // Queries that see key j are [query_begin(j), query_end(j)).
-  int64_t query_begin(int64_t j) const { return std::clamp<int64_t>(j - q_pos0, 0, T); }
+  int64_t query_begin(int64_t j) const { return std::clamp<int64_t>(j - q_pos0, 0, Tq); }
   int64_t query_end(int64_t j) const {
-    return window > 0 ? std::clamp<int64_t>(j + window - q_pos0, 0, T) : T;
+    return window > 0 ? std::clamp<int64_t>(j + window - q_pos0, 0, Tq) : Tq;
   }
 
   // Element offsets of row starts; the leading dimension of each tensor is its row stride over t / j.
-  int64_t q_at(int64_t b, int64_t t, int64_t h) const { return ((b * T + t) * Hq + h) * dqk; }
-  int64_t o_at(int64_t b, int64_t t, int64_t h) const { return ((b * T + t) * Hq + h) * dv; }
+  int64_t q_at(int64_t b, int64_t t, int64_t h) const { return ((b * Tq + t) * Hq + h) * dqk; }
+  int64_t o_at(int64_t b, int64_t t, int64_t h) const { return ((b * Tq + t) * Hq + h) * dv; }
   int64_t k_at(int64_t b, int64_t j, int64_t g) const { return ((b * Tk + j) * Hkv + g) * dqk; }
   int64_t v_at(int64_t b, int64_t j, int64_t g) const { return ((b * Tk + j) * Hkv + g) * dv; }
-  int64_t stat_at(int64_t b, int64_t h, int64_t t) const { return (b * Hq + h) * T + t; }
+  int64_t stat_at(int64_t b, int64_t h, int64_t t) const { return (b * Hq + h) * Tq + t; }
   int64_t ld_q() const { return Hq * dqk; }
   int64_t ld_o() const { return Hq * dv; }
   int64_t ld_k() const { return Hkv * dqk; }

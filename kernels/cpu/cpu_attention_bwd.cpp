@@ -82,10 +82,10 @@ void probs_and_dscores(const Shape& s, Scratch& sc, int64_t nq, const float* lse
 
 // D[b, h, t] = dout · out for one token row, the softmax-backward correction term.
 std::vector<float> output_dots(const Shape& s, const float* out, const float* dout) {
-  std::vector<float> D(static_cast<std::size_t>(s.B * s.Hq * s.T));
+  std::vector<float> D(static_cast<std::size_t>(s.B * s.Hq * s.Tq));
 #pragma omp parallel for collapse(2)
   for (int64_t b = 0; b < s.B; ++b)
-    for (int64_t t = 0; t < s.T; ++t)
+    for (int64_t t = 0; t < s.Tq; ++t)
       for (int64_t h = 0; h < s.Hq; ++h) {
         const float* o = out + s.o_at(b, t, h);
         const float* d = dout + s.o_at(b, t, h);
@@ -169,17 +169,17 @@ int64_t chunks_per_pair(const Shape& s) {
   const int64_t pairs = s.B * s.Hkv, threads = omp_get_max_threads();
   const int64_t blocks = (s.Tk + s.bk - 1) / s.bk;
   if (pairs >= threads || blocks <= 1) return 1;
-  const int64_t dq_bytes = std::max<int64_t>(1, s.B * s.T * s.Hq * s.dqk * int64_t{sizeof(float)});
+  const int64_t dq_bytes = std::max<int64_t>(1, s.B * s.Tq * s.Hq * s.dqk * int64_t{sizeof(float)});
   const int64_t by_memory = std::max<int64_t>(4, (int64_t{1} << 30) / dq_bytes);
   return std::max<int64_t>(1, std::min({blocks, (threads + pairs - 1) / pairs, by_memory}));
 }
 
 void reduce_private_dq(const Shape& s, const std::vector<float>& priv, int64_t chunks,
                        float* dq) {
-  const int64_t per_task = s.T * s.group() * s.dqk;
+  const int64_t per_task = s.Tq * s.group() * s.dqk;
 #pragma omp parallel for collapse(2)
   for (int64_t b = 0; b < s.B; ++b)
-    for (int64_t t = 0; t < s.T; ++t)
+    for (int64_t t = 0; t < s.Tq; ++t)
       for (int64_t h = 0; h < s.Hq; ++h) {
         float* dst = dq + s.q_at(b, t, h);
         std::fill(dst, dst + s.dqk, 0.f);
@@ -196,33 +196,32 @@ void reduce_private_dq(const Shape& s, const std::vector<float>& priv, int64_t c
 }  // namespace
 
 void attention_bwd(const float* q, const float* k, const float* v, const float* out,
-                   const float* lse, const float* dout, float* dq, float* dk, float* dv, int64_t B,
-                   int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv, int64_t dqk,
-                   int64_t dv_dim, int64_t window, float scale) {
-  const Shape s =
-      attention::with_blocks({B, T, Tk, q_pos0, Hq, Hkv, dqk, dv_dim, window, scale});
+                   const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                   const AttentionShape& shape, float scale) {
+  const Shape s = attention::with_blocks({shape, scale});
   attention::validate(s, "attention_bwd");
   const std::vector<float> D = output_dots(s, out, dout);
   const BwdTensors x{q, k, v, out, lse, dout, D.data(), dk, dv};
   const int64_t chunks = chunks_per_pair(s);
   const std::vector<int64_t> bounds = split_key_blocks(s, chunks);
+  const int64_t per_task = s.Tq * s.group() * s.dqk;  // dq rows of one (batch, KV head) pair
   // One chunk writes dq directly (zeroed here); several write private buffers reduced afterwards.
   std::vector<float> priv;
   if (chunks == 1)
-    fill(dq, 0.f, B * T * Hq * dqk);
+    fill(dq, 0.f, s.B * s.Tq * s.Hq * s.dqk);
   else
-    priv.assign(static_cast<std::size_t>(B * Hkv * chunks * T * s.group() * dqk), 0.f);
+    priv.assign(static_cast<std::size_t>(s.B * s.Hkv * chunks * per_task), 0.f);
   std::vector<Scratch> scratch(static_cast<std::size_t>(omp_get_max_threads()));
-  const int64_t tasks = B * Hkv * chunks;
+  const int64_t tasks = s.B * s.Hkv * chunks;
   {
     SerialBlasScope serial_blas;
 #pragma omp parallel for schedule(dynamic)
     for (int64_t task = 0; task < tasks; ++task) {
-      const int64_t c = task % chunks, pair = task / chunks, b = pair / Hkv, g = pair % Hkv;
+      const int64_t c = task % chunks, pair = task / chunks, b = pair / s.Hkv, g = pair % s.Hkv;
       const DqTarget target =
           chunks == 1
               ? DqTarget{dq + s.q_at(b, 0, g * s.group()), s.ld_q()}
-              : DqTarget{priv.data() + task * T * s.group() * dqk, s.group() * dqk};
+              : DqTarget{priv.data() + task * per_task, s.group() * s.dqk};
       backward_keys(s, x, b, g, bounds[c], bounds[c + 1], target, scratch[omp_get_thread_num()]);
     }
   }

@@ -7,8 +7,8 @@
 namespace headroom::kernels::cpu::attention {
 
 void validate(const Shape& s, const char* op) {
-  if (s.B < 0 || s.T < 0 || s.Tk < 0 || s.q_pos0 < 0)
-    fail("cpu ", op, ": negative size or offset (B = ", s.B, ", T = ", s.T, ", Tk = ", s.Tk,
+  if (s.B < 0 || s.Tq < 0 || s.Tk < 0 || s.q_pos0 < 0)
+    fail("cpu ", op, ": negative size or offset (B = ", s.B, ", Tq = ", s.Tq, ", Tk = ", s.Tk,
          ", q_pos0 = ", s.q_pos0, ")");
   if (s.Hq <= 0 || s.Hkv <= 0 || s.Hq % s.Hkv != 0)
     fail("cpu ", op, ": Hq = ", s.Hq, " must be a positive multiple of Hkv = ", s.Hkv);

@@ -79,7 +79,7 @@ void chunk_partial(const Shape& s, const float* q, const float* k, const float* 
 }  // namespace
 
 bool decode_splits_keys(const Shape& s) {
-  return s.T == 1 && s.key_end(0) - s.key_begin(0) >= kDecodeMinKeys;
+  return s.Tq == 1 && s.key_end(0) - s.key_begin(0) >= kDecodeMinKeys;
 }
 
 void decode_forward(const Shape& s, const float* q, const float* k, const float* v, float* out,

@@ -117,9 +117,10 @@ bool visible(int64_t qpos, int64_t j, int64_t window) {
 }
 
 // Query row by row with an online softmax over the keys: memory O(dv), never O(Tk).
-void attention_fwd(const D* q, const D* k, const D* v, D* out, D* lse, int64_t B, int64_t T,
-                   int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv, int64_t dqk, int64_t dv,
-                   int64_t window, D scale) {
+void attention_fwd(const D* q, const D* k, const D* v, D* out, D* lse, const AttentionShape& shape,
+                   D scale) {
+  const int64_t B = shape.B, T = shape.Tq, Tk = shape.Tk, q_pos0 = shape.q_pos0, Hq = shape.Hq,
+                Hkv = shape.Hkv, dqk = shape.dqk, dv = shape.dv, window = shape.window;
   const int64_t group = Hq / Hkv;
   std::vector<D> acc(static_cast<size_t>(dv));
   for (int64_t b = 0; b < B; ++b)
@@ -147,8 +148,9 @@ void attention_fwd(const D* q, const D* k, const D* v, D* out, D* lse, int64_t B
 }
 
 void attention_bwd(const D* q, const D* k, const D* v, const D* out, const D* lse, const D* dout,
-                   D* dq, D* dk, D* dvv, int64_t B, int64_t T, int64_t Tk, int64_t q_pos0,
-                   int64_t Hq, int64_t Hkv, int64_t dqk, int64_t dv, int64_t window, D scale) {
+                   D* dq, D* dk, D* dvv, const AttentionShape& shape, D scale) {
+  const int64_t B = shape.B, T = shape.Tq, Tk = shape.Tk, q_pos0 = shape.q_pos0, Hq = shape.Hq,
+                Hkv = shape.Hkv, dqk = shape.dqk, dv = shape.dv, window = shape.window;
   const int64_t group = Hq / Hkv;
   std::fill(dq, dq + B * T * Hq * dqk, 0.0);
   std::fill(dk, dk + B * Tk * Hkv * dqk, 0.0);

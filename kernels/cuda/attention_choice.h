@@ -10,11 +10,12 @@
 #include <cstdint>
 #include <string>
 
+#include "ops.h"
+
 namespace headroom::kernels::cuda {
 
 // One call of ops.h's attention_fwd / attention_bwd (the names of ops.h).
-struct AttentionCall {
-  int64_t B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window;
+struct AttentionCall : AttentionShape {
   bool backward;
 };
 

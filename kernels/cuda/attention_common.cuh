@@ -5,11 +5,12 @@
 
 #include "cuda/simt.h"
 #include "headroom_error.h"
+#include "ops.h"
 
 namespace headroom::kernels::HR_CUDA_NS {
 
-struct AttnShape {
-  int64_t B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window;
+// The call's shape and scale, passed to the kernels by value.
+struct AttnShape : AttentionShape {
   float scale;
 
   __host__ __device__ int64_t group() const { return Hq / Hkv; }
@@ -28,19 +29,19 @@ struct AttnShape {
   // Queries that see key j: [query_begin(j), query_end(j)).
   __host__ __device__ int64_t query_begin(int64_t j) const {
     const int64_t b = j - q_pos0;
-    return b < 0 ? 0 : (b > T ? T : b);
+    return b < 0 ? 0 : (b > Tq ? Tq : b);
   }
   __host__ __device__ int64_t query_end(int64_t j) const {
-    if (window == 0) return T;
+    if (window == 0) return Tq;
     const int64_t e = j + window - q_pos0;
-    return e < 0 ? 0 : (e > T ? T : e);
+    return e < 0 ? 0 : (e > Tq ? Tq : e);
   }
   // Element offsets in the ops.h layouts.
   __host__ __device__ int64_t q_at(int64_t b, int64_t t, int64_t h) const {
-    return ((b * T + t) * Hq + h) * dqk;
+    return ((b * Tq + t) * Hq + h) * dqk;
   }
   __host__ __device__ int64_t o_at(int64_t b, int64_t t, int64_t h) const {
-    return ((b * T + t) * Hq + h) * dv;
+    return ((b * Tq + t) * Hq + h) * dv;
   }
   __host__ __device__ int64_t k_at(int64_t b, int64_t j, int64_t g) const {
     return ((b * Tk + j) * Hkv + g) * dqk;
@@ -49,13 +50,13 @@ struct AttnShape {
     return ((b * Tk + j) * Hkv + g) * dv;
   }
   __host__ __device__ int64_t stat_at(int64_t b, int64_t h, int64_t t) const {
-    return (b * Hq + h) * T + t;
+    return (b * Hq + h) * Tq + t;
   }
 };
 
 inline void validate_attention(const AttnShape& s, const char* op) {
-  if (s.B < 0 || s.T < 0 || s.Tk < 0 || s.q_pos0 < 0)
-    fail("cuda ", op, ": negative size or offset (B = ", s.B, ", T = ", s.T, ", Tk = ", s.Tk,
+  if (s.B < 0 || s.Tq < 0 || s.Tk < 0 || s.q_pos0 < 0)
+    fail("cuda ", op, ": negative size or offset (B = ", s.B, ", Tq = ", s.Tq, ", Tk = ", s.Tk,
          ", q_pos0 = ", s.q_pos0, ")");
   if (s.Hq <= 0 || s.Hkv <= 0 || s.Hq % s.Hkv != 0)
     fail("cuda ", op, ": Hq = ", s.Hq, " must be a positive multiple of Hkv = ", s.Hkv);
@@ -70,9 +71,9 @@ inline void validate_attention(const AttnShape& s, const char* op) {
 // One warp per (b, t, h) row.
 __global__ void attention_row_dots(const float* out, const float* dout, float* D, AttnShape s) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
-  if (row >= s.B * s.T * s.Hq) return;
+  if (row >= s.B * s.Tq * s.Hq) return;
   const unsigned lane = threadIdx.x % 32;
-  const int64_t h = row % s.Hq, bt = row / s.Hq, t = bt % s.T, b = bt / s.T;
+  const int64_t h = row % s.Hq, bt = row / s.Hq, t = bt % s.Tq, b = bt / s.Tq;
   const float* o = out + row * s.dv;
   const float* d = dout + row * s.dv;
   double acc = 0.0;

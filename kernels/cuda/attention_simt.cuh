@@ -39,7 +39,7 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const float* q, const flo
 
   const int64_t t0 = static_cast<int64_t>(blockIdx.x) * kBQ;
   const int64_t h = blockIdx.y, b = blockIdx.z, g = h / s.group();
-  const int64_t nq = imin64(kBQ, s.T - t0);
+  const int64_t nq = imin64(kBQ, s.Tq - t0);
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 
   for (int64_t i = tid; i < kBQ * s.dqk; i += kThreads) {

@@ -66,11 +66,11 @@ TEST(AttentionChoice, AsymmetricWidthsOnlyWhereCudnnDocumentsThem) {
 
 TEST(AttentionChoice, QueriesAfterACachedPrefixStayOnTheOwnKernels) {
   AttentionCall decode = training();
-  decode.T = 1;
+  decode.Tq = 1;
   decode.q_pos0 = 511;
   EXPECT_FALSE(cudnn(decode, kHopper));
   AttentionCall chunk = training();
-  chunk.T = 128;
+  chunk.Tq = 128;
   chunk.Tk = 640;
   chunk.q_pos0 = 512;
   EXPECT_FALSE(cudnn(chunk, kHopper));
@@ -91,7 +91,7 @@ TEST(AttentionChoice, NoCudnnOldCudnnOrOldGpuMeansTheOwnKernels) {
 TEST(AttentionChoice, OneLogLinePerDecisionNotPerSequenceLength) {
   AttentionCall a = training(), b = training();
   b.B = 7;
-  b.T = b.Tk = 1000;
+  b.Tq = b.Tk = 1000;
   EXPECT_EQ(decision_key(a), decision_key(b));
   EXPECT_EQ(decision_key(a), "forward, heads 8/8 (query/KV), widths 64/64 (qk/v), causal");
   AttentionCall w = a;
@@ -102,7 +102,7 @@ TEST(AttentionChoice, OneLogLinePerDecisionNotPerSequenceLength) {
   EXPECT_NE(decision_key(a), decision_key(back));
   AttentionCall prefix = a;
   prefix.q_pos0 = 3;
-  prefix.Tk = a.T + 3;
+  prefix.Tk = a.Tq + 3;
   EXPECT_EQ(decision_key(prefix), "forward, heads 8/8 (query/KV), widths 64/64 (qk/v), causal, after a cached prefix");
 }
 

@@ -484,6 +484,7 @@ TEST_P(GpuOps, AdamW) {
 
 struct AttnCase {
   int64_t B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window;
+  AttentionShape shape() const { return {B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window}; }
 };
 inline std::string describe(const AttnCase& c) {
   return "B" + std::to_string(c.B) + " T" + std::to_string(c.T) + " Tk" + std::to_string(c.Tk) +
@@ -526,26 +527,21 @@ TEST_P(GpuOps, AttentionForwardBackward) {
     const auto v = random_floats(c.B * c.Tk * c.Hkv * c.dv, 33);
     const auto dout = random_floats(c.B * c.T * c.Hq * c.dv, 34);
     std::vector<float> out(c.B * c.T * c.Hq * c.dv), lse(c.B * c.Hq * c.T);
-    cpu().attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), c.B, c.T, c.Tk,
-                        c.q_pos0, c.Hq, c.Hkv, c.dqk, c.dv, c.window, scale);
+    cpu().attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), c.shape(), scale);
     std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
     cpu().attention_bwd(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(),
-                        dq.data(), dk.data(), dv.data(), c.B, c.T, c.Tk, c.q_pos0, c.Hq, c.Hkv,
-                        c.dqk, c.dv, c.window, scale);
+                        dq.data(), dk.data(), dv.data(), c.shape(), scale);
     Dev<float> Q(d, q), K(d, k), Vv(d, v), O(d, out.size()), L(d, lse.size()), DO(d, dout),
         DQ(d, dq.size()), DK(d, dk.size()), DV(d, dv.size());
     O.poison();
     L.poison();
-    d.attention_fwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), c.B, c.T, c.Tk, c.q_pos0, c.Hq,
-                    c.Hkv, c.dqk, c.dv, c.window, scale);
+    d.attention_fwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), c.shape(), scale);
     const auto floor = noise_floors(bf16(), {q, k, v, dout}, [&](const auto& ops, const auto& in) {
       using T = typename std::decay_t<decltype(in)>::value_type::value_type;
       std::vector<T> o(out.size()), l(lse.size()), gq(q.size()), gk(k.size()), gv(v.size());
-      ops.attention_fwd(in[0].data(), in[1].data(), in[2].data(), o.data(), l.data(), c.B, c.T, c.Tk,
-                        c.q_pos0, c.Hq, c.Hkv, c.dqk, c.dv, c.window, static_cast<T>(scale));
+      ops.attention_fwd(in[0].data(), in[1].data(), in[2].data(), o.data(), l.data(), c.shape(), static_cast<T>(scale));
       ops.attention_bwd(in[0].data(), in[1].data(), in[2].data(), o.data(), l.data(), in[3].data(),
-                        gq.data(), gk.data(), gv.data(), c.B, c.T, c.Tk, c.q_pos0, c.Hq, c.Hkv, c.dqk,
-                        c.dv, c.window, static_cast<T>(scale));
+                        gq.data(), gk.data(), gv.data(), c.shape(), static_cast<T>(scale));
       return std::vector{o, l, gq, gk, gv};
     });
     EXPECT_TRUE(close_to_floor(O.download(), out, floor[0], label("attention_fwd out " + describe(c))));
@@ -557,7 +553,7 @@ TEST_P(GpuOps, AttentionForwardBackward) {
     DK.poison();
     DV.poison();
     d.attention_bwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), DO.get(), DQ.get(), DK.get(),
-                    DV.get(), c.B, c.T, c.Tk, c.q_pos0, c.Hq, c.Hkv, c.dqk, c.dv, c.window, scale);
+                    DV.get(), c.shape(), scale);
     EXPECT_TRUE(close_to_floor(DQ.download(), dq, floor[2], label("attention_bwd dq " + describe(c))));
     EXPECT_TRUE(close_to_floor(DK.download(), dk, floor[3], label("attention_bwd dk " + describe(c))));
     EXPECT_TRUE(close_to_floor(DV.download(), dv, floor[4], label("attention_bwd dv " + describe(c))));

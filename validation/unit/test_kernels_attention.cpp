@@ -23,6 +23,7 @@ struct AttnCase {
       << " Hkv=" << Hkv << " dqk=" << dqk << " dv=" << dv << " window=" << window;
     return s.str();
   }
+  AttentionShape shape() const { return {B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window}; }
   float scale() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(dqk))); }
   // The visibility rule of ops.h, stated directly.
   bool visible(int64_t t, int64_t j) const {
@@ -120,11 +121,9 @@ KernelResult run_kernels(const AttnCase& c, const AttnInputs& in) {
   KernelResult r{std::vector<float>(c.B * c.T * c.Hq * c.dv, nan),
                  std::vector<float>(c.B * c.Hq * c.T, nan), std::vector<float>(in.q.size(), nan),
                  std::vector<float>(in.k.size(), nan), std::vector<float>(in.v.size(), nan)};
-  cpu().attention_fwd(in.q.data(), in.k.data(), in.v.data(), r.out.data(), r.lse.data(), c.B, c.T,
-                      c.Tk, c.q_pos0, c.Hq, c.Hkv, c.dqk, c.dv, c.window, c.scale());
+  cpu().attention_fwd(in.q.data(), in.k.data(), in.v.data(), r.out.data(), r.lse.data(), c.shape(), c.scale());
   cpu().attention_bwd(in.q.data(), in.k.data(), in.v.data(), r.out.data(), r.lse.data(),
-                      in.dout.data(), r.dq.data(), r.dk.data(), r.dv.data(), c.B, c.T, c.Tk,
-                      c.q_pos0, c.Hq, c.Hkv, c.dqk, c.dv, c.window, c.scale());
+                      in.dout.data(), r.dq.data(), r.dk.data(), r.dv.data(), c.shape(), c.scale());
   return r;
 }
 
@@ -229,7 +228,7 @@ TEST(KernelAttention, LongContextDecodeSplitsTheKeys) {
   // chunks of 512 with a partial last one, GQA, a window starting mid-chunk, a batch, unequal
   // widths, and 3 threads sharing the chunks; the backward reads the lse it leaves.
   const auto splits = [](int64_t Tk, int64_t window) {
-    return cpu::attention::decode_splits_keys({1, 1, Tk, Tk - 1, 2, 1, 8, 8, window, 1.f});
+    return cpu::attention::decode_splits_keys({{1, 1, Tk, Tk - 1, 2, 1, 8, 8, window}, 1.f});
   };
   EXPECT_TRUE(splits(2048, 0));
   EXPECT_FALSE(splits(2047, 0));
@@ -271,11 +270,11 @@ TEST(KernelAttention, SeveralThreadsSplitWorkWithoutRaces) {
 TEST(KernelAttention, RejectsInvalidShapes) {
   std::vector<float> buf(64, 0.f);
   // Hq not a multiple of Hkv
-  EXPECT_THROW(cpu().attention_fwd(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), 1,
-                                   1, 1, 0, 3, 2, 4, 4, 0, 1.f),
+  EXPECT_THROW(cpu().attention_fwd(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
+                                   {1, 1, 1, 0, 3, 2, 4, 4, 0}, 1.f),
                std::runtime_error);
-  EXPECT_THROW(cpu().attention_fwd(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), 1,
-                                   1, 1, 0, 2, 2, 4, 4, -1, 1.f),
+  EXPECT_THROW(cpu().attention_fwd(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
+                                   {1, 1, 1, 0, 2, 2, 4, 4, -1}, 1.f),
                std::runtime_error);
 }
 
