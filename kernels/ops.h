@@ -10,6 +10,10 @@
 //   out [B, T,  Hq,  dv]       lse [B, Hq, T]  (log-sum-exp of the scaled scores, natural log)
 // Query t sits at absolute position q_pos0 + t, key j at position j. Key j is visible to query t iff
 // j <= q_pos0 + t and (window == 0 or q_pos0 + t - j < window): a window counts the query itself.
+// A document mask (doc_start, [B, T], int32 in the backend's memory) further hides every key before
+// the query's document: key j is visible only if doc_start[b, t] <= j. Documents are contiguous runs
+// of positions, so doc_start must be non-decreasing in t along each row (the kernels skip blocks of
+// keys by that order); null: no document mask.
 // Query head h reads KV head h / (Hq / Hkv) (GQA/MQA without materialising repeated K/V).
 #pragma once
 
@@ -18,10 +22,12 @@
 
 namespace headroom::kernels {
 
-// The sizes of one attention call (the layouts and the visibility rule above): batch rows, queries,
-// keys, the position of query 0, query and KV heads, head widths, and the sliding window (0: none).
+// The shape of one attention call (the layouts and the visibility rule above): batch rows, queries,
+// keys, the position of query 0, query and KV heads, head widths, the sliding window (0: none), and
+// the document mask (null: none).
 struct AttentionShape {
   int64_t B, Tq, Tk, q_pos0, Hq, Hkv, dqk, dv, window;
+  const int32_t* doc_start = nullptr;
 };
 
 // Each op's signature, written once. The table's members point to these function types, and every

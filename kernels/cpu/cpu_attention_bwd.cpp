@@ -112,7 +112,7 @@ void backward_tile(const Shape& s, const BwdTensors& x, int64_t b, int64_t h, in
   const float* V = x.v + s.v_at(b, j0, g);
   attention::block_gemm(false, true, nq, nk, s.dqk, s.scale, Q, s.ld_q(), K, s.ld_k(), 0.f,
                         sc.scores, s.bk);
-  attention::mask_block(s, sc.scores, s.bk, t0, nq, j0, nk);
+  attention::mask_block(s, sc.scores, s.bk, b, t0, nq, j0, nk);
   attention::block_gemm(false, true, nq, nk, s.dv, 1.f, dO, s.ld_o(), V, s.ld_v(), 0.f, sc.dp,
                         s.bk);
   probs_and_dscores(s, sc, nq, x.lse + s.stat_at(b, h, t0), x.D + s.stat_at(b, h, t0));
@@ -133,7 +133,7 @@ void backward_keys(const Shape& s, const BwdTensors& x, int64_t b, int64_t g, in
     const int64_t j0 = kb * s.bk, nk = std::min(s.bk, s.Tk - j0);
     zero_rows(x.dk + s.k_at(b, j0, g), s.ld_k(), nk, s.dqk);
     zero_rows(x.dv + s.v_at(b, j0, g), s.ld_v(), nk, s.dv);
-    const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(j0 + nk - 1);
+    const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(b, j0 + nk - 1);
     for (int64_t hl = 0; hl < s.group(); ++hl)
       for (int64_t t0 = t_begin; t0 < t_end; t0 += s.bq)
         backward_tile(s, x, b, g * s.group() + hl, t0, std::min(s.bq, t_end - t0), j0, nk,
@@ -142,13 +142,14 @@ void backward_keys(const Shape& s, const BwdTensors& x, int64_t b, int64_t g, in
 }
 
 // Boundaries of `parts` contiguous key-block ranges with about equal work (query rows that see each
-// block, so causal and windowed masks balance too). Returns parts + 1 block indices.
+// block, so causal and windowed masks balance too; batch row 0's documents stand for every row's).
+// Returns parts + 1 block indices.
 std::vector<int64_t> split_key_blocks(const Shape& s, int64_t parts) {
   const int64_t blocks = (s.Tk + s.bk - 1) / s.bk;
   std::vector<double> prefix(static_cast<std::size_t>(blocks + 1), 0.0);
   for (int64_t kb = 0; kb < blocks; ++kb) {
     const int64_t j0 = kb * s.bk, j_last = std::min(s.Tk, j0 + s.bk) - 1;
-    const int64_t rows = std::max<int64_t>(0, s.query_end(j_last) - s.query_begin(j0));
+    const int64_t rows = std::max<int64_t>(0, s.query_end(0, j_last) - s.query_begin(j0));
     prefix[kb + 1] = prefix[kb] + 1.0 + static_cast<double>(rows);  // +1: zeroing dK/dV is work too
   }
   std::vector<int64_t> bounds{0};

@@ -109,13 +109,13 @@ void forward_block(const Shape& s, const FwdTensors& x, int64_t b, int64_t h, in
     st.sum[i] = 0.0;
   }
   // key_begin/key_end grow with t, so the block's visible keys run from its first query's first key
-  // to its last query's last key; blocks outside are never touched.
-  const int64_t j_begin = s.key_begin(t0), j_end = s.key_end(t0 + nq - 1);
+  // to its last query's last key; blocks outside (earlier documents too) are never touched.
+  const int64_t j_begin = s.key_begin(b, t0), j_end = s.key_end(t0 + nq - 1);
   for (int64_t j0 = j_begin; j0 < j_end; j0 += s.bk) {
     const int64_t nk = std::min(s.bk, j_end - j0);
     attention::block_gemm(false, true, nq, nk, s.dqk, s.scale, Q, s.ld_q(), x.k + s.k_at(b, j0, g),
                           s.ld_k(), 0.f, st.scores, s.bk);
-    attention::mask_block(s, st.scores, s.bk, t0, nq, j0, nk);
+    attention::mask_block(s, st.scores, s.bk, b, t0, nq, j0, nk);
     online_softmax_block(s, st, nq);
     scale_rows(O, s.ld_o(), nq, s.dv, st.rescale);
     attention::block_gemm(false, false, nq, s.dv, nk, 1.f, st.scores, s.bk,

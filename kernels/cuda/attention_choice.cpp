@@ -24,6 +24,9 @@ AttentionChoice choose_attention(const AttentionCall& c, const CudnnSupport& s) 
     return own("cuDNN " + version_text(s.version) + " is older than " + version_text(kMinCudnn));
   if (s.sm < 80) return own("cuDNN's fused attention needs sm_80 or newer, this GPU is sm_" + std::to_string(s.sm));
   if (c.B * c.Tq == 0 || c.Tk == 0) return own("nothing to attend");
+  // cuDNN expresses packed documents only as a ragged batch (one sequence per document, aligned
+  // query and key ranges), not as a bound per query within a window or a context-parallel segment.
+  if (c.doc_start) return own("a document mask (cuDNN's fused attention takes no per-query first key)");
   if (c.q_pos0 != 0 || c.Tq != c.Tk)
     return own("queries after a cached prefix (q_pos0 = " + std::to_string(c.q_pos0) + ", " +
                std::to_string(c.Tq) + " queries, " + std::to_string(c.Tk) + " keys)");
@@ -44,7 +47,7 @@ std::string decision_key(const AttentionCall& c) {
   return std::string(c.backward ? "backward" : "forward") + ", heads " + std::to_string(c.Hq) + "/" +
          std::to_string(c.Hkv) + " (query/KV), widths " + std::to_string(c.dqk) + "/" + std::to_string(c.dv) +
          " (qk/v), " + (c.window > 0 ? "window " + std::to_string(c.window) : std::string("causal")) +
-         (c.q_pos0 == 0 && c.Tq == c.Tk ? "" : ", after a cached prefix") +
+         (c.q_pos0 == 0 && c.Tq == c.Tk ? "" : ", after a cached prefix") + (c.doc_start ? ", document mask" : "") +
          (c.B * c.Tq == 0 || c.Tk == 0 ? ", empty" : "");
 }
 

@@ -1,6 +1,6 @@
 // Which kernels run one attention call of the bf16 CUDA table when train.attention_kernel = auto:
 // cuDNN's fused attention where cuDNN supports the shape, the own flash attention elsewhere (wider
-// heads, most asymmetric widths, queries after a cached prefix). Plain host logic with no CUDA
+// heads, most asymmetric widths, queries after a cached prefix, document masks). Plain host logic with no CUDA
 // header, so the rules are unit-tested on machines without a GPU (test_attention_choice).
 //
 // These are the rules known before a graph is built; cuDNN may still refuse a graph (its engine

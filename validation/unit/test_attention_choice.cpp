@@ -12,7 +12,7 @@ constexpr CudnnSupport kAmpere{80, 91900};
 
 // A training call: 2 sequences of 512 tokens, 8 query heads on 8 KV heads, widths 64/64.
 AttentionCall training(int64_t dqk = 64, int64_t dv = 64, bool backward = false) {
-  return {2, 512, 512, 0, 8, 8, dqk, dv, 0, backward};
+  return {{2, 512, 512, 0, 8, 8, dqk, dv, 0}, backward};
 }
 
 bool cudnn(const AttentionCall& c, const CudnnSupport& s) {
@@ -75,6 +75,15 @@ TEST(AttentionChoice, QueriesAfterACachedPrefixStayOnTheOwnKernels) {
   chunk.q_pos0 = 512;
   EXPECT_FALSE(cudnn(chunk, kHopper));
   EXPECT_NE(choose_attention(chunk, kHopper).reason.find("q_pos0 = 512"), std::string::npos);
+}
+
+TEST(AttentionChoice, DocumentMasksStayOnTheOwnKernels) {
+  const int32_t starts[1] = {0};  // never read: the choice looks only at whether there is a mask
+  AttentionCall masked = training();
+  masked.doc_start = starts;
+  EXPECT_FALSE(cudnn(masked, kHopper));
+  EXPECT_NE(choose_attention(masked, kHopper).reason.find("document mask"), std::string::npos);
+  EXPECT_EQ(decision_key(masked), "forward, heads 8/8 (query/KV), widths 64/64 (qk/v), causal, document mask");
 }
 
 TEST(AttentionChoice, NoCudnnOldCudnnOrOldGpuMeansTheOwnKernels) {

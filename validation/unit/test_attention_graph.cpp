@@ -143,7 +143,7 @@ double rel_error(const std::vector<A>& got, const std::vector<B>& want) {
 std::vector<double> widen(const std::vector<float>& x) { return {x.begin(), x.end()}; }
 
 AttentionCall call(int64_t B, int64_t T, int64_t Hq, int64_t Hkv, int64_t dqk, int64_t dv, int64_t window, bool backward) {
-  return {B, T, T, 0, Hq, Hkv, dqk, dv, window, backward};
+  return {{B, T, T, 0, Hq, Hkv, dqk, dv, window}, backward};
 }
 
 class AttentionGraph : public ::testing::TestWithParam<AttentionCall> {};
