@@ -159,8 +159,7 @@ void decode(const std::string& lengths, int64_t H, int64_t D, int reps) {
     double step = 1e30;
     for (int r = 0; r < std::max(reps, 5); ++r) {
       const double t0 = now();
-      ops.attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), 1, 1, N, N - 1, H, H,
-                        D, D, 0, scale);
+      ops.attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), {1, 1, N, N - 1, H, H, D, D, 0}, scale);
       step = std::min(step, now() - t0);
     }
     const double read = read_seconds(k, v, std::max(reps, 5), sink);
@@ -223,13 +222,11 @@ int main(int argc, char** argv) try {
     double t_fwd = 1e30, t_bwd = 1e30;
     for (int i = 0; i < r; ++i) {
       double t0 = now();
-      ops.attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), B, sh.T, sh.T, 0,
-                        sh.H, sh.H, sh.D, sh.D, window, scale);
+      ops.attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), {B, sh.T, sh.T, 0, sh.H, sh.H, sh.D, sh.D, window}, scale);
       t_fwd = std::min(t_fwd, now() - t0);
       t0 = now();
       ops.attention_bwd(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(),
-                        dq.data(), dk.data(), dv.data(), B, sh.T, sh.T, 0, sh.H, sh.H, sh.D, sh.D,
-                        window, scale);
+                        dq.data(), dk.data(), dv.data(), {B, sh.T, sh.T, 0, sh.H, sh.H, sh.D, sh.D, window}, scale);
       t_bwd = std::min(t_bwd, now() - t0);
     }
     // The same products as plain GEMMs, one [T×D]·[D×T] per head, where the scores fit 256 MiB.

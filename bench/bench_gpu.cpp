@@ -143,13 +143,13 @@ int main(int argc, char** argv) {
           if (o == &own && d > 256) continue;
           const std::string who = o == &own ? " own" : d > 256 ? " own" : " cuDNN";
           const double tf = median_time(*o, [&] {
-            o->attention_fwd(q, k, v, out, lse, B, T, T, 0, H, H, d, d, 0, scale);
+            o->attention_fwd(q, k, v, out, lse, {B, T, T, 0, H, H, d, d, 0}, scale);
           });
           rows.push_back({"attention fwd" + who, shape, tf * 1e3, 2.0 * pairs * (2.0 * d) / tf / 1e12});
           std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(),
                       rows.back().ms, rows.back().tflops);
           const double tb = median_time(*o, [&] {
-            o->attention_bwd(q, k, v, out, lse, dout, dq, dk, dv, B, T, T, 0, H, H, d, d, 0, scale);
+            o->attention_bwd(q, k, v, out, lse, dout, dq, dk, dv, {B, T, T, 0, H, H, d, d, 0}, scale);
           });
           rows.push_back({"attention bwd" + who, shape, tb * 1e3, 2.0 * pairs * (5.0 * d) / tb / 1e12});
           std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(),

@@ -5,11 +5,15 @@
 // backend, device memory for CUDA). All tensors are dense and row-major; sizes are int64_t because
 // products such as T * n_heads * head_dim pass 2^31 at long contexts.
 //
-// Layouts used by the attention ops (one sequence per batch row b; T is the parameter Tq):
+// Layouts used by the attention ops (one sequence per batch row b; T is AttentionShape::Tq):
 //   q   [B, T,  Hq,  dqk]      k [B, Tk, Hkv, dqk]      v [B, Tk, Hkv, dv]
 //   out [B, T,  Hq,  dv]       lse [B, Hq, T]  (log-sum-exp of the scaled scores, natural log)
 // Query t sits at absolute position q_pos0 + t, key j at position j. Key j is visible to query t iff
 // j <= q_pos0 + t and (window == 0 or q_pos0 + t - j < window): a window counts the query itself.
+// A document mask (doc_start, [B, T], int32 in the backend's memory) further hides every key before
+// the query's document: key j is visible only if doc_start[b, t] <= j. Documents are contiguous runs
+// of positions, so doc_start must be non-decreasing in t along each row (the kernels skip blocks of
+// keys by that order); null: no document mask.
 // Query head h reads KV head h / (Hq / Hkv) (GQA/MQA without materialising repeated K/V).
 #pragma once
 
@@ -18,6 +22,14 @@
 #include <string>
 
 namespace headroom::kernels {
+
+// The shape of one attention call (the layouts and the visibility rule above): batch rows, queries,
+// keys, the position of query 0, query and KV heads, head widths, the sliding window (0: none), and
+// the document mask (null: none).
+struct AttentionShape {
+  int64_t B, Tq, Tk, q_pos0, Hq, Hkv, dqk, dv, window;
+  const int32_t* doc_start = nullptr;
+};
 
 // Each op's signature, written once. The table's members point to these function types, and every
 // backend declares its entries with them (cpu/cpu_kernels.h, cuda/entries.h, the fp64 reference),
@@ -91,15 +103,13 @@ using Rope = void(T* x, const T* cos, const T* sin, int64_t B, int64_t Tq, int64
 // --- attention --------------------------------------------------------------------------------------
 // Memory linear in T: no T×Tk score matrix is ever formed.
 template <class T>
-using AttentionFwd = void(const T* q, const T* k, const T* v, T* out, T* lse, int64_t B,
-                          int64_t Tq, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
-                          int64_t dqk, int64_t dv, int64_t window, T scale);
+using AttentionFwd = void(const T* q, const T* k, const T* v, T* out, T* lse,
+                          const AttentionShape& shape, T scale);
 // Overwrites dq, dk, dv.
 template <class T>
 using AttentionBwd = void(const T* q, const T* k, const T* v, const T* out, const T* lse,
-                          const T* dout, T* dq, T* dk, T* dv, int64_t B, int64_t Tq, int64_t Tk,
-                          int64_t q_pos0, int64_t Hq, int64_t Hkv, int64_t dqk, int64_t dv_dim,
-                          int64_t window, T scale);
+                          const T* dout, T* dq, T* dk, T* dv, const AttentionShape& shape,
+                          T scale);
 
 // --- MLP ---------------------------------------------------------------------------------------------
 template <class T> using SwigluFwd = void(const T* gate, const T* up, T* out, int64_t n);  // silu(gate) * up

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "cpu/cpu_blas.h"
+#include "ops.h"
 
 namespace headroom::kernels::cpu::attention {
 
@@ -21,30 +22,38 @@ inline constexpr int64_t kSmallBlock = 64;
 inline constexpr int64_t kLargeBlock = 256;
 inline constexpr int64_t kLargeBlockMinWidth = 64;
 
-struct Shape {
-  int64_t B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window;
+// The call's shape with what the kernels derive from it.
+struct Shape : AttentionShape {
   float scale;
   int64_t bq = kSmallBlock, bk = kSmallBlock;  // set by with_blocks()
 
   int64_t group() const { return Hq / Hkv; }
 
-  // Keys visible to query t are [key_begin(t), key_end(t)); empty when key_begin >= key_end.
-  int64_t key_begin(int64_t t) const {
-    return window > 0 ? std::max<int64_t>(0, q_pos0 + t - window + 1) : 0;
+  // The first key of query t's document in batch row b (0 without a document mask).
+  int64_t doc_begin(int64_t b, int64_t t) const { return doc_start ? doc_start[b * Tq + t] : 0; }
+  // Keys visible to query t of row b are [key_begin(b, t), key_end(t)); empty when begin >= end.
+  // Both grow with t (doc_start is non-decreasing), so a block's first query has its first key.
+  int64_t key_begin(int64_t b, int64_t t) const {
+    const int64_t in_window = window > 0 ? std::max<int64_t>(0, q_pos0 + t - window + 1) : 0;
+    return std::max(in_window, doc_begin(b, t));
   }
   int64_t key_end(int64_t t) const { return std::min(Tk, q_pos0 + t + 1); }
-  // Queries that see key j are [query_begin(j), query_end(j)).
-  int64_t query_begin(int64_t j) const { return std::clamp<int64_t>(j - q_pos0, 0, T); }
-  int64_t query_end(int64_t j) const {
-    return window > 0 ? std::clamp<int64_t>(j + window - q_pos0, 0, T) : T;
+  // Queries of row b that see key j are [query_begin(j), query_end(b, j)): the document mask ends
+  // them at the first query whose document starts after j.
+  int64_t query_begin(int64_t j) const { return std::clamp<int64_t>(j - q_pos0, 0, Tq); }
+  int64_t query_end(int64_t b, int64_t j) const {
+    const int64_t in_window = window > 0 ? std::clamp<int64_t>(j + window - q_pos0, 0, Tq) : Tq;
+    if (!doc_start) return in_window;
+    const int32_t* row = doc_start + b * Tq;
+    return std::min<int64_t>(in_window, std::upper_bound(row, row + Tq, j) - row);
   }
 
   // Element offsets of row starts; the leading dimension of each tensor is its row stride over t / j.
-  int64_t q_at(int64_t b, int64_t t, int64_t h) const { return ((b * T + t) * Hq + h) * dqk; }
-  int64_t o_at(int64_t b, int64_t t, int64_t h) const { return ((b * T + t) * Hq + h) * dv; }
+  int64_t q_at(int64_t b, int64_t t, int64_t h) const { return ((b * Tq + t) * Hq + h) * dqk; }
+  int64_t o_at(int64_t b, int64_t t, int64_t h) const { return ((b * Tq + t) * Hq + h) * dv; }
   int64_t k_at(int64_t b, int64_t j, int64_t g) const { return ((b * Tk + j) * Hkv + g) * dqk; }
   int64_t v_at(int64_t b, int64_t j, int64_t g) const { return ((b * Tk + j) * Hkv + g) * dv; }
-  int64_t stat_at(int64_t b, int64_t h, int64_t t) const { return (b * Hq + h) * T + t; }
+  int64_t stat_at(int64_t b, int64_t h, int64_t t) const { return (b * Hq + h) * Tq + t; }
   int64_t ld_q() const { return Hq * dqk; }
   int64_t ld_o() const { return Hq * dv; }
   int64_t ld_k() const { return Hkv * dqk; }
@@ -82,9 +91,9 @@ bool decode_splits_keys(const Shape& s);
 void decode_forward(const Shape& s, const float* q, const float* k, const float* v, float* out,
                     float* lse);
 
-// Sets the scores of a [nq, nk] block (queries t0.., keys j0..) that the mask hides to -inf, so that
+// Sets the scores of a [nq, nk] block (row b, queries t0.., keys j0..) that the mask hides to -inf, so that
 // exp() turns them into exact zeros, and pads each row with -inf from column nk up to ld (= s.bk).
-void mask_block(const Shape& s, float* S, int64_t ld, int64_t t0, int64_t nq, int64_t j0,
+void mask_block(const Shape& s, float* S, int64_t ld, int64_t b, int64_t t0, int64_t nq, int64_t j0,
                 int64_t nk);
 
 }  // namespace headroom::kernels::cpu::attention

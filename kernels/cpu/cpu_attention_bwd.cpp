@@ -82,10 +82,10 @@ void probs_and_dscores(const Shape& s, Scratch& sc, int64_t nq, const float* lse
 
 // D[b, h, t] = dout · out for one token row, the softmax-backward correction term.
 std::vector<float> output_dots(const Shape& s, const float* out, const float* dout) {
-  std::vector<float> D(static_cast<std::size_t>(s.B * s.Hq * s.T));
+  std::vector<float> D(static_cast<std::size_t>(s.B * s.Hq * s.Tq));
 #pragma omp parallel for collapse(2)
   for (int64_t b = 0; b < s.B; ++b)
-    for (int64_t t = 0; t < s.T; ++t)
+    for (int64_t t = 0; t < s.Tq; ++t)
       for (int64_t h = 0; h < s.Hq; ++h) {
         const float* o = out + s.o_at(b, t, h);
         const float* d = dout + s.o_at(b, t, h);
@@ -112,7 +112,7 @@ void backward_tile(const Shape& s, const BwdTensors& x, int64_t b, int64_t h, in
   const float* V = x.v + s.v_at(b, j0, g);
   attention::block_gemm(false, true, nq, nk, s.dqk, s.scale, Q, s.ld_q(), K, s.ld_k(), 0.f,
                         sc.scores, s.bk);
-  attention::mask_block(s, sc.scores, s.bk, t0, nq, j0, nk);
+  attention::mask_block(s, sc.scores, s.bk, b, t0, nq, j0, nk);
   attention::block_gemm(false, true, nq, nk, s.dv, 1.f, dO, s.ld_o(), V, s.ld_v(), 0.f, sc.dp,
                         s.bk);
   probs_and_dscores(s, sc, nq, x.lse + s.stat_at(b, h, t0), x.D + s.stat_at(b, h, t0));
@@ -133,7 +133,7 @@ void backward_keys(const Shape& s, const BwdTensors& x, int64_t b, int64_t g, in
     const int64_t j0 = kb * s.bk, nk = std::min(s.bk, s.Tk - j0);
     zero_rows(x.dk + s.k_at(b, j0, g), s.ld_k(), nk, s.dqk);
     zero_rows(x.dv + s.v_at(b, j0, g), s.ld_v(), nk, s.dv);
-    const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(j0 + nk - 1);
+    const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(b, j0 + nk - 1);
     for (int64_t hl = 0; hl < s.group(); ++hl)
       for (int64_t t0 = t_begin; t0 < t_end; t0 += s.bq)
         backward_tile(s, x, b, g * s.group() + hl, t0, std::min(s.bq, t_end - t0), j0, nk,
@@ -142,13 +142,14 @@ void backward_keys(const Shape& s, const BwdTensors& x, int64_t b, int64_t g, in
 }
 
 // Boundaries of `parts` contiguous key-block ranges with about equal work (query rows that see each
-// block, so causal and windowed masks balance too). Returns parts + 1 block indices.
+// block, so causal and windowed masks balance too; batch row 0's documents stand for every row's).
+// Returns parts + 1 block indices.
 std::vector<int64_t> split_key_blocks(const Shape& s, int64_t parts) {
   const int64_t blocks = (s.Tk + s.bk - 1) / s.bk;
   std::vector<double> prefix(static_cast<std::size_t>(blocks + 1), 0.0);
   for (int64_t kb = 0; kb < blocks; ++kb) {
     const int64_t j0 = kb * s.bk, j_last = std::min(s.Tk, j0 + s.bk) - 1;
-    const int64_t rows = std::max<int64_t>(0, s.query_end(j_last) - s.query_begin(j0));
+    const int64_t rows = std::max<int64_t>(0, s.query_end(0, j_last) - s.query_begin(j0));
     prefix[kb + 1] = prefix[kb] + 1.0 + static_cast<double>(rows);  // +1: zeroing dK/dV is work too
   }
   std::vector<int64_t> bounds{0};
@@ -169,17 +170,17 @@ int64_t chunks_per_pair(const Shape& s) {
   const int64_t pairs = s.B * s.Hkv, threads = omp_get_max_threads();
   const int64_t blocks = (s.Tk + s.bk - 1) / s.bk;
   if (pairs >= threads || blocks <= 1) return 1;
-  const int64_t dq_bytes = std::max<int64_t>(1, s.B * s.T * s.Hq * s.dqk * int64_t{sizeof(float)});
+  const int64_t dq_bytes = std::max<int64_t>(1, s.B * s.Tq * s.Hq * s.dqk * int64_t{sizeof(float)});
   const int64_t by_memory = std::max<int64_t>(4, (int64_t{1} << 30) / dq_bytes);
   return std::max<int64_t>(1, std::min({blocks, (threads + pairs - 1) / pairs, by_memory}));
 }
 
 void reduce_private_dq(const Shape& s, const std::vector<float>& priv, int64_t chunks,
                        float* dq) {
-  const int64_t per_task = s.T * s.group() * s.dqk;
+  const int64_t per_task = s.Tq * s.group() * s.dqk;
 #pragma omp parallel for collapse(2)
   for (int64_t b = 0; b < s.B; ++b)
-    for (int64_t t = 0; t < s.T; ++t)
+    for (int64_t t = 0; t < s.Tq; ++t)
       for (int64_t h = 0; h < s.Hq; ++h) {
         float* dst = dq + s.q_at(b, t, h);
         std::fill(dst, dst + s.dqk, 0.f);
@@ -196,33 +197,32 @@ void reduce_private_dq(const Shape& s, const std::vector<float>& priv, int64_t c
 }  // namespace
 
 void attention_bwd(const float* q, const float* k, const float* v, const float* out,
-                   const float* lse, const float* dout, float* dq, float* dk, float* dv, int64_t B,
-                   int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv, int64_t dqk,
-                   int64_t dv_dim, int64_t window, float scale) {
-  const Shape s =
-      attention::with_blocks({B, T, Tk, q_pos0, Hq, Hkv, dqk, dv_dim, window, scale});
+                   const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                   const AttentionShape& shape, float scale) {
+  const Shape s = attention::with_blocks({shape, scale});
   attention::validate(s, "attention_bwd");
   const std::vector<float> D = output_dots(s, out, dout);
   const BwdTensors x{q, k, v, out, lse, dout, D.data(), dk, dv};
   const int64_t chunks = chunks_per_pair(s);
   const std::vector<int64_t> bounds = split_key_blocks(s, chunks);
+  const int64_t per_task = s.Tq * s.group() * s.dqk;  // dq rows of one (batch, KV head) pair
   // One chunk writes dq directly (zeroed here); several write private buffers reduced afterwards.
   std::vector<float> priv;
   if (chunks == 1)
-    fill(dq, 0.f, B * T * Hq * dqk);
+    fill(dq, 0.f, s.B * s.Tq * s.Hq * s.dqk);
   else
-    priv.assign(static_cast<std::size_t>(B * Hkv * chunks * T * s.group() * dqk), 0.f);
+    priv.assign(static_cast<std::size_t>(s.B * s.Hkv * chunks * per_task), 0.f);
   std::vector<Scratch> scratch(static_cast<std::size_t>(omp_get_max_threads()));
-  const int64_t tasks = B * Hkv * chunks;
+  const int64_t tasks = s.B * s.Hkv * chunks;
   {
     SerialBlasScope serial_blas;
 #pragma omp parallel for schedule(dynamic)
     for (int64_t task = 0; task < tasks; ++task) {
-      const int64_t c = task % chunks, pair = task / chunks, b = pair / Hkv, g = pair % Hkv;
+      const int64_t c = task % chunks, pair = task / chunks, b = pair / s.Hkv, g = pair % s.Hkv;
       const DqTarget target =
           chunks == 1
               ? DqTarget{dq + s.q_at(b, 0, g * s.group()), s.ld_q()}
-              : DqTarget{priv.data() + task * T * s.group() * dqk, s.group() * dqk};
+              : DqTarget{priv.data() + task * per_task, s.group() * s.dqk};
       backward_keys(s, x, b, g, bounds[c], bounds[c + 1], target, scratch[omp_get_thread_num()]);
     }
   }

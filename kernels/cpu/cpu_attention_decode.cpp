@@ -78,13 +78,15 @@ void chunk_partial(const Shape& s, const float* q, const float* k, const float* 
 
 }  // namespace
 
+// Decoding passes no document mask; a masked single query keeps the per-head path, whose key range
+// is per batch row.
 bool decode_splits_keys(const Shape& s) {
-  return s.T == 1 && s.key_end(0) - s.key_begin(0) >= kDecodeMinKeys;
+  return s.Tq == 1 && !s.doc_start && s.key_end(0) - s.key_begin(0, 0) >= kDecodeMinKeys;
 }
 
 void decode_forward(const Shape& s, const float* q, const float* k, const float* v, float* out,
                     float* lse) {
-  const int64_t j_begin = s.key_begin(0), j_end = s.key_end(0);
+  const int64_t j_begin = s.key_begin(0, 0), j_end = s.key_end(0);
   const int64_t chunks = (j_end - j_begin + kChunk - 1) / kChunk, tasks = s.B * chunks;
   // Partials: per (b, chunk), Hq maxima, Hq sums and Hq · dv outputs.
   const int64_t stride = s.Hq * (2 + s.dv);

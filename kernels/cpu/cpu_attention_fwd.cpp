@@ -99,7 +99,7 @@ struct FwdTensors {
 
 void forward_block(const Shape& s, const FwdTensors& x, int64_t b, int64_t h, int64_t t0,
                    RowStats& st) {
-  const int64_t nq = std::min(s.bq, s.T - t0);
+  const int64_t nq = std::min(s.bq, s.Tq - t0);
   const int64_t g = h / s.group();
   const float* Q = x.q + s.q_at(b, t0, h);
   float* O = x.out + s.o_at(b, t0, h);
@@ -109,13 +109,13 @@ void forward_block(const Shape& s, const FwdTensors& x, int64_t b, int64_t h, in
     st.sum[i] = 0.0;
   }
   // key_begin/key_end grow with t, so the block's visible keys run from its first query's first key
-  // to its last query's last key; blocks outside are never touched.
-  const int64_t j_begin = s.key_begin(t0), j_end = s.key_end(t0 + nq - 1);
+  // to its last query's last key; blocks outside (earlier documents too) are never touched.
+  const int64_t j_begin = s.key_begin(b, t0), j_end = s.key_end(t0 + nq - 1);
   for (int64_t j0 = j_begin; j0 < j_end; j0 += s.bk) {
     const int64_t nk = std::min(s.bk, j_end - j0);
     attention::block_gemm(false, true, nq, nk, s.dqk, s.scale, Q, s.ld_q(), x.k + s.k_at(b, j0, g),
                           s.ld_k(), 0.f, st.scores, s.bk);
-    attention::mask_block(s, st.scores, s.bk, t0, nq, j0, nk);
+    attention::mask_block(s, st.scores, s.bk, b, t0, nq, j0, nk);
     online_softmax_block(s, st, nq);
     scale_rows(O, s.ld_o(), nq, s.dv, st.rescale);
     attention::block_gemm(false, false, nq, s.dv, nk, 1.f, st.scores, s.bk,
@@ -127,13 +127,12 @@ void forward_block(const Shape& s, const FwdTensors& x, int64_t b, int64_t h, in
 }  // namespace
 
 void attention_fwd(const float* q, const float* k, const float* v, float* out, float* lse,
-                   int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
-                   int64_t dqk, int64_t dv, int64_t window, float scale) {
-  const Shape s = attention::with_blocks({B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, scale});
+                   const AttentionShape& shape, float scale) {
+  const Shape s = attention::with_blocks({shape, scale});
   attention::validate(s, "attention_fwd");
   if (attention::decode_splits_keys(s)) return attention::decode_forward(s, q, k, v, out, lse);
   const FwdTensors x{q, k, v, out, lse};
-  const int64_t q_blocks = (T + s.bq - 1) / s.bq, tasks = B * Hq * q_blocks;
+  const int64_t q_blocks = (s.Tq + s.bq - 1) / s.bq, tasks = s.B * s.Hq * q_blocks;
   std::vector<RowStats> stats(static_cast<std::size_t>(omp_get_max_threads()));
   SerialBlasScope serial_blas;
 #pragma omp parallel for schedule(dynamic)
@@ -141,7 +140,7 @@ void attention_fwd(const float* q, const float* k, const float* v, float* out, f
     // Under a causal mask later query blocks see more keys: hand them out first so the cheap ones
     // fill the tail.
     const int64_t qb = q_blocks - 1 - task % q_blocks, bh = task / q_blocks;
-    forward_block(s, x, bh / Hq, bh % Hq, qb * s.bq, stats[omp_get_thread_num()]);
+    forward_block(s, x, bh / s.Hq, bh % s.Hq, qb * s.bq, stats[omp_get_thread_num()]);
   }
 }
 

@@ -112,14 +112,18 @@ void rope(D* x, const D* cos, const D* sin, int64_t B, int64_t T, int64_t pos0, 
     }
 }
 
-bool visible(int64_t qpos, int64_t j, int64_t window) {
-  return j <= qpos && (window == 0 || qpos - j < window);
+// ops.h's visibility rule for query t of batch row b.
+bool visible(const AttentionShape& s, int64_t b, int64_t t, int64_t j) {
+  const int64_t qpos = s.q_pos0 + t;
+  return j <= qpos && (s.window == 0 || qpos - j < s.window) &&
+         (!s.doc_start || s.doc_start[b * s.Tq + t] <= j);
 }
 
 // Query row by row with an online softmax over the keys: memory O(dv), never O(Tk).
-void attention_fwd(const D* q, const D* k, const D* v, D* out, D* lse, int64_t B, int64_t T,
-                   int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv, int64_t dqk, int64_t dv,
-                   int64_t window, D scale) {
+void attention_fwd(const D* q, const D* k, const D* v, D* out, D* lse, const AttentionShape& shape,
+                   D scale) {
+  const int64_t B = shape.B, T = shape.Tq, Tk = shape.Tk, Hq = shape.Hq, Hkv = shape.Hkv,
+                dqk = shape.dqk, dv = shape.dv;
   const int64_t group = Hq / Hkv;
   std::vector<D> acc(static_cast<size_t>(dv));
   for (int64_t b = 0; b < B; ++b)
@@ -129,7 +133,7 @@ void attention_fwd(const D* q, const D* k, const D* v, D* out, D* lse, int64_t B
         D m = -std::numeric_limits<D>::infinity(), l = 0;
         std::fill(acc.begin(), acc.end(), 0.0);
         for (int64_t j = 0; j < Tk; ++j) {
-          if (!visible(q_pos0 + t, j, window)) continue;
+          if (!visible(shape, b, t, j)) continue;
           const D* kr = k + ((b * Tk + j) * Hkv + h / group) * dqk;
           D s = 0;
           for (int64_t i = 0; i < dqk; ++i) s += qr[i] * kr[i];
@@ -147,8 +151,9 @@ void attention_fwd(const D* q, const D* k, const D* v, D* out, D* lse, int64_t B
 }
 
 void attention_bwd(const D* q, const D* k, const D* v, const D* out, const D* lse, const D* dout,
-                   D* dq, D* dk, D* dvv, int64_t B, int64_t T, int64_t Tk, int64_t q_pos0,
-                   int64_t Hq, int64_t Hkv, int64_t dqk, int64_t dv, int64_t window, D scale) {
+                   D* dq, D* dk, D* dvv, const AttentionShape& shape, D scale) {
+  const int64_t B = shape.B, T = shape.Tq, Tk = shape.Tk, Hq = shape.Hq, Hkv = shape.Hkv,
+                dqk = shape.dqk, dv = shape.dv;
   const int64_t group = Hq / Hkv;
   std::fill(dq, dq + B * T * Hq * dqk, 0.0);
   std::fill(dk, dk + B * Tk * Hkv * dqk, 0.0);
@@ -162,7 +167,7 @@ void attention_bwd(const D* q, const D* k, const D* v, const D* out, const D* ls
         D delta = 0;  // rowsum(dout ∘ out)
         for (int64_t i = 0; i < dv; ++i) delta += dout[row * dv + i] * out[row * dv + i];
         for (int64_t j = 0; j < Tk; ++j) {
-          if (!visible(q_pos0 + t, j, window)) continue;
+          if (!visible(shape, b, t, j)) continue;
           const int64_t kv = (b * Tk + j) * Hkv + h / group;
           D s = 0;
           for (int64_t i = 0; i < dqk; ++i) s += q[row * dqk + i] * k[kv * dqk + i];

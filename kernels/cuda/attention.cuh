@@ -20,12 +20,12 @@ namespace attention {
 
 // out = 0 and lse = -inf for every query (no key visible at all).
 inline void empty_forward(float* out, float* lse, const AttnShape& s) {
-  zero_async(out, sizeof(float) * s.B * s.T * s.Hq * s.dv);
-  fill(lse, -INFINITY, s.B * s.Hq * s.T);
+  zero_async(out, sizeof(float) * s.B * s.Tq * s.Hq * s.dv);
+  fill(lse, -INFINITY, s.B * s.Hq * s.Tq);
 }
 
 inline void row_dots(const float* out, const float* dout, float* D, const AttnShape& s) {
-  const int64_t rows = s.B * s.T * s.Hq;
+  const int64_t rows = s.B * s.Tq * s.Hq;
   launch("attention_bwd(row dots)", attention_row_dots, dim3(static_cast<unsigned>(ceil_div(rows, 8))),
          dim3(256), 0, out, dout, D, s);
 }
@@ -74,7 +74,7 @@ void simt_forward(const float* q, const float* k, const float* v, float* out, fl
   if (smem > max_dynamic_smem())
     fail("cuda attention_fwd (fp32): head widths dqk = ", s.dqk, ", dv = ", s.dv, " need ", smem,
          " bytes of shared memory per block; the device allows ", max_dynamic_smem());
-  const int64_t qt = ceil_div(s.T, simt::kBQ);
+  const int64_t qt = ceil_div(s.Tq, simt::kBQ);
   check_grid(s, qt, "attention_fwd");
   launch("attention_fwd(simt)", simt::fwd_kernel,
          dim3(static_cast<unsigned>(qt), static_cast<unsigned>(s.Hq), static_cast<unsigned>(s.B)),
@@ -84,7 +84,7 @@ void simt_forward(const float* q, const float* k, const float* v, float* out, fl
 void simt_backward(const float* q, const float* k, const float* v, const float* out,
                    const float* lse, const float* dout, float* dq, float* dk, float* dv,
                    const AttnShape& s) {
-  auto* D = static_cast<float*>(scratch(sizeof(float) * s.B * s.Hq * s.T));
+  auto* D = static_cast<float*>(scratch(sizeof(float) * s.B * s.Hq * s.Tq));
   row_dots(out, dout, D, s);
   const int64_t kt = ceil_div(s.Tk, simt::kBK);
   check_grid(s, kt, "attention_bwd");
@@ -95,7 +95,7 @@ void simt_backward(const float* q, const float* k, const float* v, const float* 
 }
 
 inline mma::Dims padded(const AttnShape& s) {
-  return {round_up(s.T, mma::kTile), round_up(s.Tk, mma::kTile), round_up(s.dqk, mma::kTile),
+  return {round_up(s.Tq, mma::kTile), round_up(s.Tk, mma::kTile), round_up(s.dqk, mma::kTile),
           round_up(s.dv, mma::kTile)};
 }
 
@@ -126,25 +126,33 @@ void launch_mma_forward(const uint16_t* qb, const uint16_t* kb, const uint16_t* 
          dim3(mma::kThreads), smem, qb, kb, vt, out, lse, s, d, slices, q_resident);
 }
 
+// The backward overwrites its gradients: zero them (the kernels accumulate), and say whether there
+// is anything to compute.
+inline bool zero_gradients(float* dq, float* dk, float* dv, const AttnShape& s) {
+  zero_async(dq, sizeof(float) * s.B * s.Tq * s.Hq * s.dqk);
+  zero_async(dk, sizeof(float) * s.B * s.Tk * s.Hkv * s.dqk);
+  zero_async(dv, sizeof(float) * s.B * s.Tk * s.Hkv * s.dv);
+  return s.B * s.Tq != 0 && s.Tk != 0;
+}
+
 }  // namespace attention
 
 void attention_fwd_fp32(const float* q, const float* k, const float* v, float* out, float* lse,
-                        int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
-                        int64_t dqk, int64_t dv, int64_t window, float scale) {
-  const AttnShape s{B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, scale};
+                        const AttentionShape& shape, float scale) {
+  const AttnShape s{shape, scale};
   validate_attention(s, "attention_fwd");
-  if (B * T == 0) return;
-  if (Tk == 0) return attention::empty_forward(out, lse, s);
+  if (s.B * s.Tq == 0) return;
+  if (s.Tk == 0) return attention::empty_forward(out, lse, s);
   attention::simt_forward(q, k, v, out, lse, s);
 }
 
 void attention_fwd_bf16(const float* q, const float* k, const float* v, float* out, float* lse,
-                        int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
-                        int64_t dqk, int64_t dv, int64_t window, float scale) {
-  const AttnShape s{B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, scale};
+                        const AttentionShape& shape, float scale) {
+  const AttnShape s{shape, scale};
   validate_attention(s, "attention_fwd");
-  if (B * T == 0) return;
-  if (Tk == 0) return attention::empty_forward(out, lse, s);
+  if (s.B * s.Tq == 0) return;
+  if (s.Tk == 0) return attention::empty_forward(out, lse, s);
+  const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hq = s.Hq, Hkv = s.Hkv, dqk = s.dqk, dv = s.dv;
   const mma::Dims d = attention::padded(s);
   Carver sizes;
   sizes.take<uint16_t>(B * Hq * d.Tp * d.dqkp);
@@ -167,27 +175,20 @@ void attention_fwd_bf16(const float* q, const float* k, const float* v, float* o
 
 void attention_bwd_fp32(const float* q, const float* k, const float* v, const float* out,
                         const float* lse, const float* dout, float* dq, float* dk, float* dv,
-                        int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
-                        int64_t dqk, int64_t dv_dim, int64_t window, float scale) {
-  const AttnShape s{B, T, Tk, q_pos0, Hq, Hkv, dqk, dv_dim, window, scale};
+                        const AttentionShape& shape, float scale) {
+  const AttnShape s{shape, scale};
   validate_attention(s, "attention_bwd");
-  zero_async(dq, sizeof(float) * B * T * Hq * dqk);
-  zero_async(dk, sizeof(float) * B * Tk * Hkv * dqk);
-  zero_async(dv, sizeof(float) * B * Tk * Hkv * dv_dim);
-  if (B * T == 0 || Tk == 0) return;
+  if (!attention::zero_gradients(dq, dk, dv, s)) return;
   attention::simt_backward(q, k, v, out, lse, dout, dq, dk, dv, s);
 }
 
 void attention_bwd_bf16(const float* q, const float* k, const float* v, const float* out,
                         const float* lse, const float* dout, float* dq, float* dk, float* dv,
-                        int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
-                        int64_t dqk, int64_t dv_dim, int64_t window, float scale) {
-  const AttnShape s{B, T, Tk, q_pos0, Hq, Hkv, dqk, dv_dim, window, scale};
+                        const AttentionShape& shape, float scale) {
+  const AttnShape s{shape, scale};
   validate_attention(s, "attention_bwd");
-  zero_async(dq, sizeof(float) * B * T * Hq * dqk);
-  zero_async(dk, sizeof(float) * B * Tk * Hkv * dqk);
-  zero_async(dv, sizeof(float) * B * Tk * Hkv * dv_dim);
-  if (B * T == 0 || Tk == 0) return;
+  if (!attention::zero_gradients(dq, dk, dv, s)) return;
+  const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hq = s.Hq, Hkv = s.Hkv, dqk = s.dqk, dv_dim = s.dv;
   const mma::Dims d = attention::padded(s);
   const int64_t nq = B * Hq * d.Tp, nk = B * Hkv * d.Tkp;
   Carver sizes;
@@ -223,26 +224,24 @@ void attention_bwd_bf16(const float* q, const float* k, const float* v, const fl
 // train.attention_kernel = auto: cuDNN where it supports the shape and accepts the graph, the own
 // tensor-core kernels elsewhere.
 void attention_fwd_auto(const float* q, const float* k, const float* v, float* out, float* lse,
-                        int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
-                        int64_t dqk, int64_t dv, int64_t window, float scale) {
-  validate_attention({B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, scale}, "attention_fwd");
-  const cuda::AttentionCall c{B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, false};
+                        const AttentionShape& shape, float scale) {
+  validate_attention({shape, scale}, "attention_fwd");
+  const cuda::AttentionCall c{shape, false};
   if (attention::ran_on_cudnn(c, [&](std::string* why) { return cudnn_attention_fwd(c, scale, q, k, v, out, lse, why); }))
     return;
-  attention_fwd_bf16(q, k, v, out, lse, B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, scale);
+  attention_fwd_bf16(q, k, v, out, lse, shape, scale);
 }
 
 void attention_bwd_auto(const float* q, const float* k, const float* v, const float* out,
                         const float* lse, const float* dout, float* dq, float* dk, float* dv,
-                        int64_t B, int64_t T, int64_t Tk, int64_t q_pos0, int64_t Hq, int64_t Hkv,
-                        int64_t dqk, int64_t dv_dim, int64_t window, float scale) {
-  validate_attention({B, T, Tk, q_pos0, Hq, Hkv, dqk, dv_dim, window, scale}, "attention_bwd");
-  const cuda::AttentionCall c{B, T, Tk, q_pos0, Hq, Hkv, dqk, dv_dim, window, true};
+                        const AttentionShape& shape, float scale) {
+  validate_attention({shape, scale}, "attention_bwd");
+  const cuda::AttentionCall c{shape, true};
   if (attention::ran_on_cudnn(c, [&](std::string* why) {
         return cudnn_attention_bwd(c, scale, q, k, v, out, lse, dout, dq, dk, dv, why);
       }))
     return;
-  attention_bwd_bf16(q, k, v, out, lse, dout, dq, dk, dv, B, T, Tk, q_pos0, Hq, Hkv, dqk, dv_dim, window, scale);
+  attention_bwd_bf16(q, k, v, out, lse, dout, dq, dk, dv, shape, scale);
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

@@ -23,10 +23,13 @@ AttentionChoice choose_attention(const AttentionCall& c, const CudnnSupport& s) 
   if (s.version < kMinCudnn)
     return own("cuDNN " + version_text(s.version) + " is older than " + version_text(kMinCudnn));
   if (s.sm < 80) return own("cuDNN's fused attention needs sm_80 or newer, this GPU is sm_" + std::to_string(s.sm));
-  if (c.B * c.T == 0 || c.Tk == 0) return own("nothing to attend");
-  if (c.q_pos0 != 0 || c.T != c.Tk)
+  if (c.B * c.Tq == 0 || c.Tk == 0) return own("nothing to attend");
+  // cuDNN expresses packed documents only as a ragged batch (one sequence per document, aligned
+  // query and key ranges), not as a bound per query within a window or a context-parallel segment.
+  if (c.doc_start) return own("a document mask (cuDNN's fused attention takes no per-query first key)");
+  if (c.q_pos0 != 0 || c.Tq != c.Tk)
     return own("queries after a cached prefix (q_pos0 = " + std::to_string(c.q_pos0) + ", " +
-               std::to_string(c.T) + " queries, " + std::to_string(c.Tk) + " keys)");
+               std::to_string(c.Tq) + " queries, " + std::to_string(c.Tk) + " keys)");
   if (c.dqk % 8 != 0 || c.dv % 8 != 0)
     return own("head widths " + std::to_string(c.dqk) + "/" + std::to_string(c.dv) + " are not multiples of 8");
   const int64_t limit = width_limit(s.sm, c.backward);
@@ -44,8 +47,8 @@ std::string decision_key(const AttentionCall& c) {
   return std::string(c.backward ? "backward" : "forward") + ", heads " + std::to_string(c.Hq) + "/" +
          std::to_string(c.Hkv) + " (query/KV), widths " + std::to_string(c.dqk) + "/" + std::to_string(c.dv) +
          " (qk/v), " + (c.window > 0 ? "window " + std::to_string(c.window) : std::string("causal")) +
-         (c.q_pos0 == 0 && c.T == c.Tk ? "" : ", after a cached prefix") +
-         (c.B * c.T == 0 || c.Tk == 0 ? ", empty" : "");
+         (c.q_pos0 == 0 && c.Tq == c.Tk ? "" : ", after a cached prefix") + (c.doc_start ? ", document mask" : "") +
+         (c.B * c.Tq == 0 || c.Tk == 0 ? ", empty" : "");
 }
 
 }  // namespace headroom::kernels::cuda

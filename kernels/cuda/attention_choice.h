@@ -1,6 +1,6 @@
 // Which kernels run one attention call of the bf16 CUDA table when train.attention_kernel = auto:
 // cuDNN's fused attention where cuDNN supports the shape, the own flash attention elsewhere (wider
-// heads, most asymmetric widths, queries after a cached prefix). Plain host logic with no CUDA
+// heads, most asymmetric widths, queries after a cached prefix, document masks). Plain host logic with no CUDA
 // header, so the rules are unit-tested on machines without a GPU (test_attention_choice).
 //
 // These are the rules known before a graph is built; cuDNN may still refuse a graph (its engine
@@ -10,11 +10,12 @@
 #include <cstdint>
 #include <string>
 
+#include "ops.h"
+
 namespace headroom::kernels::cuda {
 
 // One call of ops.h's attention_fwd / attention_bwd (the names of ops.h).
-struct AttentionCall {
-  int64_t B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window;
+struct AttentionCall : AttentionShape {
   bool backward;
 };
 

@@ -1,46 +1,65 @@
 // The mask geometry and layouts of ops.h's attention, shared by the SIMT (fp32) and tensor-core
 // (bf16) flash-attention kernels. Query t sits at position q_pos0 + t, key j at j; key j is visible
-// to query t iff j <= q_pos0 + t and (window == 0 or q_pos0 + t - j < window).
+// to query t iff j <= q_pos0 + t and (window == 0 or q_pos0 + t - j < window) and, under a document
+// mask, doc_start[b, t] <= j.
 #pragma once
 
 #include "cuda/simt.h"
 #include "headroom_error.h"
+#include "ops.h"
 
 namespace headroom::kernels::HR_CUDA_NS {
 
-struct AttnShape {
-  int64_t B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window;
+// The call's shape and scale, passed to the kernels by value.
+struct AttnShape : AttentionShape {
   float scale;
 
   __host__ __device__ int64_t group() const { return Hq / Hkv; }
-  // Keys visible to query t: [key_begin(t), key_end(t)); empty when begin >= end.
-  __host__ __device__ int64_t key_begin(int64_t t) const {
-    const int64_t b = q_pos0 + t - window + 1;
-    return window > 0 && b > 0 ? b : 0;
+  // The first key of query t's document in batch row b (0 without a document mask).
+  __host__ __device__ int64_t doc_begin(int64_t b, int64_t t) const {
+    return doc_start ? doc_start[b * Tq + t] : 0;
+  }
+  // Keys visible to query t of row b: [key_begin(b, t), key_end(t)); empty when begin >= end. Both
+  // grow with t (doc_start is non-decreasing), so a tile's first query has its first key.
+  __host__ __device__ int64_t key_begin(int64_t b, int64_t t) const {
+    const int64_t w = q_pos0 + t - window + 1, in_window = window > 0 && w > 0 ? w : 0;
+    const int64_t d = doc_begin(b, t);
+    return d > in_window ? d : in_window;
   }
   __host__ __device__ int64_t key_end(int64_t t) const {
     const int64_t e = q_pos0 + t + 1;
     return e < Tk ? e : Tk;
   }
-  __host__ __device__ bool visible(int64_t t, int64_t j) const {
-    return j < Tk && j <= q_pos0 + t && (window == 0 || q_pos0 + t - j < window);
+  __host__ __device__ bool visible(int64_t b, int64_t t, int64_t j) const {
+    return j < Tk && j <= q_pos0 + t && (window == 0 || q_pos0 + t - j < window) &&
+           doc_begin(b, t) <= j;
   }
-  // Queries that see key j: [query_begin(j), query_end(j)).
+  // Queries of row b that see key j: [query_begin(j), query_end(b, j)). The document mask ends them
+  // at the first query whose document starts after j (a binary search over the ordered starts).
   __host__ __device__ int64_t query_begin(int64_t j) const {
     const int64_t b = j - q_pos0;
-    return b < 0 ? 0 : (b > T ? T : b);
+    return b < 0 ? 0 : (b > Tq ? Tq : b);
   }
-  __host__ __device__ int64_t query_end(int64_t j) const {
-    if (window == 0) return T;
+  __host__ __device__ int64_t query_end(int64_t b, int64_t j) const {
     const int64_t e = j + window - q_pos0;
-    return e < 0 ? 0 : (e > T ? T : e);
+    const int64_t in_window = window == 0 ? Tq : (e < 0 ? 0 : (e > Tq ? Tq : e));
+    if (!doc_start) return in_window;
+    int64_t lo = 0, hi = in_window;  // the first t in [0, in_window) with doc_begin(b, t) > j
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (doc_begin(b, mid) <= j)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
   }
   // Element offsets in the ops.h layouts.
   __host__ __device__ int64_t q_at(int64_t b, int64_t t, int64_t h) const {
-    return ((b * T + t) * Hq + h) * dqk;
+    return ((b * Tq + t) * Hq + h) * dqk;
   }
   __host__ __device__ int64_t o_at(int64_t b, int64_t t, int64_t h) const {
-    return ((b * T + t) * Hq + h) * dv;
+    return ((b * Tq + t) * Hq + h) * dv;
   }
   __host__ __device__ int64_t k_at(int64_t b, int64_t j, int64_t g) const {
     return ((b * Tk + j) * Hkv + g) * dqk;
@@ -49,13 +68,13 @@ struct AttnShape {
     return ((b * Tk + j) * Hkv + g) * dv;
   }
   __host__ __device__ int64_t stat_at(int64_t b, int64_t h, int64_t t) const {
-    return (b * Hq + h) * T + t;
+    return (b * Hq + h) * Tq + t;
   }
 };
 
 inline void validate_attention(const AttnShape& s, const char* op) {
-  if (s.B < 0 || s.T < 0 || s.Tk < 0 || s.q_pos0 < 0)
-    fail("cuda ", op, ": negative size or offset (B = ", s.B, ", T = ", s.T, ", Tk = ", s.Tk,
+  if (s.B < 0 || s.Tq < 0 || s.Tk < 0 || s.q_pos0 < 0)
+    fail("cuda ", op, ": negative size or offset (B = ", s.B, ", Tq = ", s.Tq, ", Tk = ", s.Tk,
          ", q_pos0 = ", s.q_pos0, ")");
   if (s.Hq <= 0 || s.Hkv <= 0 || s.Hq % s.Hkv != 0)
     fail("cuda ", op, ": Hq = ", s.Hq, " must be a positive multiple of Hkv = ", s.Hkv);
@@ -70,9 +89,9 @@ inline void validate_attention(const AttnShape& s, const char* op) {
 // One warp per (b, t, h) row.
 __global__ void attention_row_dots(const float* out, const float* dout, float* D, AttnShape s) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
-  if (row >= s.B * s.T * s.Hq) return;
+  if (row >= s.B * s.Tq * s.Hq) return;
   const unsigned lane = threadIdx.x % 32;
-  const int64_t h = row % s.Hq, bt = row / s.Hq, t = bt % s.T, b = bt / s.T;
+  const int64_t h = row % s.Hq, bt = row / s.Hq, t = bt % s.Tq, b = bt / s.Tq;
   const float* o = out + row * s.dv;
   const float* d = dout + row * s.dv;
   double acc = 0.0;

@@ -175,7 +175,7 @@ std::vector<int64_t> bound_uids(const Graph& g) {
 
 Graph forward_graph(const AttentionCall& c) {
   Graph g;
-  const int64_t B = c.B, T = c.T, Tk = c.Tk;
+  const int64_t B = c.B, T = c.Tq, Tk = c.Tk;
   const View ss = packed(B, c.Hq, T, Tk), rs = packed(B, c.Hq, T, 1);
   g.tensor(kQ, DType::kBf16, bshd(B, T, c.Hq, c.dqk));
   g.tensor(kKT, DType::kBf16, bshd(B, Tk, c.Hkv, c.dqk, true));
@@ -206,7 +206,7 @@ Graph forward_graph(const AttentionCall& c) {
 
 Graph backward_graph(const AttentionCall& c) {
   Graph g;
-  const int64_t B = c.B, T = c.T, Tk = c.Tk, Hq = c.Hq;
+  const int64_t B = c.B, T = c.Tq, Tk = c.Tk, Hq = c.Hq;
   const View o = bshd(B, T, Hq, c.dv), k = bshd(B, Tk, c.Hkv, c.dqk), ss = packed(B, Hq, T, Tk),
              rs = packed(B, Hq, T, 1);
   const View sst{{B, Hq, Tk, T}, {Hq * T * Tk, T * Tk, 1, Tk}};  // scores transposed (a view)

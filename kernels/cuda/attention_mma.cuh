@@ -178,7 +178,7 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
   const int64_t h = blockIdx.y, b = blockIdx.z, g = h / s.group();
   const int64_t t0 = qblk * kTile, c_out0 = static_cast<int64_t>(slice) * DVT;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
-  const int64_t nq = imin64(kTile, s.T - t0);
+  const int64_t nq = imin64(kTile, s.Tq - t0);
   const int64_t chunks = d.dqkp / kTile;
   const uint16_t* qhead = qb + ((b * s.Hq + h) * d.Tp + t0) * d.dqkp;
   const uint16_t* khead = kb + (b * s.Hkv + g) * d.Tkp * d.dqkp;
@@ -196,7 +196,7 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
   const int64_t row[2] = {t0 + warp * 16 + gq, t0 + warp * 16 + gq + 8};
   const float scale_log2 = s.scale * kLog2e;
 
-  const int64_t j_begin = s.key_begin(t0), j_end = s.key_end(t0 + nq - 1);
+  const int64_t j_begin = s.key_begin(b, t0), j_end = s.key_end(t0 + nq - 1);
   const int64_t kb_end = ceil_div(j_end, kTile);
   for (int64_t kblk = j_begin / kTile; kblk < kb_end; ++kblk) {
     const int64_t j0 = kblk * kTile;
@@ -223,7 +223,7 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
       }
     }
     // Scores in the log2 domain; masked ones -inf. Blocks wholly visible to every row skip the test.
-    const bool full = j0 >= s.key_begin(t0 + nq - 1) && j0 + kTile <= s.key_end(t0);
+    const bool full = j0 >= s.key_begin(b, t0 + nq - 1) && j0 + kTile <= s.key_end(t0);
     float mx[2] = {neg_inf(), neg_inf()};
     HR_UNROLL
     for (int n = 0; n < 8; ++n)
@@ -231,7 +231,7 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
       for (int e = 0; e < 4; ++e) {
         const int64_t t = row[e >> 1], j = j0 + n * 8 + 2 * tq + (e & 1);
         float x = sacc[n][e] * scale_log2;
-        if (!full && !(t < s.T && s.visible(t, j))) x = neg_inf();
+        if (!full && !(t < s.Tq && s.visible(b, t, j))) x = neg_inf();
         sacc[n][e] = x;
         mx[e >> 1] = fmaxf(mx[e >> 1], x);
       }
@@ -284,7 +284,7 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
   // A query that sees no key: out = 0, lse = -inf.
   HR_UNROLL
   for (int i = 0; i < 2; ++i) {
-    if (row[i] >= s.T) continue;
+    if (row[i] >= s.Tq) continue;
     const float inv = l[i] > 0.f ? 1.f / l[i] : 0.f;
     float* orow = out + s.o_at(b, row[i], h);
     HR_UNROLL
@@ -349,7 +349,7 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
   const uint16_t* vhead = x.vb + (b * s.Hkv + g) * d.Tkp * d.dvp + j0 * d.dvp;
   const uint16_t* kthead = x.kt + (b * s.Hkv + g) * d.dqkp * d.Tkp + j0;
 
-  const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(j0 + nk - 1);
+  const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(b, j0 + nk - 1);
   for (int64_t hl = 0; hl < s.group(); ++hl) {
     const int64_t h = g * s.group() + hl;
     const int64_t bh = b * s.Hq + h;
@@ -366,9 +366,9 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
         load_rows(Bt, qrows + c * kTile, d.dqkp, kTile, kTile);
         if (c == 0 && tid < kTile) {
           const int64_t t = t0 + tid;
-          const float lse = t < s.T ? x.lse[s.stat_at(b, h, t)] : neg_inf();
+          const float lse = t < s.Tq ? x.lse[s.stat_at(b, h, t)] : neg_inf();
           L2[tid] = lse == neg_inf() ? neg_inf() : lse * kLog2e;
-          Dq[tid] = t < s.T ? x.D[s.stat_at(b, h, t)] : 0.f;
+          Dq[tid] = t < s.Tq ? x.D[s.stat_at(b, h, t)] : 0.f;
         }
         __syncthreads();
         mma_tiles(st, At, Bt);
@@ -390,7 +390,7 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
           const int qi = n * 8 + 2 * tq + (e & 1);
           const int64_t t = t0 + qi, j = key[e >> 1];
           const float lq = L2[qi];
-          const bool vis = t < s.T && lq != neg_inf() && s.visible(t, j);
+          const bool vis = t < s.Tq && lq != neg_inf() && s.visible(b, t, j);
           const float p = vis ? exp2f(st[n][e] * scale_log2 - lq) : 0.f;
           const float ds = p * (dpt[n][e] - Dq[qi]);
           st[n][e] = p;
@@ -436,7 +436,7 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
         HR_UNROLL
         for (int i = 0; i < 2; ++i) {
           const int64_t t = t0 + warp * 16 + gq + 8 * i;
-          if (t >= s.T) continue;
+          if (t >= s.Tq) continue;
           float* dst = x.dq + s.q_at(b, t, h);
           HR_UNROLL
           for (int n = 0; n < 8; ++n) {

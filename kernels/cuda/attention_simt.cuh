@@ -39,7 +39,7 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const float* q, const flo
 
   const int64_t t0 = static_cast<int64_t>(blockIdx.x) * kBQ;
   const int64_t h = blockIdx.y, b = blockIdx.z, g = h / s.group();
-  const int64_t nq = imin64(kBQ, s.T - t0);
+  const int64_t nq = imin64(kBQ, s.Tq - t0);
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 
   for (int64_t i = tid; i < kBQ * s.dqk; i += kThreads) {
@@ -53,7 +53,7 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const float* q, const flo
   }
   __syncthreads();
 
-  const int64_t j_begin = s.key_begin(t0), j_end = s.key_end(t0 + nq - 1);
+  const int64_t j_begin = s.key_begin(b, t0), j_end = s.key_end(t0 + nq - 1);
   for (int64_t j0 = j_begin; j0 < j_end; j0 += kBK) {
     const int64_t nk = imin64(kBK, j_end - j0);
     // Scores: lane = key, rows warp, warp + 4, warp + 8, warp + 12.
@@ -75,7 +75,7 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const float* q, const flo
     HR_UNROLL
     for (int i = 0; i < 4; ++i) {
       const int r = warp + 4 * i;
-      const bool vis = r < nq && lane < nk && s.visible(t0 + r, j0 + lane);
+      const bool vis = r < nq && lane < nk && s.visible(b, t0 + r, j0 + lane);
       P[r * kPLd + lane] = vis ? acc[i] * s.scale : neg_inf();
     }
     __syncthreads();
@@ -154,7 +154,7 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(const float* q, const flo
   const int64_t g = blockIdx.y, b = blockIdx.z;
   const int64_t nk = imin64(kBK, s.Tk - j0);
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(j0 + nk - 1);
+  const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(b, j0 + nk - 1);
 
   for (int64_t hl = 0; hl < s.group(); ++hl) {
     const int64_t h = g * s.group() + hl;
@@ -199,7 +199,7 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(const float* q, const flo
       HR_UNROLL
       for (int i = 0; i < 4; ++i) {
         const int r = warp + 4 * i;
-        const bool vis = r < nq && lane < nk && L[r] != neg_inf() && s.visible(t0 + r, j0 + lane);
+        const bool vis = r < nq && lane < nk && L[r] != neg_inf() && s.visible(b, t0 + r, j0 + lane);
         const float p = vis ? expf(sacc[i] * s.scale - L[r]) : 0.f;
         P[r * kPLd + lane] = p;
         dS[r * kPLd + lane] = p * (pacc[i] - Dr[r]);

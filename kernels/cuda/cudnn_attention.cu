@@ -313,7 +313,7 @@ struct Cached {
 const Cached& plan_for(const AttentionCall& c) {
   static std::mutex m;
   static std::map<PlanKey, std::unique_ptr<Cached>> cache;
-  const PlanKey key{c.backward, c.B, c.T, c.Tk, c.Hq, c.Hkv, c.dqk, c.dv, c.window};
+  const PlanKey key{c.backward, c.B, c.Tq, c.Tk, c.Hq, c.Hkv, c.dqk, c.dv, c.window};
   const std::lock_guard<std::mutex> lock(m);
   if (auto it = cache.find(key); it != cache.end()) return *it->second;
   auto entry = std::make_unique<Cached>();
@@ -366,8 +366,8 @@ const Cached* usable_plan(const AttentionCall& c, std::string* why) {
 struct Counts {
   int64_t q, k, v, o, stats;
   explicit Counts(const AttentionCall& c)
-      : q(c.B * c.T * c.Hq * c.dqk), k(c.B * c.Tk * c.Hkv * c.dqk), v(c.B * c.Tk * c.Hkv * c.dv),
-        o(c.B * c.T * c.Hq * c.dv), stats(c.B * c.Hq * c.T) {}
+      : q(c.B * c.Tq * c.Hq * c.dqk), k(c.B * c.Tk * c.Hkv * c.dqk), v(c.B * c.Tk * c.Hkv * c.dv),
+        o(c.B * c.Tq * c.Hq * c.dv), stats(c.B * c.Hq * c.Tq) {}
 };
 
 // The by-value scalars of a run: the variant pack holds host pointers to them until execute returns.

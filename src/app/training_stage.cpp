@@ -233,6 +233,11 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   if (init_path && init_info.tokenizer_id != shard->tokenizer_id)
     fail("checkpoint ", init_path->string(), " was trained with tokenizer '", init_info.tokenizer_id,
          "' but the data ", cfg.data.train, " uses '", shard->tokenizer_id, "'");
+  const data::Tokenizer shard_tok = data::read_shard_tokenizer(*shard);
+  const std::optional<int32_t> bos = data::bos_id(shard_tok);
+  if (cfg.data.document_mask && !bos)
+    fail("data.document_mask = true needs a tokenizer with a BOS token to find where documents begin, but "
+         "the data ", cfg.data.train, " uses tokenizer '", shard->tokenizer_id, "', which has none");
   // Before anything large is allocated or the run directory is touched (app/memory_check.h); the
   // GPU plan against this rank's own GPU.
   if (cfg.train.device == config::Device::kCuda) parallel::select_local_gpu();
@@ -262,7 +267,7 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   if (grid.is_root()) io::log_line(*run, "data: " + data_description);
   if (cfg.train.probe_every > 0) job.probe = probe_sampler(cfg);
   job.tokenizer_id = shard->tokenizer_id;
-  const data::Tokenizer shard_tok = data::read_shard_tokenizer(*shard);
+  job.bos = bos.value_or(-1);
   job.merges = shard_tok.merges;
   job.tokenizer_hf = data::tokenizer_record(shard_tok);
   job.init = init_path;

@@ -106,6 +106,7 @@ struct DataConfig {
   long warmup_max_len;          // largest warm-up example, tokens (0 = the window)
   std::string sft_file;         // JSONL of {"prompt", "response"}; "" = generated examples only
   double sft_file_share;        // share of sft examples drawn from sft_file
+  bool document_mask;           // packed training windows attend only within each document
 };
 
 struct Config {

@@ -262,6 +262,15 @@ void add_data_keys(Schema& s, DataConfig& d) {
   add_key(s, "data", "sft_file_share", d.sft_file_share, 0.5,
           "sft: share of examples drawn from sft_file (the rest are generated); 1 = file only",
           in_range(0.0, 1.0));
+  add_key(s, "data", "document_mask", d.document_mask, false,
+          "pretrain/extend/sft: attend only within each document of a packed window (intra-document "
+          "masking): a token sees the keys from its document's start, which is the window's first "
+          "token or the latest BOS token (every document in a shard begins with one), on top of "
+          "the causal mask and any sliding window. RoPE positions stay the global positions in "
+          "the window, as in the second study's 64K recipe. Needs a tokenizer with a BOS token; "
+          "evaluate and decoding never mask. Works under every layout (cp, tp, sequence "
+          "parallelism) and on the GPU, where masked calls run on Headroom's own attention "
+          "kernels rather than cuDNN's");
 }
 
 // "model.n_heads = 6 (config file x.ini)"

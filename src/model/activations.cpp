@@ -133,10 +133,10 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   a.dot = cv.take(mul(BT, std::max<int64_t>(c.n_heads, 1)));
 }
 
-// ids, targets and the head's rows and targets; with cp, the two row maps.
+// ids, targets, document starts and the head's rows and targets; with cp, the two row maps.
 int64_t index_ints(const TokenLayout& lay, int64_t B) {
   const int64_t rows = mul(B, lay.T_len());
-  return add(mul(4, rows), lay.cp > 1 ? mul(2, mul(B, lay.T_full)) : 0);
+  return add(mul(5, rows), lay.cp > 1 ? mul(2, mul(B, lay.T_full)) : 0);
 }
 
 template <class T>
@@ -194,6 +194,7 @@ Activations<T> make_activations(const config::ModelConfig& c, const kernels::Bas
   carve(c, layout, B, recompute, a, hand_out);
   a.ids = IntBuffer<T>(ops, a.rows);
   a.targets = IntBuffer<T>(ops, a.rows);
+  a.doc_start = IntBuffer<T>(ops, a.rows);
   a.head_rows = IntBuffer<T>(ops, a.rows);
   a.head_targets = IntBuffer<T>(ops, a.rows);
   upload_context_maps(ops, layout, B, a);

@@ -66,6 +66,10 @@ struct Activations {
   int64_t res_rows = 0;  // rows of the residual stream on this rank (rows / tp under sequence parallelism)
   kernels::Buffer<T, Ops> arena;
   kernels::Buffer<int32_t, Ops> ids, targets;  // [rows] on the backend
+  // [rows] on the backend: each query's first visible key (ops.h's doc_start, global positions) when
+  // documents are masked (documents_masked), unused otherwise.
+  kernels::Buffer<int32_t, Ops> doc_start;
+  bool documents_masked = false;
   // The LM head runs only on rows that have a target: their indices and targets, compacted [≤ res_rows].
   kernels::Buffer<int32_t, Ops> head_rows, head_targets;
   // Context parallelism: row indices that reorder [cp, B·T_len] rank-major rows into window order
@@ -90,7 +94,7 @@ struct Activations {
 struct ActivationFloats {
   int64_t arena = 0;   // everything, the logits chunk included
   int64_t logits = 0;  // the [chunk_rows, vocab] block
-  int64_t index_ints = 0;  // int32 index buffers beside the arena (ids, targets, head rows, cp maps)
+  int64_t index_ints = 0;  // int32 index buffers beside the arena (ids, targets, doc starts, head rows, cp maps)
 };
 // `local` is one tensor-parallel rank's model config (local_config); saturates at INT64_MAX.
 ActivationFloats activation_floats(const config::ModelConfig& local, const TokenLayout& layout, int64_t B,

@@ -30,6 +30,14 @@ void upload(const Model<T>& m, Activations<T>& a, const int32_t* ids, const int3
     m.ops->copy_from_host(a.targets.get(), targets, static_cast<size_t>(BT) * sizeof(int32_t));
 }
 
+// The document mask of the micro-batch (null: none), kept on the backend for every layer.
+template <class T>
+void upload_documents(const Model<T>& m, Activations<T>& a, const int32_t* doc_start) {
+  a.documents_masked = doc_start != nullptr;
+  if (doc_start)
+    m.ops->copy_from_host(a.doc_start.get(), doc_start, static_cast<size_t>(a.rows) * sizeof(int32_t));
+}
+
 // The rows the LM head runs on: those of this rank's residual rows with a target (a pretraining
 // window of synthetic prompts has a target only on its answers, so most rows skip the head's
 // vocab-wide matmul and softmax), or every one of them when the full logits are wanted. Uploads
@@ -106,14 +114,16 @@ void run_layers(Model<T>& m, Activations<T>& a) {
 template <class T>
 void forward_layers(Model<T>& m, Activations<T>& a, const int32_t* ids) {
   upload(m, a, ids, nullptr);
+  upload_documents(m, a, nullptr);
   run_layers(m, a);
 }
 
 template <class T>
 LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids,
-                         const int32_t* targets, T grad_scale) {
+                         const int32_t* targets, T grad_scale, const int32_t* doc_start) {
   const int64_t R = a.res_rows, d = m.cfg.d_model;
   upload(m, a, ids, targets);
+  upload_documents(m, a, doc_start);
   run_layers(m, a);
   LossSum loss{head_loss(m, a, targets, true, grad_scale, static_cast<T*>(nullptr)),
                count_targets(targets, a.rows)};
@@ -128,8 +138,9 @@ LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids,
 
 template <class T>
 LossSum forward_loss(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets,
-                     T* logits_out) {
+                     T* logits_out, const int32_t* doc_start) {
   upload(m, a, ids, targets);
+  upload_documents(m, a, doc_start);
   run_layers(m, a);
   return {head_loss(m, a, targets, false, T(0), logits_out), count_targets(targets, a.rows)};
 }
@@ -137,9 +148,9 @@ LossSum forward_loss(Model<T>& m, Activations<T>& a, const int32_t* ids, const i
 #define HEADROOM_FORWARD_INSTANTIATE(T)                                                    \
   template void forward_layers<T>(Model<T>&, Activations<T>&, const int32_t*);            \
   template LossSum forward_backward<T>(Model<T>&, Activations<T>&, const int32_t*,        \
-                                       const int32_t*, T);                                \
+                                       const int32_t*, T, const int32_t*);                \
   template LossSum forward_loss<T>(Model<T>&, Activations<T>&, const int32_t*, const int32_t*, \
-                                   T*);
+                                   T*, const int32_t*);
 HEADROOM_FORWARD_INSTANTIATE(float)
 HEADROOM_FORWARD_INSTANTIATE(double)
 #undef HEADROOM_FORWARD_INSTANTIATE

@@ -225,6 +225,20 @@ void scatter_context(const Model<T>& m, const Activations<T>& a, const T* whole,
   }
 }
 
+// One attention call's shape: B rows of Tq queries at positions pos0.. against keys 0 .. pos0 + Tq,
+// the queries' document starts at `docs` (null: no document mask).
+kernels::AttentionShape call_shape(const Dims& s, int64_t B, int64_t Tq, int64_t pos0, const int32_t* docs) {
+  return {.B = B, .Tq = Tq, .Tk = pos0 + Tq, .q_pos0 = pos0, .Hq = s.Hq, .Hkv = s.Hkv, .dqk = s.dqk, .dv = s.dv,
+          .window = s.window, .doc_start = docs};
+}
+
+// The document starts of the micro-batch's rows from `row` on; null without a document mask (and when
+// decoding, which has no micro-batch).
+template <class T>
+const int32_t* documents(const Attend<T>& at, int64_t row) {
+  return at.a && at.a->documents_masked ? at.a->doc_start.get() + row : nullptr;
+}
+
 template <class T>
 void attention_forward(const Model<T>& m, const Dims& s, const Attend<T>& at, LayerActs<T>& l) {
   const auto& ops = *m.ops;
@@ -232,8 +246,8 @@ void attention_forward(const Model<T>& m, const Dims& s, const Attend<T>& at, La
   const T scale = static_cast<T>(config::attention_scale(s.dqk));
   if (lay.cp == 1) {  // one segment: the whole window, or a decoding chunk after its cached prefix
     const int64_t pos0 = lay.segment_pos0(0), T_len = lay.T_len();
-    ops.attention_fwd(l.q, at.k_all ? at.k_all : l.k, at.v_all ? at.v_all : l.v, l.att, l.lse, at.B, T_len,
-                      pos0 + T_len, pos0, s.Hq, s.Hkv, s.dqk, s.dv, s.window, scale);
+    ops.attention_fwd(l.q, at.k_all ? at.k_all : l.k, at.v_all ? at.v_all : l.v, l.att, l.lse,
+                      call_shape(s, at.B, T_len, pos0, documents(at, 0)), scale);
     return;
   }
   ContextBuffers<T>& x = at.a->context;
@@ -244,8 +258,7 @@ void attention_forward(const Model<T>& m, const Dims& s, const Attend<T>& at, La
     for (int seg = 0; seg < lay.segments(); ++seg) {
       const int64_t row = b * lay.T_len() + seg * C, pos0 = lay.segment_pos0(seg);
       ops.attention_fwd(l.q + row * s.Q, x.k + b * lay.T_full * s.K, x.v + b * lay.T_full * s.VD, l.att + row * s.A,
-                        l.lse + lay.lse_at(b, seg, s.Hq), 1, C, pos0 + C, pos0, s.Hq, s.Hkv, s.dqk, s.dv, s.window,
-                        scale);
+                        l.lse + lay.lse_at(b, seg, s.Hq), call_shape(s, 1, C, pos0, documents(at, row)), scale);
     }
 }
 
@@ -257,8 +270,8 @@ void attention_backward(const Model<T>& m, const Dims& s, const Attend<T>& at, c
   const TokenLayout& lay = at.layout;
   const T scale = static_cast<T>(config::attention_scale(s.dqk));
   if (lay.cp == 1) {
-    ops.attention_bwd(l.q, l.k, l.v, l.att, l.lse, a.datt, a.dq, a.dk, a.dv, at.B, lay.T_len(), lay.T_len(), 0,
-                      s.Hq, s.Hkv, s.dqk, s.dv, s.window, scale);
+    ops.attention_bwd(l.q, l.k, l.v, l.att, l.lse, a.datt, a.dq, a.dk, a.dv,
+                      call_shape(s, at.B, lay.T_len(), 0, documents(at, 0)), scale);
     return;
   }
   // The forward's gathered keys and values were overwritten by later layers: gather again.
@@ -274,7 +287,7 @@ void attention_backward(const Model<T>& m, const Dims& s, const Attend<T>& at, c
       T *dk = x.dk + b * lay.T_full * s.K, *dv = x.dv + b * lay.T_full * s.VD;
       ops.attention_bwd(l.q + row * s.Q, x.k + b * lay.T_full * s.K, x.v + b * lay.T_full * s.VD, l.att + row * s.A,
                         l.lse + lay.lse_at(b, seg, s.Hq), a.datt + row * s.A, a.dq + row * s.Q, x.call_dk,
-                        x.call_dv, 1, C, Tk, pos0, s.Hq, s.Hkv, s.dqk, s.dv, s.window, scale);
+                        x.call_dv, call_shape(s, 1, C, pos0, documents(at, row)), scale);
       ops.add(dk, dk, x.call_dk, Tk * s.K);
       ops.add(dv, dv, x.call_dv, Tk * s.VD);
     }

@@ -1,5 +1,6 @@
 #include "train/trainer.h"
 
+#include "data/document_starts.h"
 #include "data/loader.h"
 #include "io/checkpoint_files.h"
 #include "model/activations.h"
@@ -121,6 +122,9 @@ bool resume(Loop& L) {
 struct StepBatch {
   std::vector<int32_t> ids, targets;              // [share, T]
   std::vector<int32_t> local_ids, local_targets;  // [micro, T / cp]: one micro-batch's tokens of this rank
+  // data.document_mask: each token's document start (a position in its window), whole and local;
+  // empty without the mask.
+  std::vector<int32_t> doc_starts, local_doc_starts;
 };
 
 // One optimizer step over this rank's share of the global batch: the global mean loss, the
@@ -134,6 +138,9 @@ StepOutcome train_step(Loop& L, LoopView& view, StepBatch& batch, double lr, int
   const int64_t first = L.samples + slice.first, micro = view.acts.B;
   for (int64_t s = 0; s < slice.count; ++s)
     L.job.sample(first + s, batch.ids.data() + s * T, batch.targets.data() + s * T);
+  // Documents are found in whole windows, so their starts are global positions whatever the layout.
+  const bool masked = !batch.doc_starts.empty();
+  if (masked) data::document_starts(batch.ids.data(), slice.count, T, L.job.bos, batch.doc_starts.data());
   // The loss is a mean over every unmasked target of the global batch, whatever the layout.
   int64_t count = std::count_if(batch.targets.begin(), batch.targets.end(), [](int32_t v) { return v >= 0; });
   L.grid.dp_group->allreduce_sum(&count, 1);
@@ -144,8 +151,11 @@ StepOutcome train_step(Loop& L, LoopView& view, StepBatch& batch, double lr, int
   for (int64_t m0 = 0; m0 < slice.count; m0 += micro) {
     model::take_local(view.acts.layout, micro, batch.ids.data() + m0 * T, batch.local_ids.data());
     model::take_local(view.acts.layout, micro, batch.targets.data() + m0 * T, batch.local_targets.data());
+    if (masked)
+      model::take_local(view.acts.layout, micro, batch.doc_starts.data() + m0 * T, batch.local_doc_starts.data());
     const auto l = model::forward_backward<float>(L.model, view.acts, batch.local_ids.data(),
-                                                  batch.local_targets.data(), 1.0f / static_cast<float>(count));
+                                                  batch.local_targets.data(), 1.0f / static_cast<float>(count),
+                                                  masked ? batch.local_doc_starts.data() : nullptr);
     loss_sum += l.sum;
   }
   for (auto& cb : L.callbacks) cb->on_gradients(view);
@@ -267,6 +277,10 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
   batch.targets.resize(batch.ids.size());
   batch.local_ids.resize(static_cast<size_t>(acts.rows));
   batch.local_targets.resize(batch.local_ids.size());
+  if (c.data.document_mask) {
+    batch.doc_starts.resize(batch.ids.size());
+    batch.local_doc_starts.resize(batch.local_ids.size());
+  }
   const Schedule sched = schedule_of(c.train);
   LoopView view{job, grid, run, L.model, acts, L.step, L.tokens};
   for (auto& cb : L.callbacks) cb->on_start(view);

@@ -29,6 +29,7 @@ struct TrainJob {
   std::string tokenizer_id;
   std::vector<std::pair<int32_t, int32_t>> merges;
   std::string tokenizer_hf;  // a Hugging Face tokenizer's record (io::CheckpointInfo::tokenizer_hf)
+  int32_t bos = -1;          // the token that begins each document (data.document_mask needs one)
   // Where the weights come from when not resuming: a checkpoint of an earlier stage (extend, sft),
   // or nothing (fresh initialisation from model.seed).
   std::optional<std::filesystem::path> init;

@@ -7,7 +7,8 @@ foreach(case
     "mqa_replicated_kv|--model.n_kv_heads;1;--model.qk_norm;layer"
     "qk_layer|--model.qk_norm;layer;--model.n_kv_heads;2"
     "qk_head_post|--model.qk_norm;head;--model.norm_order;post"
-    "sliding|--model.layer_pattern;SSF;--model.window;8;--model.n_kv_heads;2")
+    "sliding|--model.layer_pattern;SSF;--model.window;8;--model.n_kv_heads;2"
+    "docmask|--data.document_mask;true;--model.layer_pattern;SF;--model.window;8;--model.n_kv_heads;2")
   string(REPLACE "|" ";" _parts "${case}")
   list(GET _parts 0 _name)
   list(REMOVE_AT _parts 0)

@@ -6,8 +6,8 @@
 #     (losses and weights); the bf16 table within noise_floor's factor of the bf16 floor: how far
 #     the CPU run moves when its initial weights are rounded to bf16 (what bf16 inputs alone cost,
 #     as test_gpu_cases.h derives the op tolerances);
-#   - tp=2, dp=2 with ZeRO-1, cp=2 with recompute full and tp=2 with sequence parallelism under
-#     mpirun (fp32, within 1e-5 of the one-rank CPU run), and sft;
+#   - tp=2, dp=2 with ZeRO-1, cp=2 with recompute full, cp=2 with the document mask and tp=2 with
+#     sequence parallelism under mpirun (fp32, within 1e-5 of the one-rank CPU run), and sft;
 #   - a checkpoint written on the emulated GPU resumes on the CPU and the reverse;
 #   - SIGUSR1 checkpoints and exits 75;
 #   - evaluate decodes the same tokens on the emulated GPU as on the CPU.
@@ -77,6 +77,10 @@ if ((RANKS >= 2)); then
   # device copies) and the emulated NCCL's all-gather and reduce-scatter; sequence parallelism.
   check "emulated cp=2 recompute full" erun pretrain fp32 2 "$WORK/cp2" "${args[@]}" --parallel.cp 2 --train.recompute full
   check "  ...matches the cpu" cmp "$WORK/cp2" "$WORK/a" --max-rel 1e-5 --name "emulated cp=2 full"
+  # The document mask: each rank's queries carry their documents' starts into the device kernels.
+  check "cpu document mask" crun 1 "$WORK/dm" "${args[@]}" --data.document_mask true
+  check "emulated cp=2 document mask" erun pretrain fp32 2 "$WORK/cp2dm" "${args[@]}" --parallel.cp 2 --data.document_mask true
+  check "  ...matches the cpu" cmp "$WORK/cp2dm" "$WORK/dm" --max-rel 1e-5 --name "emulated cp=2 document mask"
   check "emulated tp=2 sequence-parallel" erun pretrain fp32 2 "$WORK/sp2" "${args[@]}" --parallel.tp 2 --parallel.sequence_parallel true
   check "  ...matches the cpu" cmp "$WORK/sp2" "$WORK/a" --max-rel 1e-5 --name "emulated tp=2 sp"
 fi

@@ -6,7 +6,8 @@
 # distance to itself under two other OpenBLAS kernel sets (common.sh floor_kernels). Activation
 # recomputation (full, selective) must not change a bit on one rank: the same products of the same
 # inputs. A learning rate 1% higher must land beyond that tolerance, so the test can tell a real
-# change from rounding.
+# change from rounding. A case that masks documents (--data.document_mask true among its overrides)
+# must also land beyond it without the mask: the sample corpus's short documents cut its windows.
 # usage: test_layout.sh BIN SRC PY NAME [model overrides...]
 BIN=$1 SRC=$2 PY=$3 NAME=$4; shift 4
 WORK=$(mktemp -d /tmp/headroom_layout.XXXXXX); trap 'rm -rf "$WORK"' EXIT
@@ -28,6 +29,8 @@ check "cp2 dp2 zero1 recompute selective runs" run 4 "$WORK/cdz" "${args[@]}" --
 check "recompute full runs" run 1 "$WORK/rf" "${args[@]}" --train.recompute full
 check "recompute selective runs" run 1 "$WORK/rs" "${args[@]}" --train.recompute selective
 check "lr +1% runs" run 1 "$WORK/lr" "${args[@]}" --train.lr 3.03e-3
+masked=false; [[ " $* " == *" --data.document_mask true "* ]] && masked=true
+$masked && check "unmasked runs" run 1 "$WORK/nomask" "${args[@]}" --data.document_mask false
 for f in "$WORK"/*.log; do grep -q "error" "$f" && { echo "--- $f"; tail -5 "$f"; }; done
 cmp() { "$PY" "$SRC/validation/mpi/compare_runs.py" "$@" "${floor[@]}"; }
 check "$NAME: tp=2 matches tp=1" cmp "$WORK/b" "$WORK/a" --name "$NAME tp=2"
@@ -41,4 +44,5 @@ check "$NAME: cp=2 dp=2 ZeRO-1, recompute selective matches" cmp "$WORK/cdz" "$W
 check "$NAME: recompute full is bit-identical" "$PY" "$SRC/validation/mpi/compare_runs.py" "$WORK/rf" "$WORK/a" --exact --name "$NAME recompute full"
 check "$NAME: recompute selective is bit-identical" "$PY" "$SRC/validation/mpi/compare_runs.py" "$WORK/rs" "$WORK/a" --exact --name "$NAME recompute selective"
 check "$NAME: lr +1% is beyond the tolerance" cmp "$WORK/lr" "$WORK/a" --name "$NAME lr+1%" --power
+$masked && check "$NAME: the document mask changes the run" cmp "$WORK/nomask" "$WORK/a" --name "$NAME unmasked" --power
 finish

@@ -12,7 +12,7 @@ constexpr CudnnSupport kAmpere{80, 91900};
 
 // A training call: 2 sequences of 512 tokens, 8 query heads on 8 KV heads, widths 64/64.
 AttentionCall training(int64_t dqk = 64, int64_t dv = 64, bool backward = false) {
-  return {2, 512, 512, 0, 8, 8, dqk, dv, 0, backward};
+  return {{2, 512, 512, 0, 8, 8, dqk, dv, 0}, backward};
 }
 
 bool cudnn(const AttentionCall& c, const CudnnSupport& s) {
@@ -66,15 +66,24 @@ TEST(AttentionChoice, AsymmetricWidthsOnlyWhereCudnnDocumentsThem) {
 
 TEST(AttentionChoice, QueriesAfterACachedPrefixStayOnTheOwnKernels) {
   AttentionCall decode = training();
-  decode.T = 1;
+  decode.Tq = 1;
   decode.q_pos0 = 511;
   EXPECT_FALSE(cudnn(decode, kHopper));
   AttentionCall chunk = training();
-  chunk.T = 128;
+  chunk.Tq = 128;
   chunk.Tk = 640;
   chunk.q_pos0 = 512;
   EXPECT_FALSE(cudnn(chunk, kHopper));
   EXPECT_NE(choose_attention(chunk, kHopper).reason.find("q_pos0 = 512"), std::string::npos);
+}
+
+TEST(AttentionChoice, DocumentMasksStayOnTheOwnKernels) {
+  const int32_t starts[1] = {0};  // never read: the choice looks only at whether there is a mask
+  AttentionCall masked = training();
+  masked.doc_start = starts;
+  EXPECT_FALSE(cudnn(masked, kHopper));
+  EXPECT_NE(choose_attention(masked, kHopper).reason.find("document mask"), std::string::npos);
+  EXPECT_EQ(decision_key(masked), "forward, heads 8/8 (query/KV), widths 64/64 (qk/v), causal, document mask");
 }
 
 TEST(AttentionChoice, NoCudnnOldCudnnOrOldGpuMeansTheOwnKernels) {
@@ -91,7 +100,7 @@ TEST(AttentionChoice, NoCudnnOldCudnnOrOldGpuMeansTheOwnKernels) {
 TEST(AttentionChoice, OneLogLinePerDecisionNotPerSequenceLength) {
   AttentionCall a = training(), b = training();
   b.B = 7;
-  b.T = b.Tk = 1000;
+  b.Tq = b.Tk = 1000;
   EXPECT_EQ(decision_key(a), decision_key(b));
   EXPECT_EQ(decision_key(a), "forward, heads 8/8 (query/KV), widths 64/64 (qk/v), causal");
   AttentionCall w = a;
@@ -102,7 +111,7 @@ TEST(AttentionChoice, OneLogLinePerDecisionNotPerSequenceLength) {
   EXPECT_NE(decision_key(a), decision_key(back));
   AttentionCall prefix = a;
   prefix.q_pos0 = 3;
-  prefix.Tk = a.T + 3;
+  prefix.Tk = a.Tq + 3;
   EXPECT_EQ(decision_key(prefix), "forward, heads 8/8 (query/KV), widths 64/64 (qk/v), causal, after a cached prefix");
 }
 

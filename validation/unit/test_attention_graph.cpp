@@ -143,7 +143,7 @@ double rel_error(const std::vector<A>& got, const std::vector<B>& want) {
 std::vector<double> widen(const std::vector<float>& x) { return {x.begin(), x.end()}; }
 
 AttentionCall call(int64_t B, int64_t T, int64_t Hq, int64_t Hkv, int64_t dqk, int64_t dv, int64_t window, bool backward) {
-  return {B, T, T, 0, Hq, Hkv, dqk, dv, window, backward};
+  return {{B, T, T, 0, Hq, Hkv, dqk, dv, window}, backward};
 }
 
 class AttentionGraph : public ::testing::TestWithParam<AttentionCall> {};
@@ -154,24 +154,22 @@ class AttentionGraph : public ::testing::TestWithParam<AttentionCall> {};
 TEST_P(AttentionGraph, ComputesTheCpuBackendsAttention) {
   const AttentionCall c = GetParam();
   const Ops& cpu = cpu_ops();
-  const int64_t nq = c.B * c.T * c.Hq * c.dqk, nk = c.B * c.Tk * c.Hkv * c.dqk, nv = c.B * c.Tk * c.Hkv * c.dv,
-                no = c.B * c.T * c.Hq * c.dv, ns = c.B * c.Hq * c.T;
+  const int64_t nq = c.B * c.Tq * c.Hq * c.dqk, nk = c.B * c.Tk * c.Hkv * c.dqk, nv = c.B * c.Tk * c.Hkv * c.dv,
+                no = c.B * c.Tq * c.Hq * c.dv, ns = c.B * c.Hq * c.Tq;
   const auto q = random_floats(nq, 1), k = random_floats(nk, 2), v = random_floats(nv, 3), dout = random_floats(no, 4);
   const float scale = 0.7f / std::sqrt(static_cast<float>(c.dqk));
   std::vector<float> out(no), lse(ns), dq(nq), dk(nk), dv(nv);
-  cpu.attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), c.B, c.T, c.Tk, 0, c.Hq, c.Hkv, c.dqk, c.dv,
-                    c.window, scale);
+  cpu.attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), c, scale);
   cpu.attention_bwd(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(), dk.data(), dv.data(),
-                    c.B, c.T, c.Tk, 0, c.Hq, c.Hkv, c.dqk, c.dv, c.window, scale);
+                    c, scale);
   // The fp64 reference on the same inputs (its backward from the fp32 forward's out and lse, as
   // the graph's backward gets them).
   const BasicOps<double>& f64 = cpu_ops_f64();
   const auto q8 = widen(q), k8 = widen(k), v8 = widen(v), dout8 = widen(dout), out_in = widen(out), lse_in = widen(lse);
   std::vector<double> out8(no), lse8(ns), dq8(nq), dk8(nk), dv8(nv);
-  f64.attention_fwd(q8.data(), k8.data(), v8.data(), out8.data(), lse8.data(), c.B, c.T, c.Tk, 0, c.Hq, c.Hkv, c.dqk,
-                    c.dv, c.window, scale);
+  f64.attention_fwd(q8.data(), k8.data(), v8.data(), out8.data(), lse8.data(), c, scale);
   f64.attention_bwd(q8.data(), k8.data(), v8.data(), out_in.data(), lse_in.data(), dout8.data(), dq8.data(), dk8.data(),
-                    dv8.data(), c.B, c.T, c.Tk, 0, c.Hq, c.Hkv, c.dqk, c.dv, c.window, scale);
+                    dv8.data(), c, scale);
   using validation::within_noise_floor;
   const float inf = -std::numeric_limits<float>::infinity();
 

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "document_starts.h"
 #include "noise_floor.h"
 #include "ops.h"
 #include "headroom_error.h"
@@ -484,12 +485,21 @@ TEST_P(GpuOps, AdamW) {
 
 struct AttnCase {
   int64_t B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window;
+  std::vector<int64_t> documents = {};  // positions where documents begin; empty: no document mask
+
+  std::vector<int32_t> doc_start() const { return document_starts(B, T, q_pos0, documents); }
+  // The shape with the document mask at `docs` (memory of the table that runs it; unused unmasked).
+  AttentionShape shape(const int32_t* docs = nullptr) const {
+    return {B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, documents.empty() ? nullptr : docs};
+  }
 };
 inline std::string describe(const AttnCase& c) {
+  std::string docs;
+  for (int64_t d : c.documents) docs += (docs.empty() ? " documents at " : ",") + std::to_string(d);
   return "B" + std::to_string(c.B) + " T" + std::to_string(c.T) + " Tk" + std::to_string(c.Tk) +
          " pos0 " + std::to_string(c.q_pos0) + " H" + std::to_string(c.Hq) + "/" +
          std::to_string(c.Hkv) + " d" + std::to_string(c.dqk) + "/" + std::to_string(c.dv) +
-         " window " + std::to_string(c.window);
+         " window " + std::to_string(c.window) + docs;
 }
 
 inline std::vector<AttnCase> attention_cases(bool large) {
@@ -504,6 +514,11 @@ inline std::vector<AttnCase> attention_cases(bool large) {
       {1, 40, 40, 0, 1, 1, 1024, 1024, 0},  // the widest heads
       {2, 96, 96, 0, 4, 2, 32, 32, 0},      // cuDNN's shapes (train.attention_kernel = auto):
       {1, 100, 100, 0, 2, 1, 64, 64, 17},   //   causal, GQA, sliding window
+      // Document masks: several documents, boundaries inside query tiles, a one-token document,
+      // with a window, GQA, and queries at an offset as context parallelism calls the op.
+      {1, 150, 150, 0, 4, 2, 64, 64, 0, {20, 64, 65, 130}},
+      {2, 100, 100, 0, 2, 1, 32, 32, 24, {40, 90}},
+      {1, 64, 160, 96, 4, 1, 64, 64, 0, {50, 100, 101}},
   };
   if (large) {
     c.push_back({2, 1030, 1030, 0, 8, 2, 128, 128, 0});
@@ -512,6 +527,8 @@ inline std::vector<AttnCase> attention_cases(bool large) {
     c.push_back({1, 513, 513, 0, 2, 1, 1024, 1024, 0});
     c.push_back({1, 300, 1324, 1024, 4, 1, 128, 128, 0});
     c.push_back({3, 200, 200, 0, 6, 3, 96, 160, 64});
+    c.push_back({1, 1030, 1030, 0, 8, 2, 128, 128, 0, {100, 500, 501, 900}});
+    c.push_back({1, 512, 2048, 1536, 4, 2, 128, 128, 256, {1000, 1700, 1800}});
   }
   return c;
 }
@@ -526,26 +543,24 @@ TEST_P(GpuOps, AttentionForwardBackward) {
     const auto v = random_floats(c.B * c.Tk * c.Hkv * c.dv, 33);
     const auto dout = random_floats(c.B * c.T * c.Hq * c.dv, 34);
     std::vector<float> out(c.B * c.T * c.Hq * c.dv), lse(c.B * c.Hq * c.T);
-    cpu().attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), c.B, c.T, c.Tk,
-                        c.q_pos0, c.Hq, c.Hkv, c.dqk, c.dv, c.window, scale);
+    const std::vector<int32_t> docs = c.doc_start();
+    const Dev<int32_t> Docs(d, docs);
+    const AttentionShape host = c.shape(docs.data()), device = c.shape(Docs.get());
+    cpu().attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), host, scale);
     std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
     cpu().attention_bwd(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(),
-                        dq.data(), dk.data(), dv.data(), c.B, c.T, c.Tk, c.q_pos0, c.Hq, c.Hkv,
-                        c.dqk, c.dv, c.window, scale);
+                        dq.data(), dk.data(), dv.data(), host, scale);
     Dev<float> Q(d, q), K(d, k), Vv(d, v), O(d, out.size()), L(d, lse.size()), DO(d, dout),
         DQ(d, dq.size()), DK(d, dk.size()), DV(d, dv.size());
     O.poison();
     L.poison();
-    d.attention_fwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), c.B, c.T, c.Tk, c.q_pos0, c.Hq,
-                    c.Hkv, c.dqk, c.dv, c.window, scale);
+    d.attention_fwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), device, scale);
     const auto floor = noise_floors(bf16(), {q, k, v, dout}, [&](const auto& ops, const auto& in) {
       using T = typename std::decay_t<decltype(in)>::value_type::value_type;
       std::vector<T> o(out.size()), l(lse.size()), gq(q.size()), gk(k.size()), gv(v.size());
-      ops.attention_fwd(in[0].data(), in[1].data(), in[2].data(), o.data(), l.data(), c.B, c.T, c.Tk,
-                        c.q_pos0, c.Hq, c.Hkv, c.dqk, c.dv, c.window, static_cast<T>(scale));
+      ops.attention_fwd(in[0].data(), in[1].data(), in[2].data(), o.data(), l.data(), host, static_cast<T>(scale));
       ops.attention_bwd(in[0].data(), in[1].data(), in[2].data(), o.data(), l.data(), in[3].data(),
-                        gq.data(), gk.data(), gv.data(), c.B, c.T, c.Tk, c.q_pos0, c.Hq, c.Hkv, c.dqk,
-                        c.dv, c.window, static_cast<T>(scale));
+                        gq.data(), gk.data(), gv.data(), host, static_cast<T>(scale));
       return std::vector{o, l, gq, gk, gv};
     });
     EXPECT_TRUE(close_to_floor(O.download(), out, floor[0], label("attention_fwd out " + describe(c))));
@@ -557,7 +572,7 @@ TEST_P(GpuOps, AttentionForwardBackward) {
     DK.poison();
     DV.poison();
     d.attention_bwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), DO.get(), DQ.get(), DK.get(),
-                    DV.get(), c.B, c.T, c.Tk, c.q_pos0, c.Hq, c.Hkv, c.dqk, c.dv, c.window, scale);
+                    DV.get(), device, scale);
     EXPECT_TRUE(close_to_floor(DQ.download(), dq, floor[2], label("attention_bwd dq " + describe(c))));
     EXPECT_TRUE(close_to_floor(DK.download(), dk, floor[3], label("attention_bwd dk " + describe(c))));
     EXPECT_TRUE(close_to_floor(DV.download(), dv, floor[4], label("attention_bwd dv " + describe(c))));

@@ -45,9 +45,9 @@ TEST(EmulatedAttentionChoice, AutoWithoutCudnnRunsTheOwnKernelsAndSaysSo) {
     Dev<float> Q(*t, q), K(*t, k), V(*t, v), O(*t, n), L(*t, B * Hq * T), DO(*t, dout), DQ(*t, n), DK(*t, nk), DV(*t, nk);
     ::testing::internal::CaptureStderr();
     for (int call = 0; call < 2; ++call) {
-      t->attention_fwd(Q.get(), K.get(), V.get(), O.get(), L.get(), B, T, T, 0, Hq, Hkv, w, w, 0, 0.25f);
-      t->attention_bwd(Q.get(), K.get(), V.get(), O.get(), L.get(), DO.get(), DQ.get(), DK.get(), DV.get(), B, T, T,
-                       0, Hq, Hkv, w, w, 0, 0.25f);
+      t->attention_fwd(Q.get(), K.get(), V.get(), O.get(), L.get(), {B, T, T, 0, Hq, Hkv, w, w, 0}, 0.25f);
+      t->attention_bwd(Q.get(), K.get(), V.get(), O.get(), L.get(), DO.get(), DQ.get(), DK.get(), DV.get(),
+                       {B, T, T, 0, Hq, Hkv, w, w, 0}, 0.25f);
     }
     log += ::testing::internal::GetCapturedStderr();
     for (const Dev<float>* x : {&O, &L, &DQ, &DK, &DV}) results.push_back(x->download());

@@ -42,7 +42,7 @@ TEST(CudnnAttention, TrainingShapeRunsOnCudnn) {
   Dev<float> q(d, random_floats(B * T * H * w, 1)), k(d, random_floats(B * T * H * w, 2)),
       v(d, random_floats(B * T * H * w, 3)), o(d, B * T * H * w), lse(d, B * H * T);
   ::testing::internal::CaptureStderr();
-  d.attention_fwd(q.get(), k.get(), v.get(), o.get(), lse.get(), B, T, T, 0, H, H, w, w, 0, 0.1f);
+  d.attention_fwd(q.get(), k.get(), v.get(), o.get(), lse.get(), {B, T, T, 0, H, H, w, w, 0}, 0.1f);
   d.synchronize();
   const std::string log = ::testing::internal::GetCapturedStderr();
   std::cout << log;

@@ -1,6 +1,7 @@
 // The backward pass of every architecture knob against central finite differences, in fp64: for
 // each parameter tensor, the analytic gradient of the mean masked loss must match
 // (L(θ + εe) − L(θ − εe)) / 2ε for every element, to 1e-6 relative (tensor norm).
+#include "document_starts.h"
 #include "model/forward.h"
 #include "model_fixtures.h"
 
@@ -15,18 +16,22 @@ using headroom::fixtures::tiny_model;
 
 namespace {
 
-double mean_loss(Model<double>& m, Activations<double>& a, const fixtures::Batch& b) {
-  const LossSum l = forward_loss<double>(m, a, b.ids.data(), b.targets.data(), nullptr);
+// docs: the document mask's starts [B·T], or empty for none.
+double mean_loss(Model<double>& m, Activations<double>& a, const fixtures::Batch& b, const std::vector<int32_t>& docs) {
+  const LossSum l =
+      forward_loss<double>(m, a, b.ids.data(), b.targets.data(), nullptr, docs.empty() ? nullptr : docs.data());
   return l.sum / static_cast<double>(l.count);
 }
 
-void check_gradients(const config::ModelConfig& cfg, int64_t B, int64_t T, const fixtures::Batch& batch) {
+void check_gradients(const config::ModelConfig& cfg, int64_t B, int64_t T, const fixtures::Batch& batch,
+                     const std::vector<int32_t>& docs = {}) {
   Model<double> m = make_model(cfg, kernels::cpu_ops_f64());
   Activations<double> a = make_activations(m, B, T);
   int64_t count = 0;
   for (int32_t t : batch.targets) count += t >= 0;
   zero_grads(m);
-  forward_backward<double>(m, a, batch.ids.data(), batch.targets.data(), 1.0 / static_cast<double>(count));
+  forward_backward<double>(m, a, batch.ids.data(), batch.targets.data(), 1.0 / static_cast<double>(count),
+                           docs.empty() ? nullptr : docs.data());
   std::vector<double> analytic(static_cast<size_t>(m.n_params));
   std::copy(m.grads.get(), m.grads.get() + m.n_params, analytic.begin());
 
@@ -37,9 +42,9 @@ void check_gradients(const config::ModelConfig& cfg, int64_t B, int64_t T, const
       double& w = m.params.get()[m.offsets[p] + e];
       const double saved = w;
       w = saved + eps;
-      const double up = mean_loss(m, a, batch);
+      const double up = mean_loss(m, a, batch, docs);
       w = saved - eps;
-      const double down = mean_loss(m, a, batch);
+      const double down = mean_loss(m, a, batch, docs);
       w = saved;
       const double numeric = (up - down) / (2 * eps);
       const double g = analytic[static_cast<size_t>(m.offsets[p] + e)];
@@ -92,6 +97,16 @@ TEST(GradCheck, Yarn) {
 }
 TEST(GradCheck, TiedEmbeddings) { check_gradients(tiny_model({{"tie_embeddings", "true"}}), 2, 5); }
 TEST(GradCheck, LossMask) { check_gradients(tiny_model({}), 2, 6, 3); }
+
+// Packed documents (data.document_mask): three in the first window, boundaries 3 later in the second
+// (document_starts.h), alone and under a sliding-window layer.
+TEST(GradCheck, DocumentMask) {
+  const int64_t B = 2, T = 8;
+  const auto docs = kernels::document_starts(B, T, 0, {3, 5});
+  check_gradients(tiny_model({}), B, T, random_batch(tiny_model({}).vocab_size, B, T, 99), docs);
+  const auto sliding = tiny_model({{"layer_pattern", "SF"}, {"window", "3"}});
+  check_gradients(sliding, B, T, random_batch(sliding.vocab_size, B, T, 99), docs);
+}
 
 // A synthetic pretraining window has targets only on its answers: the LM head runs on those rows
 // alone, and every other row's gradient must come only through attention from later answers.

@@ -1,6 +1,6 @@
 // Blocked attention (forward and backward) against a naive fp64 implementation that materialises the
 // full score matrix, over lengths that straddle the 64-row blocks, sliding windows, GQA/MQA, unequal
-// q/k and v head dims, KV-cache decode offsets and more than one thread. The naive backward is itself
+// q/k and v head dims, KV-cache decode offsets, document masks and more than one thread. The naive backward is itself
 // checked against finite differences, so the reference cannot share a mistake with the kernel.
 #include <omp.h>
 
@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cpu/cpu_attention.h"
+#include "document_starts.h"
 #include "test_kernels_support.h"
 
 namespace headroom::kernels::test {
@@ -16,20 +17,34 @@ namespace {
 
 struct AttnCase {
   int64_t B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window;
+  std::vector<int64_t> documents = {};  // positions where documents begin (document_starts.h)
+  std::vector<int32_t> doc_start = {};  // their mask, set by masked()
 
   std::string str() const {
     std::ostringstream s;
     s << "B=" << B << " T=" << T << " Tk=" << Tk << " q_pos0=" << q_pos0 << " Hq=" << Hq
       << " Hkv=" << Hkv << " dqk=" << dqk << " dv=" << dv << " window=" << window;
+    for (int64_t d : documents) s << (d == documents.front() ? " documents at " : ",") << d;
     return s.str();
+  }
+  AttentionShape shape() const {
+    return {B, T, Tk, q_pos0, Hq, Hkv, dqk, dv, window, doc_start.empty() ? nullptr : doc_start.data()};
   }
   float scale() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(dqk))); }
   // The visibility rule of ops.h, stated directly.
-  bool visible(int64_t t, int64_t j) const {
+  bool visible(int64_t b, int64_t t, int64_t j) const {
     const int64_t p = q_pos0 + t;
-    return j <= p && (window == 0 || p - j < window);
+    return j <= p && (window == 0 || p - j < window) &&
+           (doc_start.empty() || doc_start[b * T + t] <= j);
   }
 };
+
+// The case with documents beginning at `starts`.
+AttnCase masked(AttnCase c, std::vector<int64_t> starts) {
+  c.doc_start = document_starts(c.B, c.T, c.q_pos0, starts);
+  c.documents = std::move(starts);
+  return c;
+}
 
 struct AttnInputs {
   std::vector<float> q, k, v, dout;
@@ -72,7 +87,7 @@ AttnResult naive_attention(const AttnCase& c, const std::vector<double>& q,
         std::vector<double> s(c.Tk, -std::numeric_limits<double>::infinity());
         double mx = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j < c.Tk; ++j) {
-          if (!c.visible(t, j)) continue;
+          if (!c.visible(b, t, j)) continue;
           double acc = 0;
           for (int64_t i = 0; i < c.dqk; ++i) acc += qt[i] * krow(j)[i];
           s[j] = acc * scale;
@@ -80,12 +95,12 @@ AttnResult naive_attention(const AttnCase& c, const std::vector<double>& q,
         }
         if (mx == -std::numeric_limits<double>::infinity()) continue;  // sees nothing: 0 output
         double sum = 0;
-        for (int64_t j = 0; j < c.Tk; ++j) sum += c.visible(t, j) ? std::exp(s[j] - mx) : 0.0;
+        for (int64_t j = 0; j < c.Tk; ++j) sum += c.visible(b, t, j) ? std::exp(s[j] - mx) : 0.0;
         std::vector<double> p(c.Tk, 0.0), dp(c.Tk, 0.0);
         double* o = &r.out[((b * c.T + t) * c.Hq + h) * c.dv];
         double D = 0;
         for (int64_t j = 0; j < c.Tk; ++j) {
-          if (!c.visible(t, j)) continue;
+          if (!c.visible(b, t, j)) continue;
           p[j] = std::exp(s[j] - mx) / sum;
           for (int64_t i = 0; i < c.dv; ++i) {
             o[i] += p[j] * vrow(j)[i];
@@ -95,7 +110,7 @@ AttnResult naive_attention(const AttnCase& c, const std::vector<double>& q,
         }
         r.lse[(b * c.Hq + h) * c.T + t] = mx + std::log(sum);
         for (int64_t j = 0; j < c.Tk; ++j) {
-          if (!c.visible(t, j)) continue;
+          if (!c.visible(b, t, j)) continue;
           const double ds = p[j] * (dp[j] - D);
           double* dkj = &r.dk[((b * c.Tk + j) * c.Hkv + g) * c.dqk];
           double* dvj = &r.dv[((b * c.Tk + j) * c.Hkv + g) * c.dv];
@@ -120,11 +135,9 @@ KernelResult run_kernels(const AttnCase& c, const AttnInputs& in) {
   KernelResult r{std::vector<float>(c.B * c.T * c.Hq * c.dv, nan),
                  std::vector<float>(c.B * c.Hq * c.T, nan), std::vector<float>(in.q.size(), nan),
                  std::vector<float>(in.k.size(), nan), std::vector<float>(in.v.size(), nan)};
-  cpu().attention_fwd(in.q.data(), in.k.data(), in.v.data(), r.out.data(), r.lse.data(), c.B, c.T,
-                      c.Tk, c.q_pos0, c.Hq, c.Hkv, c.dqk, c.dv, c.window, c.scale());
+  cpu().attention_fwd(in.q.data(), in.k.data(), in.v.data(), r.out.data(), r.lse.data(), c.shape(), c.scale());
   cpu().attention_bwd(in.q.data(), in.k.data(), in.v.data(), r.out.data(), r.lse.data(),
-                      in.dout.data(), r.dq.data(), r.dk.data(), r.dv.data(), c.B, c.T, c.Tk,
-                      c.q_pos0, c.Hq, c.Hkv, c.dqk, c.dv, c.window, c.scale());
+                      in.dout.data(), r.dq.data(), r.dk.data(), r.dv.data(), c.shape(), c.scale());
   return r;
 }
 
@@ -229,7 +242,7 @@ TEST(KernelAttention, LongContextDecodeSplitsTheKeys) {
   // chunks of 512 with a partial last one, GQA, a window starting mid-chunk, a batch, unequal
   // widths, and 3 threads sharing the chunks; the backward reads the lse it leaves.
   const auto splits = [](int64_t Tk, int64_t window) {
-    return cpu::attention::decode_splits_keys({1, 1, Tk, Tk - 1, 2, 1, 8, 8, window, 1.f});
+    return cpu::attention::decode_splits_keys({{1, 1, Tk, Tk - 1, 2, 1, 8, 8, window}, 1.f});
   };
   EXPECT_TRUE(splits(2048, 0));
   EXPECT_FALSE(splits(2047, 0));
@@ -256,6 +269,46 @@ TEST(KernelAttention, QueriesThatSeeNoKeyGetZeroOutputAndGradient) {
   }
 }
 
+TEST(KernelAttention, DocumentMasksAcrossBlocksWindowsAndGroups) {
+  // Several documents per window, boundaries inside query blocks and a one-token document.
+  check_attention(masked({1, 200, 200, 0, 4, 2, 16, 16, 0}, {37, 64, 65, 150}));
+  check_attention(masked({2, 129, 129, 0, 4, 4, 16, 8, 0}, {10, 100}));
+  // Windows combined with documents: either may be the tighter bound.
+  check_attention(masked({1, 200, 200, 0, 2, 1, 16, 16, 16}, {37, 64, 65, 150}));
+  check_attention(masked({2, 200, 200, 0, 4, 2, 16, 16, 70}, {120}));
+  // Wide heads (256 × 256 blocks), GQA and MQA.
+  check_attention(masked({1, 600, 600, 0, 4, 2, 64, 64, 0}, {100, 300, 301, 550}));
+  check_attention(masked({1, 520, 520, 0, 4, 1, 64, 96, 257}, {200, 260}));
+}
+
+TEST(KernelAttention, DocumentMasksWithAQueryOffset) {
+  // Queries after a prefix, as context parallelism calls the op (a zig-zag segment at q_pos0 against
+  // every key before it): documents that began before the segment, inside it, and at its first query.
+  check_attention(masked({1, 64, 128, 64, 4, 2, 16, 16, 0}, {30, 90, 100}));
+  check_attention(masked({2, 64, 128, 64, 2, 1, 16, 16, 40}, {64, 70}));
+  check_attention(masked({1, 7, 200, 193, 4, 1, 16, 8, 0}, {120, 195}));
+  check_attention(masked({1, 300, 600, 300, 2, 2, 64, 64, 0}, {250, 420, 421}));
+}
+
+TEST(KernelAttention, DocumentMasksSplitOverThreads) {
+  // The backward's key-block chunks with private dq buffers, under a mask.
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(3);
+  check_attention(masked({1, 600, 600, 0, 1, 1, 128, 64, 0}, {90, 333, 500}));
+  check_attention(masked({1, 200, 200, 0, 4, 1, 16, 16, 0}, {50, 51, 190}));
+  omp_set_num_threads(saved);
+}
+
+TEST(KernelAttention, RejectsUnorderedDocumentStarts) {
+  AttnCase c{1, 4, 4, 0, 1, 1, 4, 4, 0};
+  c.doc_start = {0, 2, 1, 3};
+  const AttnInputs in = make_inputs(c, 1);
+  std::vector<float> out(16), lse(4);
+  EXPECT_THROW(cpu().attention_fwd(in.q.data(), in.k.data(), in.v.data(), out.data(), lse.data(),
+                                   c.shape(), c.scale()),
+               std::runtime_error);
+}
+
 TEST(KernelAttention, SeveralThreadsSplitWorkWithoutRaces) {
   // With more threads than (batch, KV head) pairs the backward splits key blocks into chunks with
   // private dq buffers; the forward hands out query blocks dynamically.
@@ -271,11 +324,11 @@ TEST(KernelAttention, SeveralThreadsSplitWorkWithoutRaces) {
 TEST(KernelAttention, RejectsInvalidShapes) {
   std::vector<float> buf(64, 0.f);
   // Hq not a multiple of Hkv
-  EXPECT_THROW(cpu().attention_fwd(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), 1,
-                                   1, 1, 0, 3, 2, 4, 4, 0, 1.f),
+  EXPECT_THROW(cpu().attention_fwd(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
+                                   {1, 1, 1, 0, 3, 2, 4, 4, 0}, 1.f),
                std::runtime_error);
-  EXPECT_THROW(cpu().attention_fwd(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), 1,
-                                   1, 1, 0, 2, 2, 4, 4, -1, 1.f),
+  EXPECT_THROW(cpu().attention_fwd(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
+                                   {1, 1, 1, 0, 2, 2, 4, 4, -1}, 1.f),
                std::runtime_error);
 }
 
