@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     if (opt.inputs.empty()) fail("no input given: pass --input FILE_OR_DIR (repeatable)");
     const auto t0 = std::chrono::steady_clock::now();
     const data::PrepareInput input = data::read_prepare_input(opt);  // refuses before anything is written
-    io::RunDir run = io::open_run_dir(opt.output, flags.force);
+    io::RunDir run = io::open_run_dir(opt.output, flags.force, io::claim_run_dir(opt.output, io::RunKind::kData, "prepare"));
     io::write_config(run, ini);
     const auto sum = data::run_prepare(opt, input, ini, [&](const std::string& l) { io::log_line(run, l); });
     io::mark_finished(run, cat("prepare ", sum.tokenizer_id, " train_tokens=", sum.train_tokens,

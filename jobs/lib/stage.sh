@@ -84,8 +84,10 @@ hr_fail() {  # hr_fail STATUS: the clear message, then exit STATUS
 }
 
 # hr_run PROGRAM ARGS...: launch on NP ranks, forward SIGUSR1/SIGTERM to the ranks, and handle the
-# exit status: 0 ends the job, 75 (checkpointed after a stop signal) requeues it, anything else is a
-# failure.
+# outcome: the stage's stop marker $RUN_DIR/STOPPED (written after it checkpointed for a signal) or
+# exit 75 requeues the job, DONE or exit 0 ends it, anything else is a failure. The marker decides
+# because launchers do not pass the ranks' status through: mpirun returns 1 after forwarding SIGTERM
+# although every rank checkpointed and exited 75.
 hr_run() {
   local launcher=${HEADROOM_LAUNCHER:-auto} cmd=() child rc
   if [[ $launcher == auto ]]; then
@@ -110,6 +112,7 @@ hr_run() {
   esac
   hr_log "launch: ${cmd[*]} $*"
   if [[ ${HEADROOM_DRY_RUN:-0} == 1 ]]; then hr_log "dry run: not launched"; return 0; fi
+  [[ -n ${RUN_DIR:-} ]] && rm -f "$RUN_DIR/STOPPED"  # only this launch's marker counts
   "${cmd[@]}" "$@" &
   child=$!
   HR_SIGNAL=""
@@ -121,6 +124,7 @@ hr_run() {
   done
   wait "$child"; rc=$?  # the real status even if the last wait was interrupted by a signal
   trap - USR1 TERM
+  rc=$(hr_outcome "$rc")
   if [[ $rc -eq 75 ]]; then
     hr_log "stage=$HR_STAGE checkpointed and stopped (exit 75${HR_SIGNAL:+ after SIG$HR_SIGNAL}) at epoch=$(date +%s)"
     if [[ -n ${SLURM_JOB_ID:-} ]]; then
@@ -138,6 +142,22 @@ hr_run() {
     hr_fail "$rc"
   fi
   hr_log "done stage=$HR_STAGE job=${SLURM_JOB_ID:-none} epoch=$(date +%s) after $(( $(date +%s) - HR_T0 ))s"
+}
+
+# hr_outcome RC: the launch's status as the stage meant it. 75 when the stage left its stop marker
+# (whatever the launcher returned); 0 when it finished (DONE) but the launcher, signalled during the
+# last moments, returned non-zero; RC otherwise.
+hr_outcome() {
+  local rc=$1
+  if [[ -n ${RUN_DIR:-} && -f $RUN_DIR/STOPPED ]]; then
+    [[ $rc -ne 75 ]] && hr_log "the launcher returned $rc, but the stage checkpointed and stopped ($RUN_DIR/STOPPED: $(cat "$RUN_DIR/STOPPED")): treated as 75" >&2
+    echo 75
+  elif [[ $rc -ne 0 && -n ${HR_SIGNAL:-} && -n ${RUN_DIR:-} && -f $RUN_DIR/DONE ]]; then
+    hr_log "the launcher returned $rc after SIG$HR_SIGNAL, but the stage finished ($RUN_DIR/DONE): treated as 0" >&2
+    echo 0
+  else
+    echo "$rc"
+  fi
 }
 
 # The training stages: pretrain (MODEL + RECIPE, SEED) or extend / sft (INIT + RECIPE).

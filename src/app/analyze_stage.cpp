@@ -133,7 +133,7 @@ int run_analyze_stage(int argc, char** argv) {
   }
   if (a.runs.empty()) fail("no runs given: pass --runs EVAL_RUN_DIR... (evaluate run directories)");
 
-  io::RunDir run = io::open_run_dir(a.out, flags.force);
+  io::RunDir run = io::open_run_dir(a.out, flags.force, io::claim_run_dir(a.out, io::RunKind::kAnalysis, "analyze"));
   io::write_config(run, ini);
   auto log = [&](const std::string& line) { io::log_line(run, line); };
   const auto t0 = std::chrono::steady_clock::now();

@@ -15,6 +15,7 @@
 #include "io/checkpoint.h"
 #include "io/run_dir.h"
 #include "model/model.h"
+#include "parallel/agree.h"
 #include "parallel/grid.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -129,6 +130,34 @@ void write_outputs(io::RunDir& run, const EvalOutput& out, const EvalConfig& ecf
   io::log_line(run, cat("done in ", format_duration(out.results.seconds), ": ", (run.root / "results.json").string()));
 }
 
+// Everything after the run directory is open on root (`run`, null elsewhere).
+void evaluate_into(io::RunDir* run, EvalJob& job, const io::CheckpointInfo& info, const fs::path& ckpt,
+                   const config::Schema& schema, const app::StageStart& start, const std::string& memory,
+                   int64_t addressable, const EvalConfig& ecfg, const config::Config& cfg,
+                   parallel::Grid& grid) {
+  job.header = make_header(job, info, ckpt, config::ini_only_sections(config::to_ini(schema, false), {"model", "train"}), grid.world->size(),
+                           addressable);
+  if (run) io::log_line(*run, describe(job));
+  if (run && !start.device_choice.empty()) io::log_line(*run, start.device_choice);
+  if (run) io::log_line(*run, kernels::cpu::blas_kernels_description());
+  if (run) io::log_line(*run, memory);
+
+  // train.device as the training stages use it: auto (made concrete by start_stage), cpu or cuda.
+  const auto& ops = cfg.train.device == config::Device::kCuda ? kernels::cuda_ops(cfg.train.attention_kernel)
+                                                               : kernels::cpu_ops();
+  // Every weight comes from the checkpoint: drawing the random init first would be most of the
+  // start-up on a large model.
+  model::Model<float> model = model::make_model(cfg.model, ops, {}, {.random_weights = false});
+  io::load_checkpoint_tensors(ckpt, model, nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::function<void(const std::string&)> log;
+  if (run) log = [&](const std::string& line) { io::log_line(*run, line); };
+  EvalOutput out = run_evaluation(job, model, *grid.world, log);
+  out.results.seconds = seconds_since(t0);
+  if (run) write_outputs(*run, out, ecfg);
+  grid.world->barrier();
+}
+
 }  // namespace
 
 int run_evaluate_stage(int argc, char** argv) {
@@ -162,31 +191,20 @@ int run_evaluate_stage(int argc, char** argv) {
   app::count_program(memory_plan, resident_bytes());
   const std::string memory = app::check_memory_plan(memory_plan, *grid.world);
   std::unique_ptr<io::RunDir> run;
-  if (grid.is_root()) {
-    run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force));
+  // Root's, agreed: a refusal (a training run's directory, another writer) stops every rank, exit 2.
+  parallel::agree(*grid.world, [&] {
+    if (!grid.is_root()) return;
+    run = std::make_unique<io::RunDir>(
+        io::open_run_dir(run_dir, flags.force, io::claim_run_dir(run_dir, io::RunKind::kEvaluation, "evaluate")));
     io::write_config(*run, ini);
+  });
+  // Whatever ends the evaluation from here on is said in its log too, when the log can take it.
+  try {
+    evaluate_into(run.get(), job, info, *ckpt, schema, start, memory, addressable, ecfg, cfg, grid);
+  } catch (const std::exception& e) {
+    if (run) io::log_fatal(*run, e.what());
+    throw;
   }
-  job.header = make_header(job, info, *ckpt, config::ini_only_sections(config::to_ini(schema, false), {"model", "train"}), grid.world->size(),
-                           addressable);
-  if (run) io::log_line(*run, describe(job));
-  if (run && !start.device_choice.empty()) io::log_line(*run, start.device_choice);
-  if (run) io::log_line(*run, kernels::cpu::blas_kernels_description());
-  if (run) io::log_line(*run, memory);
-
-  // train.device as the training stages use it: auto (made concrete by start_stage), cpu or cuda.
-  const auto& ops = cfg.train.device == config::Device::kCuda ? kernels::cuda_ops(cfg.train.attention_kernel)
-                                                               : kernels::cpu_ops();
-  // Every weight comes from the checkpoint: drawing the random init first would be most of the
-  // start-up on a large model.
-  model::Model<float> model = model::make_model(cfg.model, ops, {}, {.random_weights = false});
-  io::load_checkpoint_tensors(*ckpt, model, nullptr);
-  const auto t0 = std::chrono::steady_clock::now();
-  std::function<void(const std::string&)> log;
-  if (run) log = [&](const std::string& line) { io::log_line(*run, line); };
-  EvalOutput out = run_evaluation(job, model, *grid.world, log);
-  out.results.seconds = seconds_since(t0);
-  if (run) write_outputs(*run, out, ecfg);
-  grid.world->barrier();
   return 0;
 }
 

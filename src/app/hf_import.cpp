@@ -215,7 +215,8 @@ int run_import_hf(int argc, char** argv) {
 
   std::unique_ptr<io::RunDir> run;
   if (grid.is_root()) {
-    run = std::make_unique<io::RunDir>(io::open_run_dir(out, flags.force));
+    run = std::make_unique<io::RunDir>(
+        io::open_run_dir(out, flags.force, io::claim_run_dir(out, io::RunKind::kTraining, "import_hf")));
     io::write_config(*run, ini);
     io::log_line(*run, cat("import_hf ", hf_dir.string(), " (", hf_architecture(mapping.family), ", ",
                            st.description(), mapping.torch_dtype.empty() ? "" : ", torch_dtype " + mapping.torch_dtype,

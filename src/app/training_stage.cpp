@@ -16,6 +16,7 @@
 #include "io/checkpoint.h"
 #include "io/checkpoint_files.h"
 #include "io/run_dir.h"
+#include "parallel/agree.h"
 #include "parallel/grid.h"
 #include "parallel/nccl_comm.h"
 #include "train/probe.h"
@@ -46,9 +47,18 @@ constexpr const char* kSizingHelp =
     "and d_ff, seq_len is a multiple of 2·cp. --memory-plan --world-size N --device-memory GiB --train.device cuda "
     "prints the plan of one rank and exits 0 when it fits, 2 when not.";
 
+// replaced-<time>/, or replaced-<time>-N/ when a run replaced in the same second took that name.
+fs::path aside_dir(const fs::path& dir) {
+  const std::string base = "replaced-" + utc_timestamp();
+  fs::path aside = dir / base;
+  for (int n = 2; fs::exists(aside); ++n) aside = dir / cat(base, "-", n);
+  return aside;
+}
+
 // Refuses to mix a new run into an old one. With --force, the old run's checkpoints, metrics and
-// probe logs and DONE move aside into replaced-<time>/ (nothing is deleted, and the new run's
-// jsonl files do not continue the old ones); log.txt keeps both runs, one after the other.
+// probe logs, configuration and DONE move aside into replaced-<time>/ (nothing is deleted, and the
+// new run's jsonl files do not continue the old ones); log.txt keeps both runs, one after the other.
+// Called with the directory locked (io/run_lock.h).
 void prepare_run_dir(const fs::path& dir, bool resume, bool force) {
   const bool has_checkpoints = !io::list_checkpoints(dir).empty();
   if (io::is_finished(dir) && !force)
@@ -58,11 +68,13 @@ void prepare_run_dir(const fs::path& dir, bool resume, bool force) {
     fail("run directory ", dir.string(), " has checkpoints of an unfinished run; pass --resume auto ",
          "to continue it or --force to start over");
   if (!force || resume) return;
-  const fs::path aside = dir / ("replaced-" + utc_timestamp());
-  for (const char* name : {"checkpoints", "metrics.jsonl", "probe.jsonl", "DONE"}) {
+  const fs::path aside = aside_dir(dir);
+  for (const char* name : {"checkpoints", "metrics.jsonl", "probe.jsonl", "config.ini", "DONE"}) {
     if (!fs::exists(dir / name)) continue;
-    fs::create_directories(aside);
-    fs::rename(dir / name, aside / name);
+    std::error_code ec;
+    fs::create_directories(aside, ec);
+    if (!ec) fs::rename(dir / name, aside / name, ec);
+    if (ec) fail("--force: cannot move ", (dir / name).string(), " aside to ", aside.string(), " (", ec.message(), ")");
   }
   if (fs::exists(aside)) std::cout << "the previous run's outputs moved to " << aside.string() << std::endl;
 }
@@ -245,41 +257,48 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   count_program(memory_plan, resident_bytes());
   const std::string memory = check_memory_plan(memory_plan, *grid.world);
   std::unique_ptr<io::RunDir> run;
-  if (grid.is_root()) {
+  // Root's, agreed: a refusal (another writer holds the directory) stops every rank with exit 2.
+  parallel::agree(*grid.world, [&] {
+    if (!grid.is_root()) return;
+    io::RunLock lock = io::claim_run_dir(run_dir, io::RunKind::kTraining, name);
     prepare_run_dir(run_dir, resume == "auto", flags.force);
-    run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force));
+    run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force, std::move(lock)));
     io::write_config(*run, config::to_ini(schema));
     io::log_line(*run, cat(name, " on ", grid.world->size(), " rank(s), run directory ", run_dir));
     if (!start.device_choice.empty()) io::log_line(*run, start.device_choice);
     io::log_line(*run, kernels::cpu::blas_kernels_description());
     io::log_line(*run, memory);
+  });
+  // Whatever ends the run from here on is said in its log too, when the log can take it.
+  try {
+    train::TrainJob job;
+    job.stage = name;
+    job.cfg = cfg;
+    job.config_ini = config::to_ini(schema, false);
+    job.run_dir = run_dir;
+    std::string data_description;
+    job.sample = spec.stage == config::Stage::kSft ? sft_sampler(cfg, shard, data_description)
+                                                  : text_sampler(spec.stage, cfg, shard, data_description);
+    if (grid.is_root()) io::log_line(*run, "data: " + data_description);
+    if (cfg.train.probe_every > 0) job.probe = probe_sampler(cfg);
+    job.tokenizer_id = shard->tokenizer_id;
+    job.bos = bos.value_or(-1);
+    job.merges = shard_tok.merges;
+    job.tokenizer_hf = data::tokenizer_record(shard_tok);
+    job.init = init_path;
+    job.lineage = init_path ? init_info.lineage : "[]";
+    job.resume = resume == "auto";
+    const train::TrainResult r = train::run_training(job, grid, run.get());
+    if (grid.is_root() && r.exit_code == 0) {
+      io::mark_finished(*run, cat(name, " steps=", r.steps_done, " loss=", r.final_loss));
+      io::log_line(*run, cat("done: ", r.steps_done, " steps, final loss ", r.final_loss,
+                             "; checkpoints in ", (fs::path(run_dir) / "checkpoints").string()));
+    }
+    return r.exit_code;
+  } catch (const std::exception& e) {
+    if (run) io::log_fatal(*run, e.what());
+    throw;
   }
-  grid.world->barrier();
-
-  train::TrainJob job;
-  job.stage = name;
-  job.cfg = cfg;
-  job.config_ini = config::to_ini(schema, false);
-  job.run_dir = run_dir;
-  std::string data_description;
-  job.sample = spec.stage == config::Stage::kSft ? sft_sampler(cfg, shard, data_description)
-                                                : text_sampler(spec.stage, cfg, shard, data_description);
-  if (grid.is_root()) io::log_line(*run, "data: " + data_description);
-  if (cfg.train.probe_every > 0) job.probe = probe_sampler(cfg);
-  job.tokenizer_id = shard->tokenizer_id;
-  job.bos = bos.value_or(-1);
-  job.merges = shard_tok.merges;
-  job.tokenizer_hf = data::tokenizer_record(shard_tok);
-  job.init = init_path;
-  job.lineage = init_path ? init_info.lineage : "[]";
-  job.resume = resume == "auto";
-  const train::TrainResult r = train::run_training(job, grid, run.get());
-  if (grid.is_root() && r.exit_code == 0) {
-    io::mark_finished(*run, cat(name, " steps=", r.steps_done, " loss=", r.final_loss));
-    io::log_line(*run, cat("done: ", r.steps_done, " steps, final loss ", r.final_loss,
-                           "; checkpoints in ", (fs::path(run_dir) / "checkpoints").string()));
-  }
-  return r.exit_code;
 }
 
 }  // namespace headroom::app

@@ -2,7 +2,9 @@
 
 #include "config/ini_text.h"
 #include "io/atomic_file.h"
+#include "io/free_space.h"
 #include "io/h5.h"
+#include "parallel/agree.h"
 #include "parallel/comm.h"
 #include "parallel/grid.h"
 #include "util/clock.h"
@@ -11,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <sstream>
 
 namespace headroom::io {
@@ -83,15 +86,23 @@ std::vector<float> to_host(const model::Model<float>& m, const float* arena, int
   return h;
 }
 
+// Every collective HDF5 call of a write is agreed (parallel/agree.h): HDF5 returns on every rank
+// when one rank's share of a collective write fails (a full disk), and a rank that then unwound
+// alone would wait in H5Fclose's collective flush for ranks that are in the next collective.
+void agreed(const parallel::Grid& grid, const std::function<void()>& step) {
+  parallel::agree(*grid.world, step);
+}
+
 void write_tensor(const H5File& file, const std::string& name,
                   const model::ParamSpec& spec, const Shard& sh, int64_t a, int64_t b,
                   const std::vector<float>& data, bool writer, const parallel::Grid& grid) {
   writer = writer && a < b;
-  h5_write_blocks(file, name, dims_of(spec), blocks_of_range(spec, sh, a, b),
-                  data.data(), writer);
+  agreed(grid, [&] {
+    h5_write_blocks(file, name, dims_of(spec), blocks_of_range(spec, sh, a, b), data.data(), writer);
+  });
   int64_t sum = writer ? static_cast<int64_t>(bit_sum(data.data(), b - a)) : 0;
   grid.world->allreduce_sum(&sum, 1);  // wraps like uint64
-  h5_attr(file, name, "checksum", sum);
+  agreed(grid, [&] { h5_attr(file, name, "checksum", sum); });
 }
 
 // The part [a, b) of tensor i (local block coordinates) whose moments this rank holds.
@@ -102,10 +113,10 @@ std::pair<int64_t, int64_t> moment_range(const model::Model<float>& m, const Opt
 }
 
 template <class T>
-void write_small(const H5File& file, const std::string& name,
-                 const std::vector<T>& v, std::vector<hsize_t> dims, bool writer) {
+void write_small(const H5File& file, const std::string& name, const std::vector<T>& v,
+                 std::vector<hsize_t> dims, bool writer, const parallel::Grid& grid) {
   std::vector<hsize_t> start(dims.size(), 0);
-  h5_write_slab(file, name, dims, start, dims, v.data(), writer);
+  agreed(grid, [&] { h5_write_slab(file, name, dims, start, dims, v.data(), writer); });
 }
 
 // [model] keys as typed attributes: numbers as numbers, the rest as strings.
@@ -179,9 +190,36 @@ std::string shared_timestamp(const parallel::Grid& grid) {
   return buf;
 }
 
+// Groups for attributes are created collectively; every rank writes the same values.
+void write_attributes(const H5File& file, const CheckpointInfo& info, const OptimizerMoments* opt,
+                      const std::string& part_names, const std::string& created) {
+  for (const char* g : {"/config", "/state"}) {
+    H5Handle grp(h5_check_id(H5Gcreate2(file, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), cat(file.name, ": ", g),
+                             "H5Gcreate"),
+                 H5Gclose);
+  }
+  write_config_attrs(file, info.config_ini);
+  h5_attr(file, "/config", "config_ini", info.config_ini);
+  h5_attr(file, "/config", "tokenizer_id", info.tokenizer_id);
+  h5_attr(file, "/state", "samples_consumed", info.samples_consumed);
+  h5_attr(file, "/state", "data_seed", static_cast<int64_t>(info.data_seed));
+  h5_attr(file, "/state", "optimizer_step", opt ? opt->step : int64_t{0});
+  h5_attr(file, "/", "format", std::string(kCheckpointFormat));
+  h5_attr(file, "/", "format_version", kCheckpointVersion);
+  h5_attr(file, "/", "stage", info.stage);
+  h5_attr(file, "/", "step", info.step);
+  h5_attr(file, "/", "tokens_seen", info.tokens_seen);
+  h5_attr(file, "/", "created_utc", created);
+  h5_attr(file, "/", "code_version", std::string(kCodeVersion));
+  h5_attr(file, "/", "seed", static_cast<int64_t>(info.seed));
+  h5_attr(file, "/", "lineage", info.lineage);
+  h5_attr(file, "/", "parts", part_names);
+}
+
 void write_file(const std::string& tmp, const parallel::Grid& grid, const model::Model<float>& m,
                 const OptimizerMoments* opt, const CheckpointInfo& info) {
-  H5File file = h5_create_parallel_file(tmp, grid.world->handle());
+  H5File file;
+  agreed(grid, [&] { file = h5_create_parallel_file(tmp, grid.world->handle()); });
   const bool replica_writer = grid.replica_root();
   for (size_t i = 0; i < m.specs.size(); ++i) {
     const auto& spec = m.specs[i];
@@ -205,38 +243,19 @@ void write_file(const std::string& tmp, const parallel::Grid& grid, const model:
     check_part_name(part.name, tmp);
     part_names += (part_names.empty() ? "" : ",") + part.name;
     for (const auto& [array, values] : part.arrays)
-      write_small(file, "/" + part.name + "/" + array, values, {values.size()}, root);
+      write_small(file, "/" + part.name + "/" + array, values, {values.size()}, root, grid);
   }
   std::vector<int32_t> merges;
   for (const auto& [a, b] : info.merges) merges.insert(merges.end(), {a, b});
-  write_small(file, "/tokenizer/merges", merges, {info.merges.size(), 2}, root);
+  write_small(file, "/tokenizer/merges", merges, {info.merges.size(), 2}, root, grid);
   if (!info.tokenizer_hf.empty()) {
     const std::vector<uint8_t> record(info.tokenizer_hf.begin(), info.tokenizer_hf.end());
-    write_small(file, "/tokenizer/hf", record, {record.size()}, root);
+    write_small(file, "/tokenizer/hf", record, {record.size()}, root, grid);
   }
-  // Groups for attributes: created collectively.
-  for (const char* g : {"/config", "/state"}) {
-    H5Handle grp(h5_check_id(H5Gcreate2(file, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), cat(tmp, ": ", g),
-                             "H5Gcreate"),
-                 H5Gclose);
-  }
-  write_config_attrs(file, info.config_ini);
-  h5_attr(file, "/config", "config_ini", info.config_ini);
-  h5_attr(file, "/config", "tokenizer_id", info.tokenizer_id);
-  h5_attr(file, "/state", "samples_consumed", info.samples_consumed);
-  h5_attr(file, "/state", "data_seed", static_cast<int64_t>(info.data_seed));
-  h5_attr(file, "/state", "optimizer_step", opt ? opt->step : int64_t{0});
-  h5_attr(file, "/", "format", std::string(kCheckpointFormat));
-  h5_attr(file, "/", "format_version", kCheckpointVersion);
-  h5_attr(file, "/", "stage", info.stage);
-  h5_attr(file, "/", "step", info.step);
-  h5_attr(file, "/", "tokens_seen", info.tokens_seen);
-  h5_attr(file, "/", "created_utc", shared_timestamp(grid));
-  h5_attr(file, "/", "code_version", std::string(kCodeVersion));
-  h5_attr(file, "/", "seed", static_cast<int64_t>(info.seed));
-  h5_attr(file, "/", "lineage", info.lineage);
-  h5_attr(file, "/", "parts", part_names);
-  file.close();
+  const std::string created = shared_timestamp(grid);
+  // Metadata only (cached by HDF5 until the close writes it): one agreed step.
+  agreed(grid, [&] { write_attributes(file, info, opt, part_names, created); });
+  agreed(grid, [&] { file.close(); });
 }
 
 }  // namespace
@@ -245,16 +264,25 @@ void save_checkpoint(const fs::path& path, const parallel::Grid& grid,
                      const model::Model<float>& model, const OptimizerMoments* opt,
                      const CheckpointInfo& info) {
   const fs::path tmp = temp_path_for(path);
-  if (grid.is_root()) {
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    if (ec) fail(path.parent_path().string(), ": cannot create (", ec.message(), ")");
+  try {
+    agreed(grid, [&] {
+      if (!grid.is_root()) return;
+      std::error_code ec;
+      fs::create_directories(path.parent_path(), ec);
+      if (ec) fail(path.parent_path().string(), ": cannot create (", ec.message(), ")");
+    });
+    write_file(tmp.string(), grid, model, opt, info);
+    agreed(grid, [&] {
+      if (grid.is_root()) commit_file(tmp, path);
+    });
+  } catch (const parallel::CollectiveError& e) {
+    // Every rank is here, the file closed by all of them: the partial file can go (after the
+    // free space is read: removing it frees what it took).
+    const std::string space = free_space_note(path.parent_path());
+    if (grid.is_root()) discard_file(tmp);
+    throw parallel::CollectiveError(cat("checkpoint ", path.string(), " not written: ", e.what(), space,
+                                        "; the previous checkpoints are intact"));
   }
-  grid.world->barrier();
-  write_file(tmp.string(), grid, model, opt, info);
-  grid.world->barrier();
-  if (grid.is_root()) commit_file(tmp, path);
-  grid.world->barrier();
 }
 
 CheckpointInfo read_checkpoint_info(const fs::path& path) {

@@ -76,12 +76,36 @@ void H5Handle::close(const std::string& what) {
 
 void h5_quiet() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
+namespace {
+
+// The operating system's or MPI's reason on HDF5's error stack ("No space left on device", "Disk
+// quota exceeded"), quoted there by the file drivers; "" when the stack has none.
+std::string h5_error_cause() {
+  std::string cause;
+  auto visit = [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+    if (!e->desc) return 0;
+    const std::string desc = e->desc;
+    for (const char* tag : {"MPI error string is '", "error message = '"}) {
+      const size_t at = desc.find(tag);
+      if (at == std::string::npos) continue;
+      const size_t from = at + std::string(tag).size(), to = desc.find('\'', from);
+      *static_cast<std::string*>(data) = desc.substr(from, to == std::string::npos ? to : to - from);
+    }
+    return 0;
+  };
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, visit, &cause);
+  H5Eclear2(H5E_DEFAULT);
+  return cause.empty() ? "" : " (" + cause + ")";
+}
+
+}  // namespace
+
 void h5_check(herr_t rc, const std::string& where, const char* what) {
-  if (rc < 0) fail(where, ": HDF5 ", what, " failed");
+  if (rc < 0) fail(where, ": HDF5 ", what, " failed", h5_error_cause());
 }
 
 hid_t h5_check_id(hid_t id, const std::string& where, const char* what) {
-  if (id < 0) fail(where, ": HDF5 ", what, " failed");
+  if (id < 0) fail(where, ": HDF5 ", what, " failed", h5_error_cause());
   return id;
 }
 

@@ -5,6 +5,7 @@
 #include "io/checkpoint_files.h"
 #include "model/activations.h"
 #include "model/forward.h"
+#include "parallel/agree.h"
 #include "parallel/nccl_comm.h"
 #include "train/callback.h"
 #include "train/optimizer.h"
@@ -72,11 +73,12 @@ void save(Loop& L) {
   const auto t0 = std::chrono::steady_clock::now();
   const io::OptimizerMoments moments = checkpoint_moments(L.opt);
   io::save_checkpoint(path, L.grid, L.model, &moments, info_of(L));
-  if (L.grid.is_root()) {
+  // Root's files, agreed: a failure here must stop every rank, not leave them in the next step.
+  parallel::agree(*L.grid.world, [&] {
+    if (!L.grid.is_root()) return;
     io::write_latest(L.job.run_dir, path);
     io::prune_checkpoints(L.job.run_dir, L.job.cfg.train.keep_last);
-  }
-  L.grid.world->barrier();
+  });
   const double secs = seconds_since(t0);
   std::error_code ec;
   const double mb = static_cast<double>(fs::file_size(path, ec)) / 1e6;
@@ -305,6 +307,10 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
       log_step(L, view, o, tput, seconds_since(t_start), first_step);
     if (req.save) save(L);
     if (req.stop) {
+      // After the checkpoint (a stop always saves): the marker promises one to resume from.
+      parallel::agree(*L.grid.world, [&] {
+        if (L.run) io::mark_stopped(*L.run, cat(req.why, " at step ", L.step));
+      });
       log(L, cat(req.why, ": checkpoint written at step ", L.step, "; exiting with ", kExitRequeue,
                  " so the job can be requeued (--resume auto continues)"));
       result.exit_code = kExitRequeue;

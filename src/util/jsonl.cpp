@@ -2,6 +2,8 @@
 
 #include "util/error.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -9,8 +11,11 @@ namespace headroom {
 
 void append_jsonl(const std::filesystem::path& path, const nlohmann::json& value) {
   std::ofstream f(path, std::ios::app);
+  if (!f) fail(path.string(), ": cannot open for appending (", std::strerror(errno), ")");
+  // Flushed here, not by the destructor, whose failure (a full disk) nobody would see.
   f << value.dump() << '\n';
-  if (!f) fail(path.string(), ": write failed");
+  f.flush();
+  if (!f) fail(path.string(), ": write failed (", std::strerror(errno), "; disk full or quota reached?)");
 }
 
 std::vector<std::pair<int64_t, nlohmann::json>> jsonl_lines(const std::string& text) {

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Faults: an error on one rank stops every rank promptly with that rank's message (no hang); a
 # non-finite gradient is reported with the step and the parameter, then stops or is skipped as
-# configured.
+# configured; a full disk during a checkpoint write stops both ranks with exit 2, naming the file and
+# the cause, the previous checkpoint intact; a run directory has one writer at a time; a stage never
+# writes into another kind's directory.
 # usage: test_faults.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
-WORK=$(mktemp -d /tmp/headroom_faults.XXXXXX); trap 'rm -rf "$WORK"' EXIT
+WORK=$(mktemp -d /tmp/headroom_faults.XXXXXX)
+cleanup() { mountpoint -q "$WORK/full" && umount "$WORK/full"; [[ -n ${KEEP_WORK:-} ]] || rm -rf "$WORK"; }
+trap cleanup EXIT
 source "$(dirname "$0")/common.sh"
 shards
 args=($(tiny_args) --train.steps 50)
@@ -26,4 +30,56 @@ HEADROOM_INJECT_FAULT="nan,rank=0,step=4" mpirun -np 1 "$BIN/pretrain" --run-dir
   --train.nonfinite skip >"$WORK/c.log" 2>&1
 check "nonfinite = skip continues" test $? -eq 0
 check "  ...and logs the skipped update" grep -q "step 4: non-finite gradient.*update skipped" "$WORK/c.log"
+# ---- A full disk during a checkpoint write (a 3 MB tmpfs; root only) ------------------------------
+mkdir -p "$WORK/full"
+if mount -t tmpfs -o size=3M tmpfs "$WORK/full" 2>/dev/null; then
+  start=$(date +%s)
+  timeout 120 mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/full/run" "${args[@]}" --parallel.dp 2 \
+    --train.steps 40 --train.checkpoint_every 1 --train.keep_last 0 --train.log_every 10 >"$WORK/full.log" 2>&1
+  rc=$?
+  check "full disk: both ranks exit 2 (no hang, no abort)" test $rc -eq 2
+  check "  ...promptly" test $(( $(date +%s) - start )) -lt 100
+  check "  ...ranks finished MPI together (no MPI_Abort)" bash -c '! grep -q MPI_ABORT "$0"' "$WORK/full.log"
+  check "  ...naming the file and the cause" \
+    grep -qE "checkpoint .*step_[0-9]+\.h5 not written: .*the file system is full" "$WORK/full.log"
+  check "  ...in log.txt too" grep -q "error: checkpoint .* not written" "$WORK/full/run/log.txt"
+  check "  ...no .tmp left" bash -c '! ls "$0"/*.tmp 2>/dev/null | grep -q .' "$WORK/full/run/checkpoints"
+  check "  ...no DONE" test ! -e "$WORK/full/run/DONE"
+  check "  ...no lock left" test ! -e "$WORK/full/run/LOCK"
+  # The newest checkpoint loads: resumed (on a disk with room) without a warning.
+  cp -r "$WORK/full/run" "$WORK/full_resumed"; umount "$WORK/full"
+  last=$(sed 's/step_0*\([0-9]*\)\.h5/\1/' "$WORK/full_resumed/checkpoints/latest")
+  mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/full_resumed" "${args[@]}" --parallel.dp 2 --resume auto \
+    --train.steps $((last + 2)) >"$WORK/full_resumed.log" 2>&1
+  check "  ...the previous checkpoint (step $last) resumes" test $? -eq 0
+  check "  ...without a warning" bash -c '! grep -q "cannot resume" "$0"' "$WORK/full_resumed/log.txt"
+else
+  echo "skipped: full disk (mounting a tmpfs needs root)"
+fi
+
+# ---- One writer per run directory ------------------------------------------------------------------
+mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/lock" "${args[@]}" --parallel.dp 2 --train.steps 100000 \
+  --train.log_every 100 --train.checkpoint_every 50 --train.lr 1e-3 >"$WORK/lock_a.log" 2>&1 & pid=$!
+for _ in $(seq 300); do grep -q "step 100/" "$WORK/lock/log.txt" 2>/dev/null && break; sleep 0.1; done
+holder=$(cat "$WORK/lock/LOCK" 2>/dev/null)
+timeout 60 mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/lock" "${args[@]}" --parallel.dp 2 --train.lr 5e-3 \
+  --resume auto >"$WORK/lock_b.log" 2>&1
+check "a second writer is refused with exit 2" test $? -eq 2
+check "  ...naming the holder's host and pid" \
+  grep -q "is in use by another stage .*host=$(hostname) pid=$(sed 's/.*pid=\([0-9]*\).*/\1/' <<<"$holder") " "$WORK/lock_b.log"
+check "  ...before writing anything (the first run's config stays)" grep -q "^lr = 0.001" "$WORK/lock/config.ini"
+kill -TERM $pid; wait $pid
+check "  ...the first run stops as usual (75), releasing its lock" test ! -e "$WORK/lock/LOCK"
+# (After the run stopped: while it runs, its checkpoints rotate under the reader.)
+timeout 60 "$BIN/evaluate" --init "$WORK/lock" --run-dir "$WORK/lock" >"$WORK/lock_ev.log" 2>&1
+check "evaluate into a training run is refused" test $? -eq 2
+check "  ...naming why" grep -q "holds a training run" "$WORK/lock_ev.log"
+check "  ...and leaves no DONE" test ! -e "$WORK/lock/DONE"
+# A lock whose process is gone (killed without unwinding) is taken over, and the log says so.
+echo "host=$(hostname) pid=999999999 job=none stage=pretrain since=x" >"$WORK/lock/LOCK"
+timeout 60 mpirun -np 1 "$BIN/pretrain" --run-dir "$WORK/lock" "${args[@]}" --resume auto --train.steps 102 \
+  >"$WORK/lock_c.log" 2>&1
+check "a stale lock is taken over" test $? -eq 0
+check "  ...naming it" grep -q "took over the stale lock .*pid=999999999.*no longer runs" "$WORK/lock/log.txt"
+
 finish
