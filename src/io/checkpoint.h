@@ -14,7 +14,9 @@
 //   /<part>/<array>      float64, written by the root rank: the named parts that the training
 //                        loop's callbacks hand over (train/callback.h), listed in the root
 //                        attribute `parts`; e.g. /metrics/{step,loss,grad_norm,lr,tokens_per_s}
-//                        (the logged history) and /spike_monitor/state
+//                        (the logged history) and /spike_monitor/{steps,rule_window,...,flags}
+//                        (the stability monitor; train/spike_monitor.h; files written before
+//                        these arrays hold its state as the flat vector /spike_monitor/state)
 //
 // Format version 2 (this build writes it) made the callbacks' state named parts; version 1 files,
 // which held /metrics/{step,...} and the monitor's state as /metrics/spike_monitor, still load:

@@ -14,10 +14,23 @@ std::vector<io::CheckpointPart> callback_states(const Callbacks& callbacks) {
   return parts;
 }
 
+namespace {
+
+// A callback's messages name the array and the value; this adds the file they came from.
+void load_part(Callback& cb, const io::CheckpointPart& part, const std::string& file) {
+  try {
+    cb.load_state(part);
+  } catch (const Error& e) {
+    fail("checkpoint ", file, ": ", e.what());
+  }
+}
+
+}  // namespace
+
 void restore_callbacks(Callbacks& callbacks, const io::CheckpointInfo& info) {
   for (auto& cb : callbacks) {
     if (const io::CheckpointPart* part = info.part(cb->name()))
-      cb->load_state(*part);
+      load_part(*cb, *part, info.path);
     else if (cb->state())  // it keeps state, and this checkpoint has none for it
       fail("checkpoint ", info.path, " has no part '", cb->name(), "' for the training callback of that name");
   }

@@ -47,12 +47,28 @@
 // Memory is bounded: max(lookback) finite values per series and `window` one-byte flags per rule,
 // independent of the run length.
 //
-// Checkpoints: monitor_state() is a flat array of doubles (header: magic, version, counts, the
-// rules; then the retained values, the exact running sums and the retained flags).
-// restore_monitor() validates it against the monitor's rules and replaces the monitor's state;
-// a resumed monitor is bit-identical to one that never stopped. Size: 7 + Σ(5 + name length) +
-// 2·min(values, max lookback) + Σ(13 + min(steps, window)) doubles; about 13,000 (100 KB) for the
-// two built-in rules once their windows are full.
+// Checkpoints: monitor_part() hands the state to a checkpoint as a part of named float64 arrays
+// (written as /<part>/<array>; io/checkpoint.h), one array per quantity, indexed by rule order
+// (R rules; counts are exact integers; "×" arrays are row-major):
+//   steps              [1]      observe() calls since the start of the run
+//   value_counts       [2]      finite loss values, finite grad_norm values observed
+//   loss_values        [min(value_counts[0], C)]  the retained finite losses, oldest first;
+//                               C = the largest lookback
+//   grad_norm_values   [min(value_counts[1], C)]  the same for the gradient norm
+//   rule_window, rule_sigmas, rule_two_sided (0 or 1), rule_lookback, rule_name_length   [R]
+//   rule_name_bytes    [Σ rule_name_length]  the names' bytes, rule after rule (a rule name may hold
+//                               characters an HDF5 name cannot, so no array is named after a rule)
+//   loss_moments       [R × 5]  per rule: shift, sum, sumsq, peak, since_recompute (RollingMoments)
+//   grad_norm_moments  [R × 5]  the same for the gradient norm
+//   totals             [R × 3]  per rule: loss, grad_norm, combined spikes since the start
+//   flags              [Σ min(steps, window)]  per rule, the flags of its last min(steps, window)
+//                               steps, oldest first (bit 0 loss, bit 1 grad_norm)
+// Size: 3 + Σ(18 + name length + min(steps, window)) + 2·min(values, C) doubles; about 13,000
+// (100 KB) for the two built-in rules once their windows are full. restore_monitor() validates a
+// part against the monitor's rules and replaces the monitor's state; a resumed monitor is
+// bit-identical to one that never stopped. Checkpoints written before the named arrays hold the
+// state as one flat vector (array "state": magic, version, counts, the rules, then the same
+// quantities interleaved); restore_monitor() still reads it (restore_monitor_flat).
 #pragma once
 
 #include "config/spike_rules.h"
@@ -62,6 +78,10 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace headroom::io {
+struct CheckpointPart;
+}
 
 namespace headroom::train {
 
@@ -126,10 +146,14 @@ SpikeScores spike_scores(const SpikeMonitor& m);
 // The scores of the rule called `name`; throws headroom::Error when there is none.
 const RuleSpikeScores& rule_scores(const SpikeScores& s, std::string_view name);
 
-std::vector<double> monitor_state(const SpikeMonitor& m);
-// Replaces m's state with a saved one. The state must have been saved by a monitor with the same
-// rules (names, windows, sigmas, sidedness, lookbacks, in order); a short, long, corrupted or
-// mismatched state throws headroom::Error and leaves m unchanged.
-void restore_monitor(SpikeMonitor& m, std::span<const double> state);
+// The monitor's state as a checkpoint part called `name`, in the named layout above.
+io::CheckpointPart monitor_part(const SpikeMonitor& m, const std::string& name);
+// Replaces m's state with a saved part: the named layout, or the flat one when the part has the
+// array "state" and not "steps". The state must have been saved by a monitor with the same rules
+// (names, windows, sigmas, sidedness, lookbacks, in order); a short, long, corrupted or mismatched
+// state throws headroom::Error naming the array, and leaves m unchanged.
+void restore_monitor(SpikeMonitor& m, const io::CheckpointPart& part);
+// The flat layout of checkpoints written before the named arrays; as restore_monitor.
+void restore_monitor_flat(SpikeMonitor& m, std::span<const double> state);
 
 }  // namespace headroom::train

@@ -83,9 +83,9 @@ class SpikeMonitorCallback : public Callback {
       r.extra["spike"][s.name] = {{"loss", s.loss}, {"grad_norm", s.grad_norm}, {"combined", s.combined}};
   }
   std::optional<io::CheckpointPart> state() const override {
-    return io::CheckpointPart{name(), {{"state", monitor_state(monitor_)}}};
+    return monitor_part(monitor_, name());
   }
-  void load_state(const io::CheckpointPart& p) override { restore_monitor(monitor_, p.at("state")); }
+  void load_state(const io::CheckpointPart& p) override { restore_monitor(monitor_, p); }
 
  private:
   SpikeMonitor monitor_;

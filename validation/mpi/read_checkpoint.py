@@ -37,7 +37,8 @@ with h5py.File(path, "r") as f:
     for p in parts:
         assert all(ds.dtype == np.float64 for ds in f[p].values()), p
     assert len(f["metrics/loss"]) == len(f["metrics/step"])  # logged steps only: may be empty early
-    assert len(f["spike_monitor/state"]) > 0
+    monitor = f["spike_monitor"]  # named arrays, one per quantity (src/train/spike_monitor.h)
+    assert monitor["steps"].shape == (1,) and len(monitor["rule_window"]) > 0, list(monitor)
     assert f["tokenizer/merges"].shape[1] == 2
     step, tensors = int(a["step"]), len(f["model"])
 print(f"h5py: {path}: step {step}, {tensors} tensors, {n} parameters, checksums match")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checkpoints and resume: keep-last-N and latest; bit-exact resume on the same layout, also from a
-# format-1 checkpoint; a checkpoint
+# format-1 checkpoint and from one holding the spike monitor's flat vector; a checkpoint
 # saved at tp=2 resumed at dp=2, one saved at cp=2 with ZeRO-1 over cp × dp resumed at tp=2 with
 # sequence parallelism (and bit-exactly on its own layout); h5py reads the layout; a damaged newest checkpoint is skipped with a
 # warning; another architecture is refused naming dataset and shapes; finished and unfinished runs
@@ -34,6 +34,14 @@ check "  ...rewritten as format 1" "$PY" "$SRC/validation/mpi/to_v1_checkpoint.p
 check "  ...resumes" run 1 "$WORK/v1" "${args[@]}" --resume auto
 check "  ...from it" grep -q "resumed from .*step_00000010.h5" "$WORK/v1.log"
 check "  ...bit-exactly" cmp "$WORK/v1" "$WORK/a" --exact
+
+# A format-2 checkpoint whose spike monitor part is the flat vector (before its named arrays) too.
+check "flat-monitor first half" expect_rc 75 run 1 "$WORK/flat" "${args[@]}" --train.steps_per_run 10
+check "  ...monitor rewritten as the flat vector" \
+  "$PY" "$SRC/validation/mpi/to_v1_checkpoint.py" --monitor-only "$WORK/flat/checkpoints/step_00000010.h5"
+check "  ...resumes" run 1 "$WORK/flat" "${args[@]}" --resume auto
+check "  ...from it" grep -q "resumed from .*step_00000010.h5" "$WORK/flat.log"
+check "  ...bit-exactly" cmp "$WORK/flat" "$WORK/a" --exact
 
 # Saved at tp=2, resumed at dp=2.
 check "tp=2 first half" expect_rc 75 run 2 "$WORK/c" "${args[@]}" --parallel.tp 2 --train.steps_per_run 10

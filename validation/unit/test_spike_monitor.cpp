@@ -1,8 +1,10 @@
 // The spike-score monitor: built-in rules, exact counts of injected spikes (one- and two-sided),
 // early steps, sliding windows, the combined score, non-finite values, agreement with a brute-force
-// O(n·window) reference, large offsets, bit-exact resume from a saved state, rejection of bad
-// states and bad rules, and bounded memory.
+// O(n·window) reference, large offsets, bit-exact resume from a saved part (named arrays, and the
+// flat vector of older checkpoints), rejection of bad parts, bad flat states and bad rules, and
+// bounded memory.
 #include "train/spike_monitor.h"
+#include "io/checkpoint.h"
 #include "util/error.h"
 
 #include <gtest/gtest.h>
@@ -150,6 +152,51 @@ void expect_same(const SpikeScores& a, const SpikeScores& b, const std::string& 
                       x.last_loss_spike == y.last_loss_spike && x.last_grad_norm_spike == y.last_grad_norm_spike;
     EXPECT_TRUE(same) << where << ", rule " << x.name;
   }
+}
+
+// The flat layout exactly as the writer before the named arrays laid it out (restore_monitor_flat
+// reads it): magic, version, counts, the rules; then the retained values, the exact running sums and
+// the retained flags. validation/mpi/to_v1_checkpoint.py builds the same vector from the arrays.
+std::vector<double> flat_state(const SpikeMonitor& m) {
+  auto at = [](long i, size_t n) { return static_cast<size_t>(i) % n; };
+  const long cap = static_cast<long>(m.loss.ring.size());
+  std::vector<double> v{1936289131, 1, static_cast<double>(m.rules.size()), static_cast<double>(m.steps),
+                        static_cast<double>(m.loss.count), static_cast<double>(m.grad_norm.count),
+                        static_cast<double>(cap)};
+  for (const auto& r : m.rules) {
+    v.insert(v.end(), {static_cast<double>(r.window), static_cast<double>(r.lookback), r.sigmas,
+                       r.two_sided ? 1.0 : 0.0, static_cast<double>(r.name.size())});
+    for (unsigned char c : r.name) v.push_back(c);
+  }
+  for (const SpikeSeries* s : {&m.loss, &m.grad_norm}) {
+    const long kept = std::min(s->count, cap);
+    for (long i = s->count - kept; i < s->count; ++i) v.push_back(s->ring[at(i, s->ring.size())]);
+  }
+  for (size_t r = 0; r < m.rules.size(); ++r) {
+    const SpikeRuleState& st = m.state[r];
+    for (const RollingMoments* mo : {&st.loss, &st.grad_norm})
+      v.insert(v.end(), {mo->shift, mo->sum, mo->sumsq, mo->peak, static_cast<double>(mo->since_recompute)});
+    v.insert(v.end(), {static_cast<double>(st.total_loss), static_cast<double>(st.total_grad_norm),
+                       static_cast<double>(st.total_combined)});
+    const long kept = std::min(m.steps, m.rules[r].window);
+    for (long s = m.steps - kept; s < m.steps; ++s) v.push_back(st.flags[at(s, st.flags.size())]);
+  }
+  return v;
+}
+
+io::CheckpointPart part_of(const SpikeMonitor& m) { return monitor_part(m, "spike_monitor"); }
+
+size_t part_size(const io::CheckpointPart& p) {
+  size_t n = 0;
+  for (const auto& [name, v] : p.arrays) n += v.size();
+  return n;
+}
+
+// The part with `array` replaced by `values`.
+io::CheckpointPart with(io::CheckpointPart p, const std::string& array, std::vector<double> values) {
+  for (auto& [name, v] : p.arrays)
+    if (name == array) v = std::move(values);
+  return p;
 }
 
 void expect_error(const std::function<void()>& f, const std::string& needle) {
@@ -396,8 +443,9 @@ TEST(SpikeMonitor, LargeOffsetsGiveNoFalseSpikes) {
   expect_matches_reference(g, {{"a", 200, 3, true, 50}, {"b", 100, 4, false, 300}});
 }
 
-// Saving at step k and continuing from the restored state gives, at every later step, exactly the
-// scores of the run that never stopped, and in the end the same state.
+// Saving at step k and continuing from the restored part gives, at every later step, exactly the
+// scores of the run that never stopped, and in the end the same state. The flat layout of older
+// checkpoints restores to the same state as the named one.
 TEST(SpikeMonitor, ResumeIsBitExact) {
   const std::vector<SpikeRule> rules{paper_spike_rule(), olmo_spike_rule(), {"small", 64, 3, true, 16}};
   const Series s = random_series(5000, 10);
@@ -410,31 +458,105 @@ TEST(SpikeMonitor, ResumeIsBitExact) {
   for (long k : {0L, 1L, 63L, 1000L, 1667L, 2345L, 4999L}) {
     SpikeMonitor b = make_spike_monitor(rules);
     feed(b, s, 0, k);
-    const std::vector<double> saved = monitor_state(b);
-    SpikeMonitor c = make_spike_monitor(rules);
+    const io::CheckpointPart saved = part_of(b);
+    SpikeMonitor c = make_spike_monitor(rules), flat = make_spike_monitor(rules);
     if (k == 1000) feed(c, s, 3000, 3500);  // restoring replaces whatever c had seen
     restore_monitor(c, saved);
     EXPECT_EQ(c.steps, k);
+    restore_monitor(flat, io::CheckpointPart{"spike_monitor", {{"state", flat_state(b)}}});
+    EXPECT_EQ(part_of(flat).arrays, saved.arrays) << "flat layout, saved at " << k;
     for (long t = k; t < s.size(); ++t) {
       feed(c, s, t, t + 1);
       expect_same(spike_scores(c), ref[static_cast<size_t>(t)], "resumed at " + std::to_string(k) +
                                                                      ", step " + std::to_string(t));
       if (testing::Test::HasFailure()) return;
     }
-    EXPECT_EQ(monitor_state(c), monitor_state(a)) << "resumed at " << k;
+    EXPECT_EQ(part_of(c).arrays, part_of(a).arrays) << "resumed at " << k;
   }
 }
 
+// Rule names that could not be HDF5 names are data, not array names.
+TEST(SpikeMonitor, PartArraysAreNamedByQuantity) {
+  SpikeMonitor m = make_spike_monitor({{"a/b c.é", 8, 3, true, 4}, olmo_spike_rule()});
+  feed(m, random_series(20, 13), 0, 20);
+  std::vector<std::string> names;
+  for (const auto& [name, v] : part_of(m).arrays) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"steps", "value_counts", "loss_values", "grad_norm_values",
+                                             "rule_window", "rule_sigmas", "rule_two_sided", "rule_lookback",
+                                             "rule_name_length", "rule_name_bytes", "loss_moments",
+                                             "grad_norm_moments", "totals", "flags"}));
+  const io::CheckpointPart p = part_of(m);
+  EXPECT_EQ(p.at("rule_name_length"), (std::vector<double>{8, 4}));  // é is two bytes
+  EXPECT_EQ(p.at("loss_moments").size(), 2u * 5);
+  EXPECT_EQ(p.at("totals").size(), 2u * 3);
+  EXPECT_EQ(p.at("flags").size(), 8u + 20);
+  SpikeMonitor back = make_spike_monitor(m.rules);
+  restore_monitor(back, p);
+  EXPECT_EQ(part_of(back).arrays, p.arrays);
+}
+
+TEST(SpikeMonitor, RestoreRejectsBadParts) {
+  const std::vector<SpikeRule> rules = default_spike_rules();
+  SpikeMonitor src = make_spike_monitor(rules);
+  const Series s = random_series(1500, 11);
+  feed(src, s, 0, s.size());
+  const io::CheckpointPart good = part_of(src);
+  SpikeMonitor m = make_spike_monitor(rules);
+  feed(m, s, 0, 200);
+  const SpikeScores before = spike_scores(m);
+  auto restore = [&](io::CheckpointPart p) { return [&m, p] { restore_monitor(m, p); }; };
+  auto changed = [&](const std::string& array, size_t i, double x) {
+    std::vector<double> v = good.at(array);
+    v[i] = x;
+    return with(good, array, v);
+  };
+
+  io::CheckpointPart missing = good;
+  missing.arrays.pop_back();
+  expect_error(restore(missing), "part 'spike_monitor' has no array 'flags'");
+  expect_error(restore(changed("rule_sigmas", 1, 5)),
+               "/spike_monitor: rule 1 was saved as 'olmo' (window 10000, 5σ, one-sided, lookback 128), the "
+               "monitor has 'olmo' (window 10000, 6σ");
+  expect_error(restore(changed("rule_two_sided", 0, 0)), "rule 0 was saved as 'paper' (window 1000, 7σ, one-sided");
+  expect_error(restore(changed("rule_name_bytes", 0, 'P')), "rule 0 was saved as 'Paper'");
+  expect_error(restore(with(good, "rule_window", {1000})), "/spike_monitor/rule_window: 1 rules, the monitor has 2");
+  expect_error(restore(changed("steps", 0, -4)), "/spike_monitor/steps: step count at index 0 is -4");
+  expect_error(restore(changed("value_counts", 1, 1e9)), "/spike_monitor/value_counts: grad_norm value count");
+  expect_error(restore(changed("flags", good.at("flags").size() - 1, 7)),
+               "/spike_monitor/flags: rule 'olmo' flag of step 1499 at index 2499 is 7");
+  expect_error(restore(changed("loss_values", 3, kNaN)), "/spike_monitor/loss_values: loss value ");
+  expect_error(restore(changed("grad_norm_moments", 8, -1)),
+               "grad_norm_moments: rule 'olmo' grad_norm moments has a negative peak");
+  expect_error(restore(changed("totals", 2, 0)), "spike monitor part /spike_monitor: rule 'paper' spike totals");
+  std::vector<double> longer = good.at("totals");
+  longer.push_back(0);
+  expect_error(restore(with(good, "totals", longer)),
+               "/spike_monitor/totals: 7 values, but the part's counts and rules describe 6");
+  std::vector<double> shorter = good.at("loss_values");
+  shorter.pop_back();
+  expect_error(restore(with(good, "loss_values", shorter)), "/spike_monitor/loss_values: ends after 999 values");
+
+  SpikeMonitor swapped = make_spike_monitor({olmo_spike_rule(), paper_spike_rule()});
+  expect_error([&] { restore_monitor(swapped, good); }, "rule 0 was saved as 'paper'");
+  SpikeMonitor renamed = make_spike_monitor({{"p", 1000, 7, true, 1000}, olmo_spike_rule()});
+  expect_error([&] { restore_monitor(renamed, good); }, "monitor has 'p'");
+
+  expect_same(spike_scores(m), before, "after failed restores");  // a failed restore changes nothing
+  restore_monitor(m, good);
+  expect_same(spike_scores(m), spike_scores(src), "after a good restore");
+}
+
+// The flat layout of checkpoints written before the named arrays.
 TEST(SpikeMonitor, RestoreRejectsBadStates) {
   const std::vector<SpikeRule> rules = default_spike_rules();
   SpikeMonitor src = make_spike_monitor(rules);
   const Series s = random_series(1500, 11);
   feed(src, s, 0, s.size());
-  const std::vector<double> good = monitor_state(src);
+  const std::vector<double> good = flat_state(src);
   SpikeMonitor m = make_spike_monitor(rules);
   feed(m, s, 0, 200);
   const SpikeScores before = spike_scores(m);
-  auto restore = [&](std::vector<double> v) { return [&m, v] { restore_monitor(m, v); }; };
+  auto restore = [&](std::vector<double> v) { return [&m, v] { restore_monitor_flat(m, v); }; };
 
   expect_error(restore({}), "empty");
   expect_error(restore({1, 2, 3}), "not the magic number");
@@ -466,16 +588,16 @@ TEST(SpikeMonitor, RestoreRejectsBadStates) {
   expect_error(restore(v), "rule 0 was saved as 'paper' (window 1000, 6σ");
 
   SpikeMonitor other = make_spike_monitor({olmo_spike_rule()});
-  expect_error([&] { restore_monitor(other, good); }, "has 2 rules, the monitor has 1");
+  expect_error([&] { restore_monitor_flat(other, good); }, "has 2 rules, the monitor has 1");
   SpikeMonitor swapped = make_spike_monitor({olmo_spike_rule(), paper_spike_rule()});
-  expect_error([&] { restore_monitor(swapped, good); }, "rule 0 was saved as 'paper'");
+  expect_error([&] { restore_monitor_flat(swapped, good); }, "rule 0 was saved as 'paper'");
   SpikeMonitor shorter = make_spike_monitor({{"paper", 1000, 7, true, 500}, olmo_spike_rule()});
-  expect_error([&] { restore_monitor(shorter, good); }, "value capacity 1000, the monitor's rules need 500");
+  expect_error([&] { restore_monitor_flat(shorter, good); }, "value capacity 1000, the monitor's rules need 500");
   SpikeMonitor renamed = make_spike_monitor({{"p", 1000, 7, true, 1000}, olmo_spike_rule()});
-  expect_error([&] { restore_monitor(renamed, good); }, "monitor has 'p'");
+  expect_error([&] { restore_monitor_flat(renamed, good); }, "monitor has 'p'");
 
   expect_same(spike_scores(m), before, "after failed restores");  // a failed restore changes nothing
-  restore_monitor(m, good);
+  restore_monitor_flat(m, good);
   expect_same(spike_scores(m), spike_scores(src), "after a good restore");
 }
 
@@ -483,9 +605,9 @@ TEST(SpikeMonitor, MemoryDoesNotGrowWithRunLength) {
   SpikeMonitor m = make_spike_monitor(default_spike_rules());
   const Series s = random_series(30000, 12);
   feed(m, s, 0, 12000);
-  const size_t state_after_windows = monitor_state(m).size();
+  const size_t state_after_windows = part_size(part_of(m));
   feed(m, s, 12000, 30000);
-  EXPECT_EQ(monitor_state(m).size(), state_after_windows);
+  EXPECT_EQ(part_size(part_of(m)), state_after_windows);
   EXPECT_EQ(m.loss.ring.size(), 1000u);
   EXPECT_EQ(m.grad_norm.ring.size(), 1000u);
   EXPECT_EQ(m.state[0].flags.size(), 1000u);
