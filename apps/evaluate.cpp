@@ -4,6 +4,5 @@
 #include "app/evaluate_stage.h"
 
 int main(int argc, char** argv) {
-  return headroom::app::mpi_main("evaluate", argc, argv,
-                                 [&] { return headroom::app::run_evaluate_stage(argc, argv); });
+  return headroom::app::mpi_main("evaluate", argc, argv, [&] { return headroom::app::run_evaluate_stage(argc, argv); });
 }

@@ -4,6 +4,5 @@
 #include "app/mpi_main.h"
 
 int main(int argc, char** argv) {
-  return headroom::app::mpi_main("export_hf", argc, argv,
-                                 [&] { return headroom::app::run_export_hf(argc, argv); });
+  return headroom::app::mpi_main("export_hf", argc, argv, [&] { return headroom::app::run_export_hf(argc, argv); });
 }

@@ -4,6 +4,5 @@
 #include "app/mpi_main.h"
 
 int main(int argc, char** argv) {
-  return headroom::app::mpi_main("import_hf", argc, argv,
-                                 [&] { return headroom::app::run_import_hf(argc, argv); });
+  return headroom::app::mpi_main("import_hf", argc, argv, [&] { return headroom::app::run_import_hf(argc, argv); });
 }

@@ -33,8 +33,8 @@ config::Schema prepare_schema(data::PrepareOptions& o) {
   config::add_key(s, "", "bpe-split-digits", o.split_digits, false,
                   "bpe: never merge digits, so every digit is one token (numbers are read and copied "
                   "digit by digit, as RULER's 7-digit needles want; tokenizer files stay the same format)");
-  config::add_key(s, "", "val-fraction", o.val_fraction, 0.01,
-                  "share of whole documents held out for val.h5", config::in_range(0.0, 0.5));
+  config::add_key(s, "", "val-fraction", o.val_fraction, 0.01, "share of whole documents held out for val.h5",
+                  config::in_range(0.0, 0.5));
   config::add_key(s, "", "seed", o.seed, 1UL, "seed of the train/val split");
   return s;
 }
@@ -66,14 +66,14 @@ int main(int argc, char** argv) {
     if (opt.inputs.empty()) fail("no input given: pass --input FILE_OR_DIR (repeatable)");
     const auto t0 = std::chrono::steady_clock::now();
     const data::PrepareInput input = data::read_prepare_input(opt);  // refuses before anything is written
-    io::RunDir run = io::open_run_dir(opt.output, flags.force, io::claim_run_dir(opt.output, io::RunKind::kData, "prepare"));
+    io::RunDir run =
+        io::open_run_dir(opt.output, flags.force, io::claim_run_dir(opt.output, io::RunKind::kData, "prepare"));
     io::write_config(run, ini);
     const auto sum = data::run_prepare(opt, input, ini, [&](const std::string& l) { io::log_line(run, l); });
-    io::mark_finished(run, cat("prepare ", sum.tokenizer_id, " train_tokens=", sum.train_tokens,
-                               " val_tokens=", sum.val_tokens));
-    io::log_line(run, cat("done in ", format_duration(seconds_since(t0)), ": ", sum.train_docs,
-                          " train docs (", sum.train_tokens, " tokens), ", sum.val_docs,
-                          " val docs (", sum.val_tokens, " tokens), ",
+    io::mark_finished(
+        run, cat("prepare ", sum.tokenizer_id, " train_tokens=", sum.train_tokens, " val_tokens=", sum.val_tokens));
+    io::log_line(run, cat("done in ", format_duration(seconds_since(t0)), ": ", sum.train_docs, " train docs (",
+                          sum.train_tokens, " tokens), ", sum.val_docs, " val docs (", sum.val_tokens, " tokens), ",
                           static_cast<double>(sum.bytes) / std::max<int64_t>(1, sum.train_tokens + sum.val_tokens),
                           " bytes/token"));
     return 0;

@@ -48,9 +48,7 @@ namespace {
 
 using namespace headroom;
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 std::vector<float> filled(int64_t n, uint32_t seed, float amplitude) {
   std::vector<float> v(static_cast<size_t>(n));
@@ -81,8 +79,7 @@ std::vector<Shape> parse_shapes(const std::string& list) {
   std::vector<Shape> out;
   for (const std::string& item : split_commas(list)) {
     Shape s{};
-    if (std::sscanf(item.c_str(), "%ld:%ld:%ld", &s.T, &s.H, &s.D) != 3 || s.T <= 0 || s.H <= 0 ||
-        s.D <= 0)
+    if (std::sscanf(item.c_str(), "%ld:%ld:%ld", &s.T, &s.H, &s.D) != 3 || s.T <= 0 || s.H <= 0 || s.D <= 0)
       fail("bench_attention: shape '", item, "' is not T:H:D with positive sizes");
     out.push_back(s);
   }
@@ -106,10 +103,9 @@ double sgemm_rate(int64_t M, int64_t N, int64_t K, int64_t batch, int reps) {
   std::vector<float> C(static_cast<size_t>(M * N));
   return best_rate(reps, 2.0 * static_cast<double>(batch * M * N * K), [&] {
     for (int64_t b = 0; b < batch; ++b)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(M),
-                  static_cast<blasint>(N), static_cast<blasint>(K), 1.f, A.data() + b * M * K,
-                  static_cast<blasint>(K), B.data() + b * K * N, static_cast<blasint>(K), 0.f,
-                  C.data(), static_cast<blasint>(N));
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(M), static_cast<blasint>(N),
+                  static_cast<blasint>(K), 1.f, A.data() + b * M * K, static_cast<blasint>(K), B.data() + b * K * N,
+                  static_cast<blasint>(K), 0.f, C.data(), static_cast<blasint>(N));
   });
 }
 
@@ -164,8 +160,8 @@ void decode(const std::string& lengths, int64_t H, int64_t D, int reps) {
     }
     const double read = read_seconds(k, v, std::max(reps, 5), sink);
     const double bytes = 2.0 * static_cast<double>(N * H * D) * sizeof(float);
-    std::printf("%7ld | %9.1f %10.3f | %9.3f %7.1f | %5.0f%%\n", static_cast<long>(N),
-                bytes / 1048576.0, 1e3 * step, 1e3 * read, bytes / read / 1e9, 100 * read / step);
+    std::printf("%7ld | %9.1f %10.3f | %9.3f %7.1f | %5.0f%%\n", static_cast<long>(N), bytes / 1048576.0, 1e3 * step,
+                1e3 * read, bytes / read / 1e9, 100 * read / step);
     std::fflush(stdout);
   }
   if (sink == 12345.678) std::puts("");  // keeps the reads
@@ -181,19 +177,27 @@ int main(int argc, char** argv) try {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help") {
-      std::puts("usage: bench_attention [--shapes T:H:D,...] [--reps N] [--window W]\n"
-              "       bench_attention --decode N,N,... [--heads H] [--width D] [--reps N]\n"
-              "(see bench/bench_attention.cpp)");
+      std::puts(
+          "usage: bench_attention [--shapes T:H:D,...] [--reps N] [--window W]\n"
+          "       bench_attention --decode N,N,... [--heads H] [--width D] [--reps N]\n"
+          "(see bench/bench_attention.cpp)");
       return 0;
     }
     if (i + 1 >= argc) fail("bench_attention: ", a, " needs a value");
-    if (a == "--shapes") shapes_arg = argv[++i];
-    else if (a == "--reps") reps = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--window") window = std::atol(argv[++i]);
-    else if (a == "--decode") decode_lengths = argv[++i];
-    else if (a == "--heads") heads = std::atol(argv[++i]);
-    else if (a == "--width") width = std::atol(argv[++i]);
-    else fail("bench_attention: unknown option ", a);
+    if (a == "--shapes")
+      shapes_arg = argv[++i];
+    else if (a == "--reps")
+      reps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--window")
+      window = std::atol(argv[++i]);
+    else if (a == "--decode")
+      decode_lengths = argv[++i];
+    else if (a == "--heads")
+      heads = std::atol(argv[++i]);
+    else if (a == "--width")
+      width = std::atol(argv[++i]);
+    else
+      fail("bench_attention: unknown option ", a);
   }
   if (!decode_lengths.empty()) {
     decode(decode_lengths, heads, width, reps);
@@ -203,11 +207,12 @@ int main(int argc, char** argv) try {
   // The sgemm rate is measured before the first shape and after each one; each row is compared with
   // the better of the two around it (on a shared VM one reading alone drifted from 118 to 186).
   double sgemm_before = sgemm_rate(4096, 4096, 512, 1, reps);
-  std::printf("bench_attention: %d threads, OpenBLAS %s kernels, window %ld, sgemm [4096x512]x[512x4096] "
-              "measured around each shape (sgemm column)\n",
-              omp_get_max_threads(), openblas_get_corename(), static_cast<long>(window));
-  std::printf("%7s %3s %4s %5s | %9s %9s | %7s %7s | %7s %7s %6s %6s | %6s\n", "T", "H", "D", "B",
-              "fwd s", "bwd s", "fwd GF", "bwd GF", "sgemm", "shaped", "fwd/sg", "bwd/sg", "f+b/sh");
+  std::printf(
+      "bench_attention: %d threads, OpenBLAS %s kernels, window %ld, sgemm [4096x512]x[512x4096] "
+      "measured around each shape (sgemm column)\n",
+      omp_get_max_threads(), openblas_get_corename(), static_cast<long>(window));
+  std::printf("%7s %3s %4s %5s | %9s %9s | %7s %7s | %7s %7s %6s %6s | %6s\n", "T", "H", "D", "B", "fwd s", "bwd s",
+              "fwd GF", "bwd GF", "sgemm", "shaped", "fwd/sg", "bwd/sg", "f+b/sh");
   for (const Shape& sh : parse_shapes(shapes_arg)) {
     const int64_t B = sh.T >= 1024 ? 1 : std::max<int64_t>(1, (int64_t{1} << 18) / (sh.T * sh.H));
     const int64_t rows = B * sh.T * sh.H * sh.D;
@@ -216,17 +221,18 @@ int main(int argc, char** argv) try {
     std::vector<float> out(static_cast<size_t>(rows)), lse(static_cast<size_t>(B * sh.H * sh.T)),
         dq(static_cast<size_t>(rows)), dk(static_cast<size_t>(rows)), dv(static_cast<size_t>(rows));
     const float scale = 1.f / std::sqrt(static_cast<float>(sh.D));
-    const double fwd_flop = 2.0 * 2.0 * static_cast<double>(sh.D) *
-                            visible_pairs(sh.T, window) * static_cast<double>(B * sh.H);
+    const double fwd_flop =
+        2.0 * 2.0 * static_cast<double>(sh.D) * visible_pairs(sh.T, window) * static_cast<double>(B * sh.H);
     const int r = sh.T >= 65536 ? 1 : reps;
     double t_fwd = 1e30, t_bwd = 1e30;
     for (int i = 0; i < r; ++i) {
       double t0 = now();
-      ops.attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), {B, sh.T, sh.T, 0, sh.H, sh.H, sh.D, sh.D, window}, scale);
+      ops.attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(),
+                        {B, sh.T, sh.T, 0, sh.H, sh.H, sh.D, sh.D, window}, scale);
       t_fwd = std::min(t_fwd, now() - t0);
       t0 = now();
-      ops.attention_bwd(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(),
-                        dq.data(), dk.data(), dv.data(), {B, sh.T, sh.T, 0, sh.H, sh.H, sh.D, sh.D, window}, scale);
+      ops.attention_bwd(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(), dk.data(),
+                        dv.data(), {B, sh.T, sh.T, 0, sh.H, sh.H, sh.D, sh.D, window}, scale);
       t_bwd = std::min(t_bwd, now() - t0);
     }
     // The same products as plain GEMMs, one [T×D]·[D×T] per head, where the scores fit 256 MiB.
@@ -238,9 +244,9 @@ int main(int argc, char** argv) try {
     sgemm_before = sgemm_after;
     const double gf_fwd = fwd_flop / t_fwd / 1e9, gf_bwd = 2 * fwd_flop / t_bwd / 1e9;
     const double gf_all = 3 * fwd_flop / (t_fwd + t_bwd) / 1e9;
-    std::printf("%7ld %3ld %4ld %5ld | %9.4f %9.4f | %7.1f %7.1f | %7.1f %7.1f %5.0f%% %5.0f%% | %5.0f%%\n",
-                sh.T, sh.H, sh.D, B, t_fwd, t_bwd, gf_fwd, gf_bwd, big, shaped, 100 * gf_fwd / big,
-                100 * gf_bwd / big, shaped > 0 ? 100 * gf_all / shaped : 0.0);
+    std::printf("%7ld %3ld %4ld %5ld | %9.4f %9.4f | %7.1f %7.1f | %7.1f %7.1f %5.0f%% %5.0f%% | %5.0f%%\n", sh.T, sh.H,
+                sh.D, B, t_fwd, t_bwd, gf_fwd, gf_bwd, big, shaped, 100 * gf_fwd / big, 100 * gf_bwd / big,
+                shaped > 0 ? 100 * gf_all / shaped : 0.0);
     std::fflush(stdout);
   }
   return 0;

@@ -65,12 +65,15 @@ Args parse(int argc, char** argv) {
 }
 
 config::ModelConfig toy_model(const Args& a, long d, long layers, long heads, long head_dim) {
-  return config::make_config(config::kModel, {
-      {"model.vocab_size", "259"}, {"model.d_model", a.get("d-model", std::to_string(d))},
-      {"model.n_layers", a.get("layers", std::to_string(layers))}, {"model.d_ff", std::to_string(2 * a.num("d-model", d))},
-      {"model.n_heads", a.get("heads", std::to_string(heads))}, {"model.n_kv_heads", a.get("heads", std::to_string(heads))},
-      {"model.head_dim_qk", a.get("head-dim", std::to_string(head_dim))},
-      {"model.head_dim_v", a.get("head-dim", std::to_string(head_dim))}}).model;
+  return config::make_config(config::kModel, {{"model.vocab_size", "259"},
+                                              {"model.d_model", a.get("d-model", std::to_string(d))},
+                                              {"model.n_layers", a.get("layers", std::to_string(layers))},
+                                              {"model.d_ff", std::to_string(2 * a.num("d-model", d))},
+                                              {"model.n_heads", a.get("heads", std::to_string(heads))},
+                                              {"model.n_kv_heads", a.get("heads", std::to_string(heads))},
+                                              {"model.head_dim_qk", a.get("head-dim", std::to_string(head_dim))},
+                                              {"model.head_dim_v", a.get("head-dim", std::to_string(head_dim))}})
+      .model;
 }
 
 std::filesystem::path source_dir() {
@@ -120,10 +123,11 @@ int suite(const Args& a) {
     if (grid.is_root()) std::printf("%s\n", lines.back().c_str()), std::fflush(stdout);
   }
   if (grid.is_root())
-    std::printf("suite: 13 RULER tasks x %zu lengths x %ld samples on %d rank(s), toy model d_model %ld, "
-                "%ld layers: %.1f s (%s)\n",
-                lengths.size(), a.num("samples", 20), grid.world->size(), a.num("d-model", 32), a.num("layers", 2), total,
-                format_duration(total).c_str());
+    std::printf(
+        "suite: 13 RULER tasks x %zu lengths x %ld samples on %d rank(s), toy model d_model %ld, "
+        "%ld layers: %.1f s (%s)\n",
+        lengths.size(), a.num("samples", 20), grid.world->size(), a.num("d-model", 32), a.num("layers", 2), total,
+        format_duration(total).c_str());
   return 0;
 }
 
@@ -164,12 +168,14 @@ int sample(const Args& a) {
   const auto ids = prompts.ids(s.prompt, s.answer_prefix);
   eval::Decoder dec{m, a.num("chunk", 512), {}};
   t0 = std::chrono::steady_clock::now();
-  const auto out = eval::generate(dec, data::eos_id(data::Tokenizer{}), ids, spec.max_new, L);  // chunked prefill, then greedy decoding
+  const auto out = eval::generate(dec, data::eos_id(data::Tokenizer{}), ids, spec.max_new,
+                                  L);  // chunked prefill, then greedy decoding
   const double t_all = seconds_since(t0);
-  std::printf("sample: %s at %lld tokens (%lld prompt tokens, %lld haystack units) on d_model %ld, %ld layers: "
-              "sample generated in %.2f s, prefill + %zu decoded tokens %.1f s, peak RSS %.2f GiB\n",
-              task.c_str(), static_cast<long long>(L), static_cast<long long>(s.tokens), static_cast<long long>(s.units),
-              a.num("d-model", 256), a.num("layers", 4), t_gen, out.size(), t_all, peak_rss_gib());
+  std::printf(
+      "sample: %s at %lld tokens (%lld prompt tokens, %lld haystack units) on d_model %ld, %ld layers: "
+      "sample generated in %.2f s, prefill + %zu decoded tokens %.1f s, peak RSS %.2f GiB\n",
+      task.c_str(), static_cast<long long>(L), static_cast<long long>(s.tokens), static_cast<long long>(s.units),
+      a.num("d-model", 256), a.num("layers", 4), t_gen, out.size(), t_all, peak_rss_gib());
   return 0;
 }
 

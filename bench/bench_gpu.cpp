@@ -78,9 +78,12 @@ int main(int argc, char** argv) {
   std::vector<long> widths{128, 256, 512, 1024}, seqs{4096, 8192, 16384, 32768};
   long tokens = 32768;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--widths")) widths = parse_list(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--seqs")) seqs = parse_list(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--tokens")) tokens = std::stol(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--widths"))
+      widths = parse_list(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--seqs"))
+      seqs = parse_list(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--tokens"))
+      tokens = std::stol(argv[i + 1]);
     else {
       std::fprintf(stderr, "bench_gpu: unknown option %s\n", argv[i]);
       return 2;
@@ -98,9 +101,10 @@ int main(int argc, char** argv) {
     std::vector<Row> rows;
 
     // GEMMs: square, and the shapes of a 0.3B model's MLP at 32K tokens.
-    struct G { int64_t M, N, K; };
-    for (const G g : {G{4096, 4096, 4096}, G{8192, 8192, 8192}, G{32768, 2816, 1024},
-                      G{32768, 1024, 2816}}) {
+    struct G {
+      int64_t M, N, K;
+    };
+    for (const G g : {G{4096, 4096, 4096}, G{8192, 8192, 8192}, G{32768, 2816, 1024}, G{32768, 1024, 2816}}) {
       float* A = dev_random(bf, g.M * g.K, 1.f, 1);
       float* B = dev_random(bf, g.K * g.N, 1.f, 2);
       float* C = static_cast<float*>(bf.alloc(sizeof(float) * g.M * g.N));
@@ -108,10 +112,10 @@ int main(int argc, char** argv) {
       const std::string shape = std::to_string(g.M) + "x" + std::to_string(g.N) + "x" + std::to_string(g.K);
       for (const Ops* o : {&bf, &fp}) {
         const double t = median_time(*o, [&] { o->matmul(A, B, C, g.M, g.N, g.K, false, true, false); });
-        rows.push_back({std::string("matmul ") + (o == &bf ? "bf16 (incl. casts)" : "fp32"), shape,
-                        t * 1e3, flops / t / 1e12});
-        std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(),
-                    rows.back().ms, rows.back().tflops);
+        rows.push_back(
+            {std::string("matmul ") + (o == &bf ? "bf16 (incl. casts)" : "fp32"), shape, t * 1e3, flops / t / 1e12});
+        std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(), rows.back().ms,
+                    rows.back().tflops);
       }
       bf.free(A), bf.free(B), bf.free(C);
     }
@@ -134,8 +138,8 @@ int main(int argc, char** argv) {
         const double pairs = static_cast<double>(B) * H * T * (T + 1) / 2.0;
         const float scale = 1.f / std::sqrt(static_cast<float>(d));
         char shape_buf[64];
-        std::snprintf(shape_buf, sizeof shape_buf, "d%ld H%ld B%ld T%ld", d, static_cast<long>(H),
-                      static_cast<long>(B), T);
+        std::snprintf(shape_buf, sizeof shape_buf, "d%ld H%ld B%ld T%ld", d, static_cast<long>(H), static_cast<long>(B),
+                      T);
         const std::string shape = shape_buf;
         // The default table (cuDNN up to width 256; its choice is logged on stderr) and the own
         // flash attention; above 256 both are the own kernels, so it runs once.
@@ -146,14 +150,14 @@ int main(int argc, char** argv) {
             o->attention_fwd(q, k, v, out, lse, {B, T, T, 0, H, H, d, d, 0}, scale);
           });
           rows.push_back({"attention fwd" + who, shape, tf * 1e3, 2.0 * pairs * (2.0 * d) / tf / 1e12});
-          std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(),
-                      rows.back().ms, rows.back().tflops);
+          std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(), rows.back().ms,
+                      rows.back().tflops);
           const double tb = median_time(*o, [&] {
             o->attention_bwd(q, k, v, out, lse, dout, dq, dk, dv, {B, T, T, 0, H, H, d, d, 0}, scale);
           });
           rows.push_back({"attention bwd" + who, shape, tb * 1e3, 2.0 * pairs * (5.0 * d) / tb / 1e12});
-          std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(),
-                      rows.back().ms, rows.back().tflops);
+          std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(), rows.back().ms,
+                      rows.back().tflops);
         }
         for (float* p : {q, k, v, dout, out, lse, dq, dk, dv}) bf.free(p);
       }

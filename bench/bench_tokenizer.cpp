@@ -29,9 +29,7 @@ using namespace headroom::data;
 
 namespace {
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // Encodes text repeatedly with enc until at least min_seconds have passed; returns MB/s.
 double throughput(Encoder& enc, std::string_view text, double min_seconds, size_t* tokens) {
@@ -76,8 +74,8 @@ int main(int argc, char** argv) try {
   }
   if (text_path.empty()) {
     const char* dir = std::getenv("HEADROOM_SOURCE_DIR");
-    text_path = (dir ? fs::path(dir) : fs::path(__FILE__).parent_path().parent_path()) /
-                "validation/data/sample_english.txt";
+    text_path =
+        (dir ? fs::path(dir) : fs::path(__FILE__).parent_path().parent_path()) / "validation/data/sample_english.txt";
   }
   std::ifstream in(text_path, std::ios::binary);
   if (!in) headroom::fail("cannot open ", text_path.string());
@@ -106,12 +104,11 @@ int main(int argc, char** argv) try {
     }
     const double t0 = now();
     tok = train_bpe(docs, vocab, [&](int32_t done, int32_t total) {
-      if (done % 1024 == 0 || done == total)
-        std::fprintf(stderr, "  merges %d/%d  %.1f s\n", done, total, now() - t0);
+      if (done % 1024 == 0 || done == total) std::fprintf(stderr, "  merges %d/%d  %.1f s\n", done, total, now() - t0);
     });
     const double secs = now() - t0;
-    std::printf("BPE training: vocab %d (asked %d), %zu docs, %.2f MB: %.2f s\n", vocab_size(tok), vocab,
-                docs.size(), double(text.size()) / 1e6, secs);
+    std::printf("BPE training: vocab %d (asked %d), %zu docs, %.2f MB: %.2f s\n", vocab_size(tok), vocab, docs.size(),
+                double(text.size()) / 1e6, secs);
   }
   if (!save_path.empty()) {
     if (tok.hf) headroom::fail("--save writes Headroom tokenizer files; ", tok_path, " is a Hugging Face tokenizer");
@@ -123,10 +120,10 @@ int main(int argc, char** argv) try {
   const double cold = throughput(enc, text, 0.0, &tokens);
   const size_t misses = enc.cache_misses(), hits = enc.cache_hits();
   const double warm = throughput(enc, text, 1.0, nullptr);
-  std::printf("BPE encode (%s): cold %.1f MB/s, warm %.1f MB/s; %.3f tokens/byte; cache %zu entries, "
-              "first pass %zu hits / %zu misses\n",
-              tokenizer_id(tok).c_str(), cold, warm, double(tokens) / double(text.size()),
-              enc.cache_entries(), hits, misses);
+  std::printf(
+      "BPE encode (%s): cold %.1f MB/s, warm %.1f MB/s; %.3f tokens/byte; cache %zu entries, "
+      "first pass %zu hits / %zu misses\n",
+      tokenizer_id(tok).c_str(), cold, warm, double(tokens) / double(text.size()), enc.cache_entries(), hits, misses);
   std::vector<int32_t> ids;
   enc.encode(text, ids);
   // A Hugging Face tokenizer with NFC gives back the normalized text.

@@ -91,9 +91,7 @@ using namespace headroom;
 
 constexpr int64_t kVocab = 8192, kDModel = 512, kLayers = 4, kDff = 1408, kSeq = 512, kBatch = 8;
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // CPU seconds used by every thread of this process: next to wall time it shows time lost to
 // spinning (cpu > threads × wall would be impossible; cpu ≈ threads × wall with a slow step means
@@ -110,8 +108,8 @@ double cpu_seconds() {
 double machine_busy_seconds() {
   unsigned long long v[8] = {};
   if (FILE* f = std::fopen("/proc/stat", "r")) {
-    if (std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-                    &v[4], &v[5], &v[6], &v[7]) != 8)
+    if (std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+                    &v[7]) != 8)
       v[0] = 0;
     std::fclose(f);
   }
@@ -157,23 +155,24 @@ HeadShape parse_shape(const std::string& s) {
 // The benchmark model through the real config schema (defaults for every key not named here, and
 // the same validation an app applies).
 config::ModelConfig bench_config(const HeadShape& h) {
-  return config::make_config(config::kModel | config::kTrain, {
-      {"model.vocab_size", std::to_string(kVocab)},
-      {"model.d_model", std::to_string(kDModel)},
-      {"model.n_layers", std::to_string(kLayers)},
-      {"model.d_ff", std::to_string(kDff)},
-      {"model.n_heads", std::to_string(h.heads)},
-      {"model.n_kv_heads", std::to_string(h.heads)},
-      {"model.head_dim_qk", std::to_string(h.width)},
-      {"model.head_dim_v", std::to_string(h.width)},
-      {"model.qk_norm", "none"},
-      {"model.norm_order", "pre"},
-      {"model.layer_pattern", "F"},
-      {"model.tie_embeddings", "false"},
-      {"train.seq_len", std::to_string(kSeq)},
-  }).model;
+  return config::make_config(config::kModel | config::kTrain,
+                             {
+                                 {"model.vocab_size", std::to_string(kVocab)},
+                                 {"model.d_model", std::to_string(kDModel)},
+                                 {"model.n_layers", std::to_string(kLayers)},
+                                 {"model.d_ff", std::to_string(kDff)},
+                                 {"model.n_heads", std::to_string(h.heads)},
+                                 {"model.n_kv_heads", std::to_string(h.heads)},
+                                 {"model.head_dim_qk", std::to_string(h.width)},
+                                 {"model.head_dim_v", std::to_string(h.width)},
+                                 {"model.qk_norm", "none"},
+                                 {"model.norm_order", "pre"},
+                                 {"model.layer_pattern", "F"},
+                                 {"model.tie_embeddings", "false"},
+                                 {"train.seq_len", std::to_string(kSeq)},
+                             })
+      .model;
 }
-
 
 // ------------------------------------------------------------------------------------------------
 // sgemm rate
@@ -206,9 +205,9 @@ Rate gemm_rate(bool backend, int64_t M, int64_t N, int64_t K, bool ta, bool tb, 
       kernels::cpu_ops().matmul(A.data(), B.data(), C.data(), M, N, K, ta, tb, false);
     else
       cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                  static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), 1.f,
-                  A.data(), static_cast<blasint>(ta ? M : K), B.data(),
-                  static_cast<blasint>(tb ? K : N), 0.f, C.data(), static_cast<blasint>(N));
+                  static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), 1.f, A.data(),
+                  static_cast<blasint>(ta ? M : K), B.data(), static_cast<blasint>(tb ? K : N), 0.f, C.data(),
+                  static_cast<blasint>(N));
     const double dt = now() - t0, dc = cpu_seconds() - c0;
     best.gflops = std::max(best.gflops, flop / dt / 1e9);
     if (dc > 0) best.gflops_per_cpu_s = std::max(best.gflops_per_cpu_s, flop / dc / 1e9);
@@ -242,13 +241,31 @@ SgemmRates measure_sgemm(int reps) {
 // --breakdown: a copy of the CPU op table whose entries time the real ones.
 
 enum OpId : int {
-  kFill, kMatmul, kAxpy, kAdd, kScale, kSumSquares, kCountNonfinite, kEmbFwd, kEmbBwd, kRowSumsq,
-  kRmsApply, kRmsBwdDot, kRmsBwdApply, kRope, kAttnFwd, kAttnBwd, kSwigluFwd, kSwigluBwd,
-  kCrossEntropy, kAdamw, kNumOps
+  kFill,
+  kMatmul,
+  kAxpy,
+  kAdd,
+  kScale,
+  kSumSquares,
+  kCountNonfinite,
+  kEmbFwd,
+  kEmbBwd,
+  kRowSumsq,
+  kRmsApply,
+  kRmsBwdDot,
+  kRmsBwdApply,
+  kRope,
+  kAttnFwd,
+  kAttnBwd,
+  kSwigluFwd,
+  kSwigluBwd,
+  kCrossEntropy,
+  kAdamw,
+  kNumOps
 };
 const char* const kOpNames[kNumOps] = {
-    "fill", "matmul", "axpy", "add", "scale", "sum_squares", "count_nonfinite", "embedding_fwd",
-    "embedding_bwd", "row_sumsq", "rms_apply", "rms_bwd_dot", "rms_bwd_apply", "rope",
+    "fill",          "matmul",        "axpy",       "add",        "scale",         "sum_squares",   "count_nonfinite",
+    "embedding_fwd", "embedding_bwd", "row_sumsq",  "rms_apply",  "rms_bwd_dot",   "rms_bwd_apply", "rope",
     "attention_fwd", "attention_bwd", "swiglu_fwd", "swiglu_bwd", "cross_entropy", "adamw"};
 
 struct OpStats {
@@ -288,8 +305,7 @@ struct Timed<Id, R (*)(A...)> {
     ++g_stats.calls[Id];
     if constexpr (Id == kMatmul) {
       const auto t = std::forward_as_tuple(a...);
-      auto& e = g_stats.gemm[{std::get<3>(t), std::get<4>(t), std::get<5>(t), std::get<6>(t),
-                              std::get<7>(t)}];
+      auto& e = g_stats.gemm[{std::get<3>(t), std::get<4>(t), std::get<5>(t), std::get<6>(t), std::get<7>(t)}];
       e.seconds += dt;
       e.cpu += dc;
       ++e.calls;
@@ -337,24 +353,23 @@ void print_breakdown(double step_seconds, int steps) {
   std::printf("  breakdown per step (ops timed individually; %d steps):\n", steps);
   std::vector<int> order(kNumOps);
   for (int i = 0; i < kNumOps; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [](int a, int b) { return g_stats.seconds[a] > g_stats.seconds[b]; });
+  std::sort(order.begin(), order.end(), [](int a, int b) { return g_stats.seconds[a] > g_stats.seconds[b]; });
   for (int i : order) {
     if (g_stats.calls[i] == 0) continue;
     const double s = g_stats.seconds[i] / steps;
-    std::printf("    %-16s %8.3f s  %5.1f%%  cpu %7.3f s  (%ld calls)\n", kOpNames[i], s,
-                100.0 * s / step_seconds, g_stats.cpu[i] / steps, g_stats.calls[i] / steps);
+    std::printf("    %-16s %8.3f s  %5.1f%%  cpu %7.3f s  (%ld calls)\n", kOpNames[i], s, 100.0 * s / step_seconds,
+                g_stats.cpu[i] / steps, g_stats.calls[i] / steps);
   }
   std::printf("    %-16s %8.3f s  %5.1f%%\n", "(outside ops)", step_seconds - total / steps,
               100.0 * (step_seconds - total / steps) / step_seconds);
-  std::printf("  matmul by shape (M N K trans_a trans_b, calls per step: s/step, GFLOP/s, "
-              "GFLOP per cpu-s):\n");
+  std::printf(
+      "  matmul by shape (M N K trans_a trans_b, calls per step: s/step, GFLOP/s, "
+      "GFLOP per cpu-s):\n");
   for (const auto& [k, v] : g_stats.gemm) {
     const auto [M, N, K, ta, tb] = k;
     const double flop = 2.0 * static_cast<double>(M * N * K) * static_cast<double>(v.calls);
-    std::printf("    %6" PRId64 " %6" PRId64 " %6" PRId64 " %d %d  x%-4ld %7.3f s  %6.1f GFLOP/s  %6.1f\n",
-                M, N, K, ta, tb, v.calls / steps, v.seconds / steps, flop / v.seconds / 1e9,
-                flop / v.cpu / 1e9);
+    std::printf("    %6" PRId64 " %6" PRId64 " %6" PRId64 " %d %d  x%-4ld %7.3f s  %6.1f GFLOP/s  %6.1f\n", M, N, K, ta,
+                tb, v.calls / steps, v.seconds / steps, flop / v.seconds / 1e9, flop / v.cpu / 1e9);
   }
 }
 
@@ -370,7 +385,6 @@ struct Options {
   std::string python = HEADROOM_BENCH_PYTHON;
   int64_t prefill = 0, chunk = 256;
 };
-
 
 int run_shape(const HeadShape& hs, const Options& o) {
   const config::ModelConfig cfg = bench_config(hs);
@@ -398,8 +412,7 @@ int run_shape(const HeadShape& hs, const Options& o) {
   double loss = 0;
   auto step = [&] {
     model::zero_grads(m);
-    const model::LossSum l =
-        model::forward_backward(m, a, ids.data(), targets.data(), 1.0f / static_cast<float>(BT));
+    const model::LossSum l = model::forward_backward(m, a, ids.data(), targets.data(), 1.0f / static_cast<float>(BT));
     const double norm = train::grad_norm(m, opt);
     train::adamw_step(m, opt, 1e-4, train::clip_scale(norm, 1.0));
     loss = l.sum / static_cast<double>(l.count);
@@ -407,8 +420,7 @@ int run_shape(const HeadShape& hs, const Options& o) {
   std::printf("shape %s: n_params %" PRId64 ", N (non-embedding) %" PRId64
               ", %.2f MFLOP/token, activations %.0f MiB, params+grads+AdamW %.0f MiB\n",
               hs.name().c_str(), m.n_params, model::count_non_embedding(m.specs), fpt / 1e6,
-              static_cast<double>(a.arena.size()) * 4 / 1048576.0,
-              static_cast<double>(m.n_params) * 16 / 1048576.0);
+              static_cast<double>(a.arena.size()) * 4 / 1048576.0, static_cast<double>(m.n_params) * 16 / 1048576.0);
   std::fflush(stdout);
   for (int i = 0; i < o.warmup; ++i) {
     const double t0 = now();
@@ -428,16 +440,16 @@ int run_shape(const HeadShape& hs, const Options& o) {
     step();
     times.push_back(now() - t0);
     cpus.push_back(cpu_seconds() - c0);
-    others.push_back(std::max(0.0, machine_busy_seconds() - b0 - cpus.back()) /
-                     (cores * times.back()));
+    others.push_back(std::max(0.0, machine_busy_seconds() - b0 - cpus.back()) / (cores * times.back()));
     g_stats.on = false;
     probes.push_back(measure_sgemm(o.probe_reps));
     const double around = 0.5 * (probes[static_cast<size_t>(i)].best() + probes.back().best());
     mfus.push_back(step_flop / times.back() / 1e9 / around);
-    std::printf("  step %d: %.3f s (cpu %.3f s; other processes %.0f%% of the cores), loss %.4f, "
-                "%.1f GFLOP/s, sgemm around it %.1f GFLOP/s, MFU %.1f%%\n",
-                i + 1, times.back(), cpus.back(), 100.0 * others.back(), loss,
-                step_flop / times.back() / 1e9, around, 100.0 * mfus.back());
+    std::printf(
+        "  step %d: %.3f s (cpu %.3f s; other processes %.0f%% of the cores), loss %.4f, "
+        "%.1f GFLOP/s, sgemm around it %.1f GFLOP/s, MFU %.1f%%\n",
+        i + 1, times.back(), cpus.back(), 100.0 * others.back(), loss, step_flop / times.back() / 1e9, around,
+        100.0 * mfus.back());
     std::fflush(stdout);
   }
   const double med = median(times), med_cpu = median(cpus), mfu = median(mfus);
@@ -450,21 +462,23 @@ int run_shape(const HeadShape& hs, const Options& o) {
   const double gflops = tok_s * fpt / 1e9;
   const double gflops_cpu = step_flop / med_cpu / 1e9;
   const double rss = peak_rss_mib();
-  std::printf("  %s: median step %.3f s (cpu %.3f s), %.0f tokens/s, %.1f GFLOP/s; MFU %.1f%% "
-              "(median over steps against the sgemm rate measured around each); %.1f%% of the "
-              "best sgemm rate seen, %.1f GFLOP/s; per cpu-second %.1f%% of sgemm's; peak RSS "
-              "%.0f MiB\n",
-              hs.name().c_str(), med, med_cpu, tok_s, gflops, 100.0 * mfu,
-              100.0 * gflops / best_sgemm, best_sgemm, 100.0 * gflops_cpu / best_sgemm_cpu, rss);
+  std::printf(
+      "  %s: median step %.3f s (cpu %.3f s), %.0f tokens/s, %.1f GFLOP/s; MFU %.1f%% "
+      "(median over steps against the sgemm rate measured around each); %.1f%% of the "
+      "best sgemm rate seen, %.1f GFLOP/s; per cpu-second %.1f%% of sgemm's; peak RSS "
+      "%.0f MiB\n",
+      hs.name().c_str(), med, med_cpu, tok_s, gflops, 100.0 * mfu, 100.0 * gflops / best_sgemm, best_sgemm,
+      100.0 * gflops_cpu / best_sgemm_cpu, rss);
   if (o.breakdown) print_breakdown(med, o.steps);
-  std::printf("  other processes used %.0f%% of the cores during the median step (%.0f%% .. %.0f%% "
-              "over the steps)\n",
-              100.0 * median(others), 100.0 * *std::min_element(others.begin(), others.end()),
-              100.0 * *std::max_element(others.begin(), others.end()));
-  std::printf("RESULT impl=ours shape=%s tok_s=%.3f gflops=%.4f mfu=%.5f sgemm=%.4f step_s=%.5f "
-              "cpu_s=%.5f gflops_cpu=%.4f sgemm_cpu=%.4f others=%.4f rss_mib=%.1f\n",
-              hs.name().c_str(), tok_s, gflops, mfu, best_sgemm, med, med_cpu, gflops_cpu,
-              best_sgemm_cpu, median(others), rss);
+  std::printf(
+      "  other processes used %.0f%% of the cores during the median step (%.0f%% .. %.0f%% "
+      "over the steps)\n",
+      100.0 * median(others), 100.0 * *std::min_element(others.begin(), others.end()),
+      100.0 * *std::max_element(others.begin(), others.end()));
+  std::printf(
+      "RESULT impl=ours shape=%s tok_s=%.3f gflops=%.4f mfu=%.5f sgemm=%.4f step_s=%.5f "
+      "cpu_s=%.5f gflops_cpu=%.4f sgemm_cpu=%.4f others=%.4f rss_mib=%.1f\n",
+      hs.name().c_str(), tok_s, gflops, mfu, best_sgemm, med, med_cpu, gflops_cpu, best_sgemm_cpu, median(others), rss);
   std::fflush(stdout);
   return 0;
 }
@@ -496,35 +510,37 @@ int run_prefill(const Options& o) {
   const double t0 = now(), c0 = cpu_seconds(), b0 = machine_busy_seconds();
   const std::vector<float> last = model::prefill(m, cache, tokens.data(), n);
   const double dt = now() - t0, dc = cpu_seconds() - c0;
-  const double others = std::max(0.0, machine_busy_seconds() - b0 - dc) /
-                        (static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)) * dt);
+  const double others =
+      std::max(0.0, machine_busy_seconds() - b0 - dc) / (static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)) * dt);
   g_stats.on = false;
   // Read before the second sgemm probe, whose operands would sit on top of the KV cache.
   const double rss = peak_rss_mib();
   const double sgemm = std::max(before.best(), measure_sgemm(o.probe_reps).best());
   const double attn_flops = train::attention_forward_flops(cfg, n);
-  const double dense_flops = 2.0 * static_cast<double>(model::count_non_embedding(m.specs) -
-                                                       cfg.vocab_size * cfg.d_model) * n;
+  const double dense_flops =
+      2.0 * static_cast<double>(model::count_non_embedding(m.specs) - cfg.vocab_size * cfg.d_model) * n;
   std::printf("prefill %" PRId64 " tokens (d_model %ld, %ld layers, %ldx%ld heads, chunk %" PRId64
               "): %.2f s (cpu %.1f s; other processes used %.0f%% of the cores), %.0f tokens/s, "
               "%.1f GFLOP/s (dense %.0f + attention %.0f GFLOP; LM head on the last token of each "
               "chunk only)\n",
-              n, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.head_dim_qk, cache.chunk_len, dt, dc,
-              100.0 * others,
-              static_cast<double>(n) / dt, (attn_flops + dense_flops) / dt / 1e9, dense_flops / 1e9,
-              attn_flops / 1e9);
-  std::printf("  peak RSS %.0f MiB = resident before the cache (model params + grads, runtime) %.0f "
-              "MiB + KV cache %.0f MiB (%ld layers × %" PRId64 " positions × %" PRId64 " floats of K and V) + %.0f MiB rest "
-              "(chunk activations %.1f MiB, RoPE tables, OpenBLAS buffers, attention scratch)\n",
-              rss, after_model, kv_mib, cfg.n_layers, n, config::k_width(cfg) + config::v_width(cfg),
-              rss - after_model - kv_mib, chunk_mib);
+              n, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.head_dim_qk, cache.chunk_len, dt, dc, 100.0 * others,
+              static_cast<double>(n) / dt, (attn_flops + dense_flops) / dt / 1e9, dense_flops / 1e9, attn_flops / 1e9);
+  std::printf(
+      "  peak RSS %.0f MiB = resident before the cache (model params + grads, runtime) %.0f "
+      "MiB + KV cache %.0f MiB (%ld layers × %" PRId64 " positions × %" PRId64
+      " floats of K and V) + %.0f MiB rest "
+      "(chunk activations %.1f MiB, RoPE tables, OpenBLAS buffers, attention scratch)\n",
+      rss, after_model, kv_mib, cfg.n_layers, n, config::k_width(cfg) + config::v_width(cfg),
+      rss - after_model - kv_mib, chunk_mib);
   const double sgemm_limited = (attn_flops + dense_flops) / (sgemm * 1e9);
-  std::printf("  sgemm %.1f GFLOP/s (best of before and after): those FLOPs would take %.1f s at its rate; "
-              "the prefill took %.2fx that\n",
-              sgemm, sgemm_limited, dt / sgemm_limited);
+  std::printf(
+      "  sgemm %.1f GFLOP/s (best of before and after): those FLOPs would take %.1f s at its rate; "
+      "the prefill took %.2fx that\n",
+      sgemm, sgemm_limited, dt / sgemm_limited);
   std::printf("  last-token logit[0] %.5f\n", static_cast<double>(last[0]));
   if (o.breakdown) print_breakdown(dt, 1);
-  std::printf("RESULT impl=prefill n=%" PRId64 " seconds=%.3f cpu_s=%.3f others=%.4f rss_mib=%.1f "
+  std::printf("RESULT impl=prefill n=%" PRId64
+              " seconds=%.3f cpu_s=%.3f others=%.4f rss_mib=%.1f "
               "kv_mib=%.1f model_mib=%.1f sgemm=%.2f over_sgemm=%.4f\n",
               n, dt, dc, others, rss, kv_mib, after_model, sgemm, dt / sgemm_limited);
   return 0;
@@ -579,33 +595,33 @@ double num(const std::map<std::string, std::string>& kv, const char* key) {
 int run_all(const Options& o) {
   const config::ModelConfig c0 = bench_config(o.shapes.front());
   const auto specs = model::param_specs(c0);
-  std::printf("bench_train_step: OpenMP threads %d, OpenBLAS %s(core %s, %d threads), "
-              "OPENBLAS_CORETYPE=%s\n",
-              omp_get_max_threads(), openblas_get_config(), openblas_get_corename(),
-              openblas_get_num_threads(),
-              std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)");
+  std::printf(
+      "bench_train_step: OpenMP threads %d, OpenBLAS %s(core %s, %d threads), "
+      "OPENBLAS_CORETYPE=%s\n",
+      omp_get_max_threads(), openblas_get_config(), openblas_get_corename(), openblas_get_num_threads(),
+      std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)");
   std::printf("model: vocab %" PRId64 ", d_model %" PRId64 ", %" PRId64 " layers, d_ff %" PRId64
-              ", MHA, pre-norm, full causal attention, untied; batch %" PRId64 " x seq %" PRId64
-              "\n",
+              ", MHA, pre-norm, full causal attention, untied; batch %" PRId64 " x seq %" PRId64 "\n",
               kVocab, kDModel, kLayers, kDff, kBatch, kSeq);
-  std::printf("FLOPs/token = 6*N + 6*n_layers*n_heads*(dqk+dv)*(seq+1)/2 = 6*%" PRId64 " + 6*%" PRId64 "*%ld*%ld*%" PRId64
-              "/2 = %.2f MFLOP (N = params without the input embedding; train/throughput.h)\n",
+  std::printf("FLOPs/token = 6*N + 6*n_layers*n_heads*(dqk+dv)*(seq+1)/2 = 6*%" PRId64 " + 6*%" PRId64
+              "*%ld*%ld*%" PRId64 "/2 = %.2f MFLOP (N = params without the input embedding; train/throughput.h)\n",
               model::count_non_embedding(specs), kLayers, c0.n_heads, c0.head_dim_qk + c0.head_dim_v, kSeq + 1,
               train::flops_per_token(c0, kSeq) / 1e6);
   const SgemmRates rates = measure_sgemm(o.reps);
   double sgemm = std::max(o.sgemm, rates.best());
-  std::printf("sgemm rate: %.1f GFLOP/s = best of %d runs of [%" PRId64 "x%" PRId64 "]·[%" PRId64
-              "x%" PRId64 "]ᵀ: cblas_sgemm %.1f, backend matmul %.1f GFLOP/s (per cpu-second "
+  std::printf("sgemm rate: %.1f GFLOP/s = best of %d runs of [%" PRId64 "x%" PRId64 "]·[%" PRId64 "x%" PRId64
+              "]ᵀ: cblas_sgemm %.1f, backend matmul %.1f GFLOP/s (per cpu-second "
               "%.1f / %.1f)\n",
-              sgemm, o.reps, kBatch * kSeq, kDModel, kDff, kDModel, rates.plain.gflops,
-              rates.backend.gflops, rates.plain.gflops_per_cpu_s, rates.backend.gflops_per_cpu_s);
+              sgemm, o.reps, kBatch * kSeq, kDModel, kDff, kDModel, rates.plain.gflops, rates.backend.gflops,
+              rates.plain.gflops_per_cpu_s, rates.backend.gflops_per_cpu_s);
   // The other orientations the step uses, for information (weight gradients: long K).
-  std::printf("  for information, cblas / backend: NN %.1f / %.1f, TN (weight gradient, K = 4096) "
-              "%.1f / %.1f GFLOP/s\n",
-              gemm_rate(false, kBatch * kSeq, kDModel, kDff, false, false, 3).gflops,
-              gemm_rate(true, kBatch * kSeq, kDModel, kDff, false, false, 3).gflops,
-              gemm_rate(false, kDff, kDModel, kBatch * kSeq, true, false, 3).gflops,
-              gemm_rate(true, kDff, kDModel, kBatch * kSeq, true, false, 3).gflops);
+  std::printf(
+      "  for information, cblas / backend: NN %.1f / %.1f, TN (weight gradient, K = 4096) "
+      "%.1f / %.1f GFLOP/s\n",
+      gemm_rate(false, kBatch * kSeq, kDModel, kDff, false, false, 3).gflops,
+      gemm_rate(true, kBatch * kSeq, kDModel, kDff, false, false, 3).gflops,
+      gemm_rate(false, kDff, kDModel, kBatch * kSeq, true, false, 3).gflops,
+      gemm_rate(true, kDff, kDModel, kBatch * kSeq, true, false, 3).gflops);
   std::fflush(stdout);
 
   const std::string self = quote(self_path());
@@ -618,41 +634,39 @@ int run_all(const Options& o) {
   std::snprintf(sg, sizeof sg, "%.4f", sgemm);
   for (const auto& hs : o.shapes) {
     Row r{hs.name(), {}, {}};
-    std::string cmd = self + " --shape " + hs.name() + " --sgemm " + sg + " --steps " +
-                      std::to_string(o.steps) + " --warmup " + std::to_string(o.warmup) +
-                      (o.breakdown ? " --breakdown" : "");
+    std::string cmd = self + " --shape " + hs.name() + " --sgemm " + sg + " --steps " + std::to_string(o.steps) +
+                      " --warmup " + std::to_string(o.warmup) + (o.breakdown ? " --breakdown" : "");
     r.ours = run_child(cmd);
     if (o.torch) {
-      std::string tcmd = quote(o.python) + " " + quote(o.torch_script) + " --shape " + hs.name() +
-                         " --sgemm-ours " + sg + " --steps " + std::to_string(o.steps) +
-                         " --warmup " + std::to_string(std::min(o.warmup, 1));
+      std::string tcmd = quote(o.python) + " " + quote(o.torch_script) + " --shape " + hs.name() + " --sgemm-ours " +
+                         sg + " --steps " + std::to_string(o.steps) + " --warmup " +
+                         std::to_string(std::min(o.warmup, 1));
       r.torch = run_child(tcmd);
     }
     rows.push_back(r);
   }
 
   for (const auto& r : rows) sgemm = std::max(sgemm, num(r.ours, "sgemm"));
-  std::printf("\nsummary (medians of %d timed steps per shape). MFU: each step against the sgemm "
-              "rate measured just before and after it, median over steps; MFU(best): median "
-              "tokens/s against the best sgemm rate of the whole run, %.1f GFLOP/s; others: share "
-              "of the cores other processes used during the median step\n",
-              o.steps, sgemm);
+  std::printf(
+      "\nsummary (medians of %d timed steps per shape). MFU: each step against the sgemm "
+      "rate measured just before and after it, median over steps; MFU(best): median "
+      "tokens/s against the best sgemm rate of the whole run, %.1f GFLOP/s; others: share "
+      "of the cores other processes used during the median step\n",
+      o.steps, sgemm);
   std::printf("  shape   tokens/s  GFLOP/s    MFU  MFU(best)  peak RSS MiB  others");
-  if (o.torch)
-    std::printf(" | torch tok/s  GFLOP/s    MFU  MFU(best)  peak RSS MiB  others | ours/torch");
+  if (o.torch) std::printf(" | torch tok/s  GFLOP/s    MFU  MFU(best)  peak RSS MiB  others | ours/torch");
   std::printf("\n");
   double base_tok = 0;
   for (const auto& r : rows) {
     const double tok = num(r.ours, "tok_s"), gf = num(r.ours, "gflops");
     if (r.shape == "8x64") base_tok = tok;
-    std::printf("  %-6s %9.0f %8.1f %5.1f%% %9.1f%% %13.0f %6.0f%%", r.shape.c_str(), tok, gf,
-                100 * num(r.ours, "mfu"), 100 * gf / sgemm, num(r.ours, "rss_mib"),
-                100 * num(r.ours, "others"));
+    std::printf("  %-6s %9.0f %8.1f %5.1f%% %9.1f%% %13.0f %6.0f%%", r.shape.c_str(), tok, gf, 100 * num(r.ours, "mfu"),
+                100 * gf / sgemm, num(r.ours, "rss_mib"), 100 * num(r.ours, "others"));
     if (o.torch) {
       const double ttok = num(r.torch, "tok_s"), tgf = num(r.torch, "gflops");
-      std::printf(" | %11.0f %8.1f %5.1f%% %9.1f%% %13.0f %6.0f%% | %9.2f", ttok, tgf,
-                  100 * num(r.torch, "mfu"), 100 * tgf / sgemm, num(r.torch, "rss_mib"),
-                  100 * num(r.torch, "others"), ttok > 0 ? tok / ttok : 0.0);
+      std::printf(" | %11.0f %8.1f %5.1f%% %9.1f%% %13.0f %6.0f%% | %9.2f", ttok, tgf, 100 * num(r.torch, "mfu"),
+                  100 * tgf / sgemm, num(r.torch, "rss_mib"), 100 * num(r.torch, "others"),
+                  ttok > 0 ? tok / ttok : 0.0);
     }
     std::printf("\n");
   }
@@ -685,23 +699,35 @@ int main(int argc, char** argv) try {
       if (i + 1 >= argc) fail("missing value after ", a);
       return argv[++i];
     };
-    if (a == "--shape") one_shape = value();
+    if (a == "--shape")
+      one_shape = value();
     else if (a == "--shapes") {
       o.shapes.clear();
       std::stringstream ss(value());
       std::string s;
       while (std::getline(ss, s, ',')) o.shapes.push_back(parse_shape(s));
-    } else if (a == "--steps") o.steps = std::stoi(value());
-    else if (a == "--warmup") o.warmup = std::stoi(value());
-    else if (a == "--reps") o.reps = std::stoi(value());
-    else if (a == "--sgemm") o.sgemm = std::stod(value());
-    else if (a == "--breakdown") o.breakdown = true;
-    else if (a == "--torch") o.torch = true;
-    else if (a == "--torch-script") o.torch_script = value();
-    else if (a == "--python") o.python = value();
-    else if (a == "--prefill") o.prefill = std::stoll(value());
-    else if (a == "--chunk") o.chunk = std::stoll(value());
-    else return usage();
+    } else if (a == "--steps")
+      o.steps = std::stoi(value());
+    else if (a == "--warmup")
+      o.warmup = std::stoi(value());
+    else if (a == "--reps")
+      o.reps = std::stoi(value());
+    else if (a == "--sgemm")
+      o.sgemm = std::stod(value());
+    else if (a == "--breakdown")
+      o.breakdown = true;
+    else if (a == "--torch")
+      o.torch = true;
+    else if (a == "--torch-script")
+      o.torch_script = value();
+    else if (a == "--python")
+      o.python = value();
+    else if (a == "--prefill")
+      o.prefill = std::stoll(value());
+    else if (a == "--chunk")
+      o.chunk = std::stoll(value());
+    else
+      return usage();
   }
   if (o.steps < 1 || o.warmup < 0) return usage();
   if (o.prefill > 0) return run_prefill(o);

@@ -11,7 +11,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
 packages=(
-  build-essential cmake git
+  build-essential cmake git clang-format
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
   libboost-program-options-dev libopenblas-openmp-dev libgtest-dev nlohmann-json3-dev libicu-dev
   python3-torch python3-h5py python3-numpy python3-matplotlib

@@ -8,8 +8,8 @@
 
 namespace headroom::kernels {
 
-inline void check_matmul_strides(const char* backend, int64_t M, int64_t N, int64_t K, bool trans_a,
-                                 bool trans_b, int64_t lda, int64_t ldb, int64_t ldc) {
+inline void check_matmul_strides(const char* backend, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
+                                 int64_t lda, int64_t ldb, int64_t ldc) {
   if (M < 0 || N < 0 || K < 1)
     fail(backend, " matmul_strided: sizes M = ", M, ", N = ", N, ", K = ", K, " (K must be at least 1)");
   const int64_t a_cols = trans_a ? M : K, b_cols = trans_b ? K : N;

@@ -43,30 +43,35 @@ using CopyToHost = void(void* host_dst, const void* src, std::size_t bytes);
 using CopyFromHost = void(void* dst, const void* host_src, std::size_t bytes);
 // Both pointers in the backend's memory; the ranges must not overlap.
 using Copy = void(void* dst, const void* src, std::size_t bytes);
-template <class T> using Fill = void(T* x, T value, int64_t n);
+template <class T>
+using Fill = void(T* x, T value, int64_t n);
 using Synchronize = void();
 
 // --- dense algebra --------------------------------------------------------------------------------
 // C[M,N] = op(A) · op(B) (+ C when accumulate). op(A) is [M,K]: A is [M,K], or [K,M] when trans_a.
 // op(B) is [K,N]: B is [K,N], or [N,K] when trans_b.
 template <class T>
-using Matmul = void(const T* A, const T* B, T* C, int64_t M, int64_t N, int64_t K, bool trans_a,
-                    bool trans_b, bool accumulate);
+using Matmul = void(const T* A, const T* B, T* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
+                    bool accumulate);
 // C = alpha · op(A) · op(B) + beta · C on sub-matrices of larger buffers: lda, ldb and ldc are the
 // row strides (elements) of A, B and C as stored, each at least its stored row's width (a head's
 // columns of a [T, H·d] tensor: ld = H·d). K ≥ 1. In the CUDA tables this op is fp32 (no bf16
 // rounding) in both: its callers read attention probabilities, not training products.
 template <class T>
-using MatmulStrided = void(const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
-                           int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, T alpha,
-                           T beta);
-template <class T> using Axpy = void(T* y, const T* x, T a, int64_t n);  // y += a * x
+using MatmulStrided = void(const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc, int64_t M, int64_t N,
+                           int64_t K, bool trans_a, bool trans_b, T alpha, T beta);
+template <class T>
+using Axpy = void(T* y, const T* x, T a, int64_t n);  // y += a * x
 // out = a + b (out may alias a or b)
-template <class T> using Add = void(T* out, const T* a, const T* b, int64_t n);
-template <class T> using Scale = void(T* x, T a, int64_t n);  // x *= a
-template <class T> using SumSquares = double(const T* x, int64_t n);  // sum of x², in double
+template <class T>
+using Add = void(T* out, const T* a, const T* b, int64_t n);
+template <class T>
+using Scale = void(T* x, T a, int64_t n);  // x *= a
+template <class T>
+using SumSquares = double(const T* x, int64_t n);  // sum of x², in double
 // Counts elements that are NaN or ±Inf.
-template <class T> using CountNonfinite = int64_t(const T* x, int64_t n);
+template <class T>
+using CountNonfinite = int64_t(const T* x, int64_t n);
 
 // --- embedding ------------------------------------------------------------------------------------
 template <class T>
@@ -78,18 +83,19 @@ using EmbeddingBwd = void(const T* dout, const int32_t* ids, T* dtable, int64_t 
 // --- RMSNorm, split so a tensor-parallel caller can all-reduce the per-row statistics -------------
 // y = x / sqrt(S / n_total + eps) * w, with S the sum of x² over the whole logical row. A row of this
 // call holds `n` of the row's `n_total` elements (n == n_total when nothing is split).
-template <class T> using RowSumsq = void(const T* x, T* sumsq, int64_t rows, int64_t n);
 template <class T>
-using RmsApply = void(const T* x, const T* w, const T* sumsq, T* y, T* rstd, int64_t rows,
-                      int64_t n, int64_t n_total, T eps);
+using RowSumsq = void(const T* x, T* sumsq, int64_t rows, int64_t n);
+template <class T>
+using RmsApply = void(const T* x, const T* w, const T* sumsq, T* y, T* rstd, int64_t rows, int64_t n, int64_t n_total,
+                      T eps);
 // dot[r] = sum_i x[r,i] * w[i] * dy[r,i]   (to be all-reduced like sumsq)
 template <class T>
 using RmsBwdDot = void(const T* x, const T* w, const T* dy, T* dot, int64_t rows, int64_t n);
 // dx = rstd*w*dy - rstd³/n_total * x * dot (overwrites dx); dw += sum_r dy * x * rstd.
 // dw may be null (frozen weight).
 template <class T>
-using RmsBwdApply = void(const T* x, const T* w, const T* dy, const T* rstd, const T* dot, T* dx,
-                         T* dw, int64_t rows, int64_t n, int64_t n_total);
+using RmsBwdApply = void(const T* x, const T* w, const T* dy, const T* rstd, const T* dot, T* dx, T* dw, int64_t rows,
+                         int64_t n, int64_t n_total);
 
 // --- RoPE -------------------------------------------------------------------------------------------
 // In place on x [rows = B*Tq, n_heads, head_dim]; row r has position pos0 + (r % Tq). The first
@@ -97,22 +103,21 @@ using RmsBwdApply = void(const T* x, const T* w, const T* dy, const T* rstd, con
 // [max_pos, rot_dims/2] tables (YaRN's attention factor already folded in). inverse applies the
 // transposed rotation (the backward pass).
 template <class T>
-using Rope = void(T* x, const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0,
-                  int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse);
+using Rope = void(T* x, const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0, int64_t n_heads,
+                  int64_t head_dim, int64_t rot_dims, bool inverse);
 
 // --- attention --------------------------------------------------------------------------------------
 // Memory linear in T: no T×Tk score matrix is ever formed.
 template <class T>
-using AttentionFwd = void(const T* q, const T* k, const T* v, T* out, T* lse,
-                          const AttentionShape& shape, T scale);
+using AttentionFwd = void(const T* q, const T* k, const T* v, T* out, T* lse, const AttentionShape& shape, T scale);
 // Overwrites dq, dk, dv.
 template <class T>
-using AttentionBwd = void(const T* q, const T* k, const T* v, const T* out, const T* lse,
-                          const T* dout, T* dq, T* dk, T* dv, const AttentionShape& shape,
-                          T scale);
+using AttentionBwd = void(const T* q, const T* k, const T* v, const T* out, const T* lse, const T* dout, T* dq, T* dk,
+                          T* dv, const AttentionShape& shape, T scale);
 
 // --- MLP ---------------------------------------------------------------------------------------------
-template <class T> using SwigluFwd = void(const T* gate, const T* up, T* out, int64_t n);  // silu(gate) * up
+template <class T>
+using SwigluFwd = void(const T* gate, const T* up, T* out, int64_t n);  // silu(gate) * up
 // Overwrites dgate, dup.
 template <class T>
 using SwigluBwd = void(const T* gate, const T* up, const T* dout, T* dgate, T* dup, int64_t n);
@@ -122,15 +127,15 @@ using SwigluBwd = void(const T* gate, const T* up, const T* dout, T* dgate, T* d
 // losses[r] receives the row's loss; when dlogits is non-null it receives
 // (softmax - onehot) * grad_scale for unmasked rows (overwrites; may alias logits).
 template <class T>
-using CrossEntropy = void(const T* logits, const int32_t* targets, T* losses, T* dlogits,
-                          int64_t rows, int64_t V, T grad_scale);
+using CrossEntropy = void(const T* logits, const int32_t* targets, T* losses, T* dlogits, int64_t rows, int64_t V,
+                          T grad_scale);
 
 // --- optimizer -----------------------------------------------------------------------------------------
 // Decoupled AdamW with bias correction at step `step` (1-based):
 //   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g²;  p -= lr * (m̂ / (sqrt(v̂) + eps) + wd * p)
 template <class T>
-using Adamw = void(T* p, const T* g, T* m, T* v, int64_t n, T lr, T beta1, T beta2, T eps,
-                   T weight_decay, int64_t step);
+using Adamw = void(T* p, const T* g, T* m, T* v, int64_t n, T lr, T beta1, T beta2, T eps, T weight_decay,
+                   int64_t step);
 
 }  // namespace sig
 

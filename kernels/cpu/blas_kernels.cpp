@@ -20,8 +20,8 @@ constexpr const char* kChosenHere = "HEADROOM_OPENBLAS_CORETYPE_CHOSEN";
 
 // OpenBLAS's names for kernels without AVX2/FMA: on a CPU that has them, these are a fallback.
 bool is_pre_avx2_core(std::string_view core) {
-  for (std::string_view old : {"Prescott", "Katmai", "Coppermine", "Northwood", "Banias", "Atom",
-                               "Core2", "Penryn", "Dunnington", "Nehalem", "Sandybridge"})
+  for (std::string_view old : {"Prescott", "Katmai", "Coppermine", "Northwood", "Banias", "Atom", "Core2", "Penryn",
+                               "Dunnington", "Nehalem", "Sandybridge"})
     if (core == old) return true;
   return false;
 }
@@ -31,9 +31,8 @@ bool is_pre_avx2_core(std::string_view core) {
 const char* widest_core_for_this_cpu() {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512cd"))
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
     return "SkylakeX";
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
 #endif
@@ -51,19 +50,16 @@ void use_native_blas_kernels(char** argv) {
   execv("/proc/self/exe", argv);
   // Only reached when the exec failed: the run is still correct, just slow.
   std::cerr << "warning: OpenBLAS chose its " << chosen << " kernels on a CPU that runs " << wanted
-            << ", and re-executing with OPENBLAS_CORETYPE=" << wanted
-            << " failed: " << std::strerror(errno)
+            << ", and re-executing with OPENBLAS_CORETYPE=" << wanted << " failed: " << std::strerror(errno)
             << "; set OPENBLAS_CORETYPE=" << wanted << " yourself for up to 5x faster sgemm\n";
   unsetenv("OPENBLAS_CORETYPE");
   unsetenv(kChosenHere);
 }
 
 std::string blas_kernels_description() {
-  std::string line = std::string("BLAS: ") + openblas_get_config() + ", kernels " +
-                     openblas_get_corename();
+  std::string line = std::string("BLAS: ") + openblas_get_config() + ", kernels " + openblas_get_corename();
   if (const char* before = std::getenv(kChosenHere))
-    line += std::string(" (OPENBLAS_CORETYPE set by headroom: OpenBLAS had picked ") + before +
-            " for this CPU)";
+    line += std::string(" (OPENBLAS_CORETYPE set by headroom: OpenBLAS had picked ") + before + " for this CPU)";
   else if (const char* user = std::getenv("OPENBLAS_CORETYPE"))
     line += std::string(" (OPENBLAS_CORETYPE=") + user + ")";
   return line;

@@ -7,8 +7,8 @@
 
 namespace headroom::kernels::cpu {
 
-void adamw(float* p, const float* g, float* m, float* v, int64_t n, float lr, float beta1,
-           float beta2, float eps, float weight_decay, int64_t step) {
+void adamw(float* p, const float* g, float* m, float* v, int64_t n, float lr, float beta1, float beta2, float eps,
+           float weight_decay, int64_t step) {
   if (step < 1) fail("cpu adamw: step = ", step, " but steps count from 1 (bias correction)");
   // 1 - beta^step in double: with beta2 = 0.999 at step 1 the float difference keeps only ~4 digits.
   const double bc1 = 1.0 - std::pow(static_cast<double>(beta1), static_cast<double>(step));

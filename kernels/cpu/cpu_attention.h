@@ -71,14 +71,11 @@ inline Shape with_blocks(Shape s) {
 void validate(const Shape& s, const char* op);
 
 // Row-major C = alpha op(A) op(B) + beta C on one block (dimensions were range-checked by validate).
-inline void block_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                       const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
-                       float* C, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
-              static_cast<blasint>(n), static_cast<blasint>(k), alpha, A,
-              static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C,
-              static_cast<blasint>(ldc));
+inline void block_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* A,
+                       int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, A,
+              static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
 }
 
 // Decoding (one query per head) against at least this many visible keys takes decode_forward, split
@@ -88,12 +85,10 @@ inline constexpr int64_t kDecodeMinKeys = 2048;
 bool decode_splits_keys(const Shape& s);
 // The forward of such a shape (cpu_attention_decode.cpp): the per-head path's outputs and lse, up to
 // rounding (another summation order).
-void decode_forward(const Shape& s, const float* q, const float* k, const float* v, float* out,
-                    float* lse);
+void decode_forward(const Shape& s, const float* q, const float* k, const float* v, float* out, float* lse);
 
 // Sets the scores of a [nq, nk] block (row b, queries t0.., keys j0..) that the mask hides to -inf, so that
 // exp() turns them into exact zeros, and pads each row with -inf from column nk up to ld (= s.bk).
-void mask_block(const Shape& s, float* S, int64_t ld, int64_t b, int64_t t0, int64_t nq, int64_t j0,
-                int64_t nk);
+void mask_block(const Shape& s, float* S, int64_t ld, int64_t b, int64_t t0, int64_t nq, int64_t j0, int64_t nk);
 
 }  // namespace headroom::kernels::cpu::attention

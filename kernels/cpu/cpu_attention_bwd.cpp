@@ -45,8 +45,7 @@ struct Scratch {
 // query that saw no key (lse = -inf) has no gradient. Rows run over the full -inf-padded BK width
 // (a fixed trip count vectorises best); the products read only the first nk columns.
 template <int64_t BK>
-[[gnu::always_inline]] inline void probs_and_dscores_rows(Scratch& sc, int64_t nq,
-                                                          const float* lse, const float* D) {
+[[gnu::always_inline]] inline void probs_and_dscores_rows(Scratch& sc, int64_t nq, const float* lse, const float* D) {
   for (int64_t i = 0; i < nq; ++i) {
     float* p = sc.scores + i * BK;
     float* ds = sc.dp + i * BK;
@@ -102,33 +101,29 @@ void zero_rows(float* X, int64_t ld, int64_t rows, int64_t cols) {
 }
 
 // One (query block, key block) tile of one query head: recompute P, then the three gradient products.
-void backward_tile(const Shape& s, const BwdTensors& x, int64_t b, int64_t h, int64_t t0,
-                   int64_t nq, int64_t j0, int64_t nk, float* dq_rows, int64_t ld_dq,
-                   Scratch& sc) {
+void backward_tile(const Shape& s, const BwdTensors& x, int64_t b, int64_t h, int64_t t0, int64_t nq, int64_t j0,
+                   int64_t nk, float* dq_rows, int64_t ld_dq, Scratch& sc) {
   const int64_t g = h / s.group();
   const float* Q = x.q + s.q_at(b, t0, h);
   const float* dO = x.dout + s.o_at(b, t0, h);
   const float* K = x.k + s.k_at(b, j0, g);
   const float* V = x.v + s.v_at(b, j0, g);
-  attention::block_gemm(false, true, nq, nk, s.dqk, s.scale, Q, s.ld_q(), K, s.ld_k(), 0.f,
-                        sc.scores, s.bk);
+  attention::block_gemm(false, true, nq, nk, s.dqk, s.scale, Q, s.ld_q(), K, s.ld_k(), 0.f, sc.scores, s.bk);
   attention::mask_block(s, sc.scores, s.bk, b, t0, nq, j0, nk);
-  attention::block_gemm(false, true, nq, nk, s.dv, 1.f, dO, s.ld_o(), V, s.ld_v(), 0.f, sc.dp,
-                        s.bk);
+  attention::block_gemm(false, true, nq, nk, s.dv, 1.f, dO, s.ld_o(), V, s.ld_v(), 0.f, sc.dp, s.bk);
   probs_and_dscores(s, sc, nq, x.lse + s.stat_at(b, h, t0), x.D + s.stat_at(b, h, t0));
   // dV += Pᵀ dO,  dK += scale dSᵀ Q,  dQ += scale dS K
-  attention::block_gemm(true, false, nk, s.dv, nq, 1.f, sc.scores, s.bk, dO, s.ld_o(), 1.f,
-                        x.dv + s.v_at(b, j0, g), s.ld_v());
-  attention::block_gemm(true, false, nk, s.dqk, nq, s.scale, sc.dp, s.bk, Q, s.ld_q(), 1.f,
-                        x.dk + s.k_at(b, j0, g), s.ld_k());
-  attention::block_gemm(false, false, nq, s.dqk, nk, s.scale, sc.dp, s.bk, K, s.ld_k(), 1.f,
-                        dq_rows, ld_dq);
+  attention::block_gemm(true, false, nk, s.dv, nq, 1.f, sc.scores, s.bk, dO, s.ld_o(), 1.f, x.dv + s.v_at(b, j0, g),
+                        s.ld_v());
+  attention::block_gemm(true, false, nk, s.dqk, nq, s.scale, sc.dp, s.bk, Q, s.ld_q(), 1.f, x.dk + s.k_at(b, j0, g),
+                        s.ld_k());
+  attention::block_gemm(false, false, nq, s.dqk, nk, s.scale, sc.dp, s.bk, K, s.ld_k(), 1.f, dq_rows, ld_dq);
 }
 
 // Key blocks [kb_begin, kb_end) of KV head g in batch row b, for every query head of the group and
 // every query block that sees them. Owns (overwrites) dK and dV of those keys.
-void backward_keys(const Shape& s, const BwdTensors& x, int64_t b, int64_t g, int64_t kb_begin,
-                   int64_t kb_end, DqTarget dq, Scratch& sc) {
+void backward_keys(const Shape& s, const BwdTensors& x, int64_t b, int64_t g, int64_t kb_begin, int64_t kb_end,
+                   DqTarget dq, Scratch& sc) {
   for (int64_t kb = kb_begin; kb < kb_end; ++kb) {
     const int64_t j0 = kb * s.bk, nk = std::min(s.bk, s.Tk - j0);
     zero_rows(x.dk + s.k_at(b, j0, g), s.ld_k(), nk, s.dqk);
@@ -175,8 +170,7 @@ int64_t chunks_per_pair(const Shape& s) {
   return std::max<int64_t>(1, std::min({blocks, (threads + pairs - 1) / pairs, by_memory}));
 }
 
-void reduce_private_dq(const Shape& s, const std::vector<float>& priv, int64_t chunks,
-                       float* dq) {
+void reduce_private_dq(const Shape& s, const std::vector<float>& priv, int64_t chunks, float* dq) {
   const int64_t per_task = s.Tq * s.group() * s.dqk;
 #pragma omp parallel for collapse(2)
   for (int64_t b = 0; b < s.B; ++b)
@@ -186,8 +180,7 @@ void reduce_private_dq(const Shape& s, const std::vector<float>& priv, int64_t c
         std::fill(dst, dst + s.dqk, 0.f);
         const int64_t g = h / s.group(), hl = h % s.group();
         for (int64_t c = 0; c < chunks; ++c) {
-          const float* src =
-              priv.data() + ((b * s.Hkv + g) * chunks + c) * per_task + (t * s.group() + hl) * s.dqk;
+          const float* src = priv.data() + ((b * s.Hkv + g) * chunks + c) * per_task + (t * s.group() + hl) * s.dqk;
 #pragma omp simd
           for (int64_t i = 0; i < s.dqk; ++i) dst[i] += src[i];
         }
@@ -196,9 +189,8 @@ void reduce_private_dq(const Shape& s, const std::vector<float>& priv, int64_t c
 
 }  // namespace
 
-void attention_bwd(const float* q, const float* k, const float* v, const float* out,
-                   const float* lse, const float* dout, float* dq, float* dk, float* dv,
-                   const AttentionShape& shape, float scale) {
+void attention_bwd(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                   const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape, float scale) {
   const Shape s = attention::with_blocks({shape, scale});
   attention::validate(s, "attention_bwd");
   const std::vector<float> D = output_dots(s, out, dout);
@@ -219,10 +211,8 @@ void attention_bwd(const float* q, const float* k, const float* v, const float* 
 #pragma omp parallel for schedule(dynamic)
     for (int64_t task = 0; task < tasks; ++task) {
       const int64_t c = task % chunks, pair = task / chunks, b = pair / s.Hkv, g = pair % s.Hkv;
-      const DqTarget target =
-          chunks == 1
-              ? DqTarget{dq + s.q_at(b, 0, g * s.group()), s.ld_q()}
-              : DqTarget{priv.data() + task * per_task, s.group() * s.dqk};
+      const DqTarget target = chunks == 1 ? DqTarget{dq + s.q_at(b, 0, g * s.group()), s.ld_q()}
+                                          : DqTarget{priv.data() + task * per_task, s.group() * s.dqk};
       backward_keys(s, x, b, g, bounds[c], bounds[c + 1], target, scratch[omp_get_thread_num()]);
     }
   }

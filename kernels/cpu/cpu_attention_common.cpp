@@ -24,12 +24,11 @@ void validate_documents(const Shape& s, const char* op) {
 
 void validate(const Shape& s, const char* op) {
   if (s.B < 0 || s.Tq < 0 || s.Tk < 0 || s.q_pos0 < 0)
-    fail("cpu ", op, ": negative size or offset (B = ", s.B, ", Tq = ", s.Tq, ", Tk = ", s.Tk,
-         ", q_pos0 = ", s.q_pos0, ")");
+    fail("cpu ", op, ": negative size or offset (B = ", s.B, ", Tq = ", s.Tq, ", Tk = ", s.Tk, ", q_pos0 = ", s.q_pos0,
+         ")");
   if (s.Hq <= 0 || s.Hkv <= 0 || s.Hq % s.Hkv != 0)
     fail("cpu ", op, ": Hq = ", s.Hq, " must be a positive multiple of Hkv = ", s.Hkv);
-  if (s.dqk <= 0 || s.dv <= 0)
-    fail("cpu ", op, ": head dims must be positive (dqk = ", s.dqk, ", dv = ", s.dv, ")");
+  if (s.dqk <= 0 || s.dv <= 0) fail("cpu ", op, ": head dims must be positive (dqk = ", s.dqk, ", dv = ", s.dv, ")");
   if (s.window < 0) fail("cpu ", op, ": window = ", s.window, " is negative");
   // Leading dimensions handed to sgemm are row strides of whole tokens.
   const int64_t widest = s.Hq * std::max(s.dqk, s.dv);
@@ -38,8 +37,7 @@ void validate(const Shape& s, const char* op) {
   validate_documents(s, op);
 }
 
-void mask_block(const Shape& s, float* S, int64_t ld, int64_t b, int64_t t0, int64_t nq, int64_t j0,
-                int64_t nk) {
+void mask_block(const Shape& s, float* S, int64_t ld, int64_t b, int64_t t0, int64_t nq, int64_t j0, int64_t nk) {
   constexpr float hidden = -std::numeric_limits<float>::infinity();
   for (int64_t i = 0; i < nq; ++i) {
     const int64_t begin = std::clamp<int64_t>(s.key_begin(b, t0 + i) - j0, 0, nk);

@@ -35,8 +35,8 @@ struct Partial {
 
 // One chunk [j0, j1) of batch row b for all heads; `scores` holds Hq · kChunk floats.
 HEADROOM_SIMD_CLONES
-void chunk_partial(const Shape& s, const float* q, const float* k, const float* v, int64_t b,
-                   int64_t j0, int64_t j1, float* scores, Partial p) {
+void chunk_partial(const Shape& s, const float* q, const float* k, const float* v, int64_t b, int64_t j0, int64_t j1,
+                   float* scores, Partial p) {
   const int64_t n = j1 - j0, G = s.group();
   for (int64_t j = j0; j < j1; ++j)
     for (int64_t g = 0; g < s.Hkv; ++g) {
@@ -84,8 +84,7 @@ bool decode_splits_keys(const Shape& s) {
   return s.Tq == 1 && !s.doc_start && s.key_end(0) - s.key_begin(0, 0) >= kDecodeMinKeys;
 }
 
-void decode_forward(const Shape& s, const float* q, const float* k, const float* v, float* out,
-                    float* lse) {
+void decode_forward(const Shape& s, const float* q, const float* k, const float* v, float* out, float* lse) {
   const int64_t j_begin = s.key_begin(0, 0), j_end = s.key_end(0);
   const int64_t chunks = (j_end - j_begin + kChunk - 1) / kChunk, tasks = s.B * chunks;
   // Partials: per (b, chunk), Hq maxima, Hq sums and Hq · dv outputs.
@@ -99,8 +98,8 @@ void decode_forward(const Shape& s, const float* q, const float* k, const float*
 #pragma omp parallel for schedule(dynamic)
   for (int64_t task = 0; task < tasks; ++task) {
     const int64_t b = task / chunks, j0 = j_begin + (task % chunks) * kChunk;
-    chunk_partial(s, q, k, v, b, j0, std::min(j_end, j0 + kChunk),
-                  scores.data() + omp_get_thread_num() * s.Hq * kChunk, partial(task));
+    chunk_partial(s, q, k, v, b, j0, std::min(j_end, j0 + kChunk), scores.data() + omp_get_thread_num() * s.Hq * kChunk,
+                  partial(task));
   }
   // Every chunk holds at least one visible key, so every partial max is finite.
   for (int64_t b = 0; b < s.B; ++b)

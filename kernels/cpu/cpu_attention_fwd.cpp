@@ -97,8 +97,7 @@ struct FwdTensors {
   float *out, *lse;
 };
 
-void forward_block(const Shape& s, const FwdTensors& x, int64_t b, int64_t h, int64_t t0,
-                   RowStats& st) {
+void forward_block(const Shape& s, const FwdTensors& x, int64_t b, int64_t h, int64_t t0, RowStats& st) {
   const int64_t nq = std::min(s.bq, s.Tq - t0);
   const int64_t g = h / s.group();
   const float* Q = x.q + s.q_at(b, t0, h);
@@ -113,21 +112,21 @@ void forward_block(const Shape& s, const FwdTensors& x, int64_t b, int64_t h, in
   const int64_t j_begin = s.key_begin(b, t0), j_end = s.key_end(t0 + nq - 1);
   for (int64_t j0 = j_begin; j0 < j_end; j0 += s.bk) {
     const int64_t nk = std::min(s.bk, j_end - j0);
-    attention::block_gemm(false, true, nq, nk, s.dqk, s.scale, Q, s.ld_q(), x.k + s.k_at(b, j0, g),
-                          s.ld_k(), 0.f, st.scores, s.bk);
+    attention::block_gemm(false, true, nq, nk, s.dqk, s.scale, Q, s.ld_q(), x.k + s.k_at(b, j0, g), s.ld_k(), 0.f,
+                          st.scores, s.bk);
     attention::mask_block(s, st.scores, s.bk, b, t0, nq, j0, nk);
     online_softmax_block(s, st, nq);
     scale_rows(O, s.ld_o(), nq, s.dv, st.rescale);
-    attention::block_gemm(false, false, nq, s.dv, nk, 1.f, st.scores, s.bk,
-                          x.v + s.v_at(b, j0, g), s.ld_v(), 1.f, O, s.ld_o());
+    attention::block_gemm(false, false, nq, s.dv, nk, 1.f, st.scores, s.bk, x.v + s.v_at(b, j0, g), s.ld_v(), 1.f, O,
+                          s.ld_o());
   }
   finish_rows(st, O, s.ld_o(), nq, s.dv, x.lse + s.stat_at(b, h, t0));
 }
 
 }  // namespace
 
-void attention_fwd(const float* q, const float* k, const float* v, float* out, float* lse,
-                   const AttentionShape& shape, float scale) {
+void attention_fwd(const float* q, const float* k, const float* v, float* out, float* lse, const AttentionShape& shape,
+                   float scale) {
   const Shape s = attention::with_blocks({shape, scale});
   attention::validate(s, "attention_fwd");
   if (attention::decode_splits_keys(s)) return attention::decode_forward(s, q, k, v, out, lse);

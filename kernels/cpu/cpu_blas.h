@@ -14,8 +14,7 @@ namespace headroom::kernels::cpu {
 // rather than wrap into a wrong product.
 inline blasint blas_dim(int64_t x, const char* what) {
   if (x < 0 || x > std::numeric_limits<blasint>::max())
-    fail("cpu matmul: ", what, " = ", x, " does not fit OpenBLAS's ", sizeof(blasint) * 8,
-         "-bit integer interface");
+    fail("cpu matmul: ", what, " = ", x, " does not fit OpenBLAS's ", sizeof(blasint) * 8, "-bit integer interface");
   return static_cast<blasint>(x);
 }
 

@@ -9,8 +9,7 @@ namespace headroom::kernels::cpu {
 
 void embedding_fwd(const float* table, const int32_t* ids, float* out, int64_t n, int64_t d) {
 #pragma omp parallel for if (n * d >= kParallelMinElements)
-  for (int64_t i = 0; i < n; ++i)
-    std::memcpy(out + i * d, table + static_cast<int64_t>(ids[i]) * d, sizeof(float) * d);
+  for (int64_t i = 0; i < n; ++i) std::memcpy(out + i * d, table + static_cast<int64_t>(ids[i]) * d, sizeof(float) * d);
 }
 
 // A token repeated in the batch adds into the same table row, so splitting the tokens across threads

@@ -50,14 +50,13 @@ void scale_row(float* g, float factor, int64_t n) {
 void check_targets(const int32_t* targets, int64_t rows, int64_t V) {
   for (int64_t r = 0; r < rows; ++r)
     if (targets[r] >= V)
-      fail("cpu cross_entropy: row ", r, " has target ", targets[r], " but the vocabulary has ", V,
-           " entries");
+      fail("cpu cross_entropy: row ", r, " has target ", targets[r], " but the vocabulary has ", V, " entries");
 }
 
 }  // namespace
 
-void cross_entropy(const float* logits, const int32_t* targets, float* losses, float* dlogits,
-                   int64_t rows, int64_t V, float grad_scale) {
+void cross_entropy(const float* logits, const int32_t* targets, float* losses, float* dlogits, int64_t rows, int64_t V,
+                   float grad_scale) {
   // Validated before the parallel region: an exception cannot leave an OpenMP thread.
   check_targets(targets, rows, V);
 #pragma omp parallel for schedule(static)

@@ -11,8 +11,7 @@
 // compiled three times and the best one for the running CPU is picked at load time (an ifunc), so one
 // binary serves every node at full width.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define HEADROOM_SIMD_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define HEADROOM_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define HEADROOM_SIMD_CLONES
 #endif

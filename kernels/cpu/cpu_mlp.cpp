@@ -15,8 +15,7 @@ void swiglu_fwd_range(const float* gate, const float* up, float* out, int64_t n)
 // d silu/dg = sig(g) (1 + g (1 - sig(g))). Reads everything before writing, so dgate/dup may alias
 // gate/up element for element.
 HEADROOM_SIMD_CLONES
-void swiglu_bwd_range(const float* gate, const float* up, const float* dout, float* dgate,
-                      float* dup, int64_t n) {
+void swiglu_bwd_range(const float* gate, const float* up, const float* dout, float* dgate, float* dup, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float g = gate[i], u = up[i], d = dout[i];
     const float sg = sigmoid(g);
@@ -40,8 +39,7 @@ void swiglu_fwd(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
-void swiglu_bwd(const float* gate, const float* up, const float* dout, float* dgate, float* dup,
-                int64_t n) {
+void swiglu_bwd(const float* gate, const float* up, const float* dout, float* dgate, float* dup, int64_t n) {
   const int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for if (n >= kParallelMinElements)
   for (int64_t c = 0; c < chunks; ++c) {

@@ -33,12 +33,12 @@ void row_sumsq(const float* x, float* sumsq, int64_t rows, int64_t n) {
 }
 
 // rstd may be null when nothing will run backward (decoding).
-void rms_apply(const float* x, const float* w, const float* sumsq, float* y, float* rstd,
-               int64_t rows, int64_t n, int64_t n_total, float eps) {
+void rms_apply(const float* x, const float* w, const float* sumsq, float* y, float* rstd, int64_t rows, int64_t n,
+               int64_t n_total, float eps) {
 #pragma omp parallel for if (rows * n >= kParallelMinElements)
   for (int64_t r = 0; r < rows; ++r) {
-    const float s = static_cast<float>(
-        1.0 / std::sqrt(static_cast<double>(sumsq[r]) / static_cast<double>(n_total) + eps));
+    const float s =
+        static_cast<float>(1.0 / std::sqrt(static_cast<double>(sumsq[r]) / static_cast<double>(n_total) + eps));
     if (rstd != nullptr) rstd[r] = s;
     const float* xr = x + r * n;
     float* yr = y + r * n;
@@ -47,17 +47,15 @@ void rms_apply(const float* x, const float* w, const float* sumsq, float* y, flo
   }
 }
 
-void rms_bwd_dot(const float* x, const float* w, const float* dy, float* dot, int64_t rows,
-                 int64_t n) {
+void rms_bwd_dot(const float* x, const float* w, const float* dy, float* dot, int64_t rows, int64_t n) {
 #pragma omp parallel for if (rows * n >= kParallelMinElements)
-  for (int64_t r = 0; r < rows; ++r)
-    dot[r] = static_cast<float>(row_dot(x + r * n, w, dy + r * n, n));
+  for (int64_t r = 0; r < rows; ++r) dot[r] = static_cast<float>(row_dot(x + r * n, w, dy + r * n, n));
 }
 
 namespace {
 
-void rms_dx(const float* x, const float* w, const float* dy, const float* rstd, const float* dot,
-            float* dx, int64_t rows, int64_t n, int64_t n_total) {
+void rms_dx(const float* x, const float* w, const float* dy, const float* rstd, const float* dot, float* dx,
+            int64_t rows, int64_t n, int64_t n_total) {
 #pragma omp parallel for if (rows * n >= kParallelMinElements)
   for (int64_t r = 0; r < rows; ++r) {
     const float s = rstd[r];
@@ -72,8 +70,7 @@ void rms_dx(const float* x, const float* w, const float* dy, const float* rstd, 
 
 // dw sums over all rows (tokens): threads take disjoint column slices and walk every row, so there is
 // no cross-thread reduction, and each column accumulates in double (10^5 tokens per step).
-void rms_dw(const float* x, const float* dy, const float* rstd, float* dw, int64_t rows,
-            int64_t n) {
+void rms_dw(const float* x, const float* dy, const float* rstd, float* dw, int64_t rows, int64_t n) {
   constexpr int64_t kColumns = 64;
   const int64_t slices = (n + kColumns - 1) / kColumns;
 #pragma omp parallel for if (rows * n >= kParallelMinElements)
@@ -93,9 +90,8 @@ void rms_dw(const float* x, const float* dy, const float* rstd, float* dw, int64
 
 }  // namespace
 
-void rms_bwd_apply(const float* x, const float* w, const float* dy, const float* rstd,
-                   const float* dot, float* dx, float* dw, int64_t rows, int64_t n,
-                   int64_t n_total) {
+void rms_bwd_apply(const float* x, const float* w, const float* dy, const float* rstd, const float* dot, float* dx,
+                   float* dw, int64_t rows, int64_t n, int64_t n_total) {
   // dw first: dx may alias dy (an in-place backward), and dw still needs the incoming dy.
   if (dw != nullptr) rms_dw(x, dy, rstd, dw, rows, n);
   rms_dx(x, w, dy, rstd, dot, dx, rows, n, n_total);

@@ -22,11 +22,10 @@ void rotate_pairs(float* x, const float* c, const float* s, int64_t half, float 
 
 }  // namespace
 
-void rope(float* x, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0,
-          int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse) {
+void rope(float* x, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0, int64_t n_heads,
+          int64_t head_dim, int64_t rot_dims, bool inverse) {
   if (rot_dims < 0 || rot_dims % 2 != 0 || rot_dims > head_dim)
-    fail("cpu rope: rot_dims = ", rot_dims, " must be even and within [0, head_dim = ", head_dim,
-         "]");
+    fail("cpu rope: rot_dims = ", rot_dims, " must be even and within [0, head_dim = ", head_dim, "]");
   if (pos0 < 0) fail("cpu rope: pos0 = ", pos0, " is negative");
   if (rot_dims == 0 || B * T == 0) return;
   const int64_t half = rot_dims / 2, rows = B * T;
@@ -36,8 +35,7 @@ void rope(float* x, const float* cos, const float* sin, int64_t B, int64_t T, in
     const int64_t pos = pos0 + r % T;
     const float* c = cos + pos * half;
     const float* s = sin + pos * half;
-    for (int64_t h = 0; h < n_heads; ++h)
-      rotate_pairs(x + (r * n_heads + h) * head_dim, c, s, half, sign);
+    for (int64_t h = 0; h < n_heads; ++h) rotate_pairs(x + (r * n_heads + h) * head_dim, c, s, half, sign);
   }
 }
 

@@ -28,8 +28,8 @@ void copy_bytes(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst
 void fill(D* x, D v, int64_t n) { std::fill(x, x + n, v); }
 void synchronize() {}
 
-void matmul_strided(const D* A, int64_t lda, const D* B, int64_t ldb, D* C, int64_t ldc, int64_t M,
-                    int64_t N, int64_t K, bool ta, bool tb, D alpha, D beta) {
+void matmul_strided(const D* A, int64_t lda, const D* B, int64_t ldb, D* C, int64_t ldc, int64_t M, int64_t N,
+                    int64_t K, bool ta, bool tb, D alpha, D beta) {
   check_matmul_strides("cpu-f64-reference", M, N, K, ta, tb, lda, ldb, ldc);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
@@ -40,17 +40,22 @@ void matmul_strided(const D* A, int64_t lda, const D* B, int64_t ldb, D* C, int6
       C[i * ldc + j] = beta == 0 ? alpha * s : alpha * s + beta * C[i * ldc + j];
     }
 }
-void matmul(const D* A, const D* B, D* C, int64_t M, int64_t N, int64_t K, bool ta, bool tb,
-            bool acc) {
+void matmul(const D* A, const D* B, D* C, int64_t M, int64_t N, int64_t K, bool ta, bool tb, bool acc) {
   if (K == 0) {
     if (!acc) std::fill(C, C + M * N, D{0});
     return;
   }
   matmul_strided(A, ta ? M : K, B, tb ? K : N, C, N, M, N, K, ta, tb, 1, acc ? 1 : 0);
 }
-void axpy(D* y, const D* x, D a, int64_t n) { for (int64_t i = 0; i < n; ++i) y[i] += a * x[i]; }
-void add(D* out, const D* a, const D* b, int64_t n) { for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i]; }
-void scale(D* x, D a, int64_t n) { for (int64_t i = 0; i < n; ++i) x[i] *= a; }
+void axpy(D* y, const D* x, D a, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+void add(D* out, const D* a, const D* b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+void scale(D* x, D a, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] *= a;
+}
 double sum_squares(const D* x, int64_t n) {
   double s = 0;
   for (int64_t i = 0; i < n; ++i) s += x[i] * x[i];
@@ -71,8 +76,7 @@ void embedding_bwd(const D* dout, const int32_t* ids, D* dtable, int64_t n, int6
 void row_sumsq(const D* x, D* s, int64_t rows, int64_t n) {
   for (int64_t r = 0; r < rows; ++r) s[r] = sum_squares(x + r * n, n);
 }
-void rms_apply(const D* x, const D* w, const D* s, D* y, D* rstd, int64_t rows, int64_t n,
-               int64_t n_total, D eps) {
+void rms_apply(const D* x, const D* w, const D* s, D* y, D* rstd, int64_t rows, int64_t n, int64_t n_total, D eps) {
   for (int64_t r = 0; r < rows; ++r) {
     const D rs = 1.0 / std::sqrt(s[r] / static_cast<D>(n_total) + eps);
     if (rstd) rstd[r] = rs;
@@ -85,8 +89,8 @@ void rms_bwd_dot(const D* x, const D* w, const D* dy, D* dot, int64_t rows, int6
     for (int64_t i = 0; i < n; ++i) dot[r] += x[r * n + i] * w[i] * dy[r * n + i];
   }
 }
-void rms_bwd_apply(const D* x, const D* w, const D* dy, const D* rstd, const D* dot, D* dx, D* dw,
-                   int64_t rows, int64_t n, int64_t n_total) {
+void rms_bwd_apply(const D* x, const D* w, const D* dy, const D* rstd, const D* dot, D* dx, D* dw, int64_t rows,
+                   int64_t n, int64_t n_total) {
   for (int64_t r = 0; r < rows; ++r) {
     const D rs = rstd[r], c = rs * rs * rs / static_cast<D>(n_total) * dot[r];
     for (int64_t i = 0; i < n; ++i) {
@@ -96,8 +100,8 @@ void rms_bwd_apply(const D* x, const D* w, const D* dy, const D* rstd, const D* 
   }
 }
 
-void rope(D* x, const D* cos, const D* sin, int64_t B, int64_t T, int64_t pos0, int64_t H,
-          int64_t hd, int64_t rot, bool inverse) {
+void rope(D* x, const D* cos, const D* sin, int64_t B, int64_t T, int64_t pos0, int64_t H, int64_t hd, int64_t rot,
+          bool inverse) {
   const int64_t half = rot / 2;
   for (int64_t r = 0; r < B * T; ++r)
     for (int64_t h = 0; h < H; ++h) {
@@ -115,15 +119,13 @@ void rope(D* x, const D* cos, const D* sin, int64_t B, int64_t T, int64_t pos0, 
 // ops.h's visibility rule for query t of batch row b.
 bool visible(const AttentionShape& s, int64_t b, int64_t t, int64_t j) {
   const int64_t qpos = s.q_pos0 + t;
-  return j <= qpos && (s.window == 0 || qpos - j < s.window) &&
-         (!s.doc_start || s.doc_start[b * s.Tq + t] <= j);
+  return j <= qpos && (s.window == 0 || qpos - j < s.window) && (!s.doc_start || s.doc_start[b * s.Tq + t] <= j);
 }
 
 // Query row by row with an online softmax over the keys: memory O(dv), never O(Tk).
-void attention_fwd(const D* q, const D* k, const D* v, D* out, D* lse, const AttentionShape& shape,
-                   D scale) {
-  const int64_t B = shape.B, T = shape.Tq, Tk = shape.Tk, Hq = shape.Hq, Hkv = shape.Hkv,
-                dqk = shape.dqk, dv = shape.dv;
+void attention_fwd(const D* q, const D* k, const D* v, D* out, D* lse, const AttentionShape& shape, D scale) {
+  const int64_t B = shape.B, T = shape.Tq, Tk = shape.Tk, Hq = shape.Hq, Hkv = shape.Hkv, dqk = shape.dqk,
+                dv = shape.dv;
   const int64_t group = Hq / Hkv;
   std::vector<D> acc(static_cast<size_t>(dv));
   for (int64_t b = 0; b < B; ++b)
@@ -150,10 +152,10 @@ void attention_fwd(const D* q, const D* k, const D* v, D* out, D* lse, const Att
       }
 }
 
-void attention_bwd(const D* q, const D* k, const D* v, const D* out, const D* lse, const D* dout,
-                   D* dq, D* dk, D* dvv, const AttentionShape& shape, D scale) {
-  const int64_t B = shape.B, T = shape.Tq, Tk = shape.Tk, Hq = shape.Hq, Hkv = shape.Hkv,
-                dqk = shape.dqk, dv = shape.dv;
+void attention_bwd(const D* q, const D* k, const D* v, const D* out, const D* lse, const D* dout, D* dq, D* dk, D* dvv,
+                   const AttentionShape& shape, D scale) {
+  const int64_t B = shape.B, T = shape.Tq, Tk = shape.Tk, Hq = shape.Hq, Hkv = shape.Hkv, dqk = shape.dqk,
+                dv = shape.dv;
   const int64_t group = Hq / Hkv;
   std::fill(dq, dq + B * T * Hq * dqk, 0.0);
   std::fill(dk, dk + B * Tk * Hkv * dqk, 0.0);
@@ -199,8 +201,8 @@ void swiglu_bwd(const D* g, const D* u, const D* dout, D* dg, D* du, int64_t n) 
   }
 }
 
-void cross_entropy(const D* logits, const int32_t* targets, D* losses, D* dlogits, int64_t rows,
-                   int64_t V, D grad_scale) {
+void cross_entropy(const D* logits, const int32_t* targets, D* losses, D* dlogits, int64_t rows, int64_t V,
+                   D grad_scale) {
   for (int64_t r = 0; r < rows; ++r) {
     const D* x = logits + r * V;
     const int32_t t = targets[r];
@@ -216,8 +218,7 @@ void cross_entropy(const D* logits, const int32_t* targets, D* losses, D* dlogit
     const D lz = m + std::log(z);
     losses[r] = lz - x[t];
     if (!dlogits) continue;
-    for (int64_t i = 0; i < V; ++i)
-      dlogits[r * V + i] = (std::exp(x[i] - lz) - (i == t ? 1.0 : 0.0)) * grad_scale;
+    for (int64_t i = 0; i < V; ++i) dlogits[r * V + i] = (std::exp(x[i] - lz) - (i == t ? 1.0 : 0.0)) * grad_scale;
   }
 }
 

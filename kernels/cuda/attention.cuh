@@ -26,8 +26,8 @@ inline void empty_forward(float* out, float* lse, const AttnShape& s) {
 
 inline void row_dots(const float* out, const float* dout, float* D, const AttnShape& s) {
   const int64_t rows = s.B * s.Tq * s.Hq;
-  launch("attention_bwd(row dots)", attention_row_dots, dim3(static_cast<unsigned>(ceil_div(rows, 8))),
-         dim3(256), 0, out, dout, D, s);
+  launch("attention_bwd(row dots)", attention_row_dots, dim3(static_cast<unsigned>(ceil_div(rows, 8))), dim3(256), 0,
+         out, dout, D, s);
 }
 
 // The path for one call: cuDNN when the rules allow it (attention_choice.h). Each decision is
@@ -68,8 +68,7 @@ inline void check_grid(const AttnShape& s, int64_t blocks, const char* op) {
   (void)s;
 }
 
-void simt_forward(const float* q, const float* k, const float* v, float* out, float* lse,
-                  const AttnShape& s) {
+void simt_forward(const float* q, const float* k, const float* v, float* out, float* lse, const AttnShape& s) {
   const std::size_t smem = simt::fwd_smem_bytes(s);
   if (smem > max_dynamic_smem())
     fail("cuda attention_fwd (fp32): head widths dqk = ", s.dqk, ", dv = ", s.dv, " need ", smem,
@@ -77,21 +76,19 @@ void simt_forward(const float* q, const float* k, const float* v, float* out, fl
   const int64_t qt = ceil_div(s.Tq, simt::kBQ);
   check_grid(s, qt, "attention_fwd");
   launch("attention_fwd(simt)", simt::fwd_kernel,
-         dim3(static_cast<unsigned>(qt), static_cast<unsigned>(s.Hq), static_cast<unsigned>(s.B)),
-         dim3(simt::kThreads), smem, q, k, v, out, lse, s);
+         dim3(static_cast<unsigned>(qt), static_cast<unsigned>(s.Hq), static_cast<unsigned>(s.B)), dim3(simt::kThreads),
+         smem, q, k, v, out, lse, s);
 }
 
-void simt_backward(const float* q, const float* k, const float* v, const float* out,
-                   const float* lse, const float* dout, float* dq, float* dk, float* dv,
-                   const AttnShape& s) {
+void simt_backward(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                   const float* dout, float* dq, float* dk, float* dv, const AttnShape& s) {
   auto* D = static_cast<float*>(scratch(sizeof(float) * s.B * s.Hq * s.Tq));
   row_dots(out, dout, D, s);
   const int64_t kt = ceil_div(s.Tk, simt::kBK);
   check_grid(s, kt, "attention_bwd");
   launch("attention_bwd(simt)", simt::bwd_kernel,
          dim3(static_cast<unsigned>(kt), static_cast<unsigned>(s.Hkv), static_cast<unsigned>(s.B)),
-         dim3(simt::kThreads), simt::kBwdSmemBytes, q, k, v, lse, static_cast<const float*>(D), dout,
-         dq, dk, dv, s);
+         dim3(simt::kThreads), simt::kBwdSmemBytes, q, k, v, lse, static_cast<const float*>(D), dout, dq, dk, dv, s);
 }
 
 inline mma::Dims padded(const AttnShape& s) {
@@ -99,23 +96,21 @@ inline mma::Dims padded(const AttnShape& s) {
           round_up(s.dv, mma::kTile)};
 }
 
-inline void pack(const float* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_t d,
-                 int64_t Lp, int64_t dp) {
-  launch("attention(pack bf16)", mma::pack_heads, grid_1d(B * H * Lp * dp, 256), dim3(256), 0, src,
-         dst, B, L, H, d, Lp, dp);
+inline void pack(const float* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_t d, int64_t Lp, int64_t dp) {
+  launch("attention(pack bf16)", mma::pack_heads, grid_1d(B * H * Lp * dp, 256), dim3(256), 0, src, dst, B, L, H, d, Lp,
+         dp);
 }
-inline void pack_t(const float* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_t d,
-                   int64_t Lp, int64_t dp) {
+inline void pack_t(const float* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_t d, int64_t Lp,
+                   int64_t dp) {
   if (B * H > 65535) fail("cuda attention: B·H = ", B * H, " exceeds a grid dimension (65535)");
   launch("attention(pack bf16, transposed)", mma::pack_heads_t,
-         dim3(static_cast<unsigned>(Lp / 32), static_cast<unsigned>(dp / 32),
-              static_cast<unsigned>(B * H)),
+         dim3(static_cast<unsigned>(Lp / 32), static_cast<unsigned>(dp / 32), static_cast<unsigned>(B * H)),
          dim3(32, 8), 0, src, dst, L, H, d, Lp, dp);
 }
 
 template <int DVT>
-void launch_mma_forward(const uint16_t* qb, const uint16_t* kb, const uint16_t* vt, float* out,
-                        float* lse, const AttnShape& s, const mma::Dims& d) {
+void launch_mma_forward(const uint16_t* qb, const uint16_t* kb, const uint16_t* vt, float* out, float* lse,
+                        const AttnShape& s, const mma::Dims& d) {
   const int slices = static_cast<int>(ceil_div(d.dvp, DVT));
   const bool q_resident = d.dqkp <= 256;
   const std::size_t smem = mma::fwd_smem_bytes(d, DVT, q_resident);
@@ -173,18 +168,16 @@ void attention_fwd_bf16(const float* q, const float* k, const float* v, float* o
     attention::launch_mma_forward<256>(qb, kb, vt, out, lse, s, d);
 }
 
-void attention_bwd_fp32(const float* q, const float* k, const float* v, const float* out,
-                        const float* lse, const float* dout, float* dq, float* dk, float* dv,
-                        const AttentionShape& shape, float scale) {
+void attention_bwd_fp32(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                        const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape, float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_bwd");
   if (!attention::zero_gradients(dq, dk, dv, s)) return;
   attention::simt_backward(q, k, v, out, lse, dout, dq, dk, dv, s);
 }
 
-void attention_bwd_bf16(const float* q, const float* k, const float* v, const float* out,
-                        const float* lse, const float* dout, float* dq, float* dk, float* dv,
-                        const AttentionShape& shape, float scale) {
+void attention_bwd_bf16(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                        const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape, float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_bwd");
   if (!attention::zero_gradients(dq, dk, dv, s)) return;
@@ -194,9 +187,9 @@ void attention_bwd_bf16(const float* q, const float* k, const float* v, const fl
   Carver sizes;
   for (int i = 0; i < 2; ++i) sizes.take<uint16_t>(nq * d.dqkp);  // qb, qt
   for (int i = 0; i < 2; ++i) sizes.take<uint16_t>(nk * d.dqkp);  // kb, kt
-  sizes.take<uint16_t>(nk * d.dvp);                                // vb
+  sizes.take<uint16_t>(nk * d.dvp);                               // vb
   for (int i = 0; i < 2; ++i) sizes.take<uint16_t>(nq * d.dvp);   // dob, dot
-  sizes.take<float>(B * Hq * T);                                   // D
+  sizes.take<float>(B * Hq * T);                                  // D
   Carver parts(scratch(sizes.used()));
   uint16_t* qb = parts.take<uint16_t>(nq * d.dqkp);
   uint16_t* qt = parts.take<uint16_t>(nq * d.dqkp);
@@ -216,8 +209,7 @@ void attention_bwd_bf16(const float* q, const float* k, const float* v, const fl
   attention::pack_t(dout, dot, B, T, Hq, dv_dim, d.Tp, d.dvp);
   const mma::BwdOperands x{qb, qt, kb, kt, vb, dob, dot, lse, D, dq, dk, dv};
   launch("attention_bwd(mma)", mma::bwd_kernel,
-         dim3(static_cast<unsigned>(d.Tkp / mma::kTile), static_cast<unsigned>(Hkv),
-              static_cast<unsigned>(B)),
+         dim3(static_cast<unsigned>(d.Tkp / mma::kTile), static_cast<unsigned>(Hkv), static_cast<unsigned>(B)),
          dim3(mma::kThreads), mma::kBwdSmemBytes, x, s, d);
 }
 
@@ -227,19 +219,18 @@ void attention_fwd_auto(const float* q, const float* k, const float* v, float* o
                         const AttentionShape& shape, float scale) {
   validate_attention({shape, scale}, "attention_fwd");
   const cuda::AttentionCall c{shape, false};
-  if (attention::ran_on_cudnn(c, [&](std::string* why) { return cudnn_attention_fwd(c, scale, q, k, v, out, lse, why); }))
+  if (attention::ran_on_cudnn(c,
+                              [&](std::string* why) { return cudnn_attention_fwd(c, scale, q, k, v, out, lse, why); }))
     return;
   attention_fwd_bf16(q, k, v, out, lse, shape, scale);
 }
 
-void attention_bwd_auto(const float* q, const float* k, const float* v, const float* out,
-                        const float* lse, const float* dout, float* dq, float* dk, float* dv,
-                        const AttentionShape& shape, float scale) {
+void attention_bwd_auto(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                        const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape, float scale) {
   validate_attention({shape, scale}, "attention_bwd");
   const cuda::AttentionCall c{shape, true};
-  if (attention::ran_on_cudnn(c, [&](std::string* why) {
-        return cudnn_attention_bwd(c, scale, q, k, v, out, lse, dout, dq, dk, dv, why);
-      }))
+  if (attention::ran_on_cudnn(
+          c, [&](std::string* why) { return cudnn_attention_bwd(c, scale, q, k, v, out, lse, dout, dq, dk, dv, why); }))
     return;
   attention_bwd_bf16(q, k, v, out, lse, dout, dq, dk, dv, shape, scale);
 }

@@ -28,8 +28,8 @@ AttentionChoice choose_attention(const AttentionCall& c, const CudnnSupport& s) 
   // query and key ranges), not as a bound per query within a window or a context-parallel segment.
   if (c.doc_start) return own("a document mask (cuDNN's fused attention takes no per-query first key)");
   if (c.q_pos0 != 0 || c.Tq != c.Tk)
-    return own("queries after a cached prefix (q_pos0 = " + std::to_string(c.q_pos0) + ", " +
-               std::to_string(c.Tq) + " queries, " + std::to_string(c.Tk) + " keys)");
+    return own("queries after a cached prefix (q_pos0 = " + std::to_string(c.q_pos0) + ", " + std::to_string(c.Tq) +
+               " queries, " + std::to_string(c.Tk) + " keys)");
   if (c.dqk % 8 != 0 || c.dv % 8 != 0)
     return own("head widths " + std::to_string(c.dqk) + "/" + std::to_string(c.dv) + " are not multiples of 8");
   const int64_t limit = width_limit(s.sm, c.backward);
@@ -40,7 +40,8 @@ AttentionChoice choose_attention(const AttentionCall& c, const CudnnSupport& s) 
   // Unequal query-key and value widths: cuDNN documents only d_qk = 192 with d_v = 128 (Hopper).
   if (c.dqk != c.dv && !(s.sm >= 90 && c.dqk == 192 && c.dv == 128))
     return own("query-key width " + std::to_string(c.dqk) + " differs from value width " + std::to_string(c.dv));
-  return {AttentionPath::kCudnn, "cuDNN " + version_text(s.version) + " fused attention (sm_" + std::to_string(s.sm) + ")"};
+  return {AttentionPath::kCudnn,
+          "cuDNN " + version_text(s.version) + " fused attention (sm_" + std::to_string(s.sm) + ")"};
 }
 
 std::string decision_key(const AttentionCall& c) {

@@ -21,8 +21,8 @@ struct AttentionCall : AttentionShape {
 
 // What cuDNN's support depends on besides the shape.
 struct CudnnSupport {
-  int sm = 0;            // compute capability, major * 10 + minor (90 = Hopper)
-  int64_t version = 0;   // cudnnGetVersion() (91900 = 9.19.0); 0: no cuDNN in this build
+  int sm = 0;           // compute capability, major * 10 + minor (90 = Hopper)
+  int64_t version = 0;  // cudnnGetVersion() (91900 = 9.19.0); 0: no cuDNN in this build
 };
 
 enum class AttentionPath { kCudnn, kFlash };

@@ -16,9 +16,7 @@ struct AttnShape : AttentionShape {
 
   __host__ __device__ int64_t group() const { return Hq / Hkv; }
   // The first key of query t's document in batch row b (0 without a document mask).
-  __host__ __device__ int64_t doc_begin(int64_t b, int64_t t) const {
-    return doc_start ? doc_start[b * Tq + t] : 0;
-  }
+  __host__ __device__ int64_t doc_begin(int64_t b, int64_t t) const { return doc_start ? doc_start[b * Tq + t] : 0; }
   // Keys visible to query t of row b: [key_begin(b, t), key_end(t)); empty when begin >= end. Both
   // grow with t (doc_start is non-decreasing), so a tile's first query has its first key.
   __host__ __device__ int64_t key_begin(int64_t b, int64_t t) const {
@@ -31,8 +29,7 @@ struct AttnShape : AttentionShape {
     return e < Tk ? e : Tk;
   }
   __host__ __device__ bool visible(int64_t b, int64_t t, int64_t j) const {
-    return j < Tk && j <= q_pos0 + t && (window == 0 || q_pos0 + t - j < window) &&
-           doc_begin(b, t) <= j;
+    return j < Tk && j <= q_pos0 + t && (window == 0 || q_pos0 + t - j < window) && doc_begin(b, t) <= j;
   }
   // Queries of row b that see key j: [query_begin(j), query_end(b, j)). The document mask ends them
   // at the first query whose document starts after j (a binary search over the ordered starts).
@@ -55,31 +52,20 @@ struct AttnShape : AttentionShape {
     return lo;
   }
   // Element offsets in the ops.h layouts.
-  __host__ __device__ int64_t q_at(int64_t b, int64_t t, int64_t h) const {
-    return ((b * Tq + t) * Hq + h) * dqk;
-  }
-  __host__ __device__ int64_t o_at(int64_t b, int64_t t, int64_t h) const {
-    return ((b * Tq + t) * Hq + h) * dv;
-  }
-  __host__ __device__ int64_t k_at(int64_t b, int64_t j, int64_t g) const {
-    return ((b * Tk + j) * Hkv + g) * dqk;
-  }
-  __host__ __device__ int64_t v_at(int64_t b, int64_t j, int64_t g) const {
-    return ((b * Tk + j) * Hkv + g) * dv;
-  }
-  __host__ __device__ int64_t stat_at(int64_t b, int64_t h, int64_t t) const {
-    return (b * Hq + h) * Tq + t;
-  }
+  __host__ __device__ int64_t q_at(int64_t b, int64_t t, int64_t h) const { return ((b * Tq + t) * Hq + h) * dqk; }
+  __host__ __device__ int64_t o_at(int64_t b, int64_t t, int64_t h) const { return ((b * Tq + t) * Hq + h) * dv; }
+  __host__ __device__ int64_t k_at(int64_t b, int64_t j, int64_t g) const { return ((b * Tk + j) * Hkv + g) * dqk; }
+  __host__ __device__ int64_t v_at(int64_t b, int64_t j, int64_t g) const { return ((b * Tk + j) * Hkv + g) * dv; }
+  __host__ __device__ int64_t stat_at(int64_t b, int64_t h, int64_t t) const { return (b * Hq + h) * Tq + t; }
 };
 
 inline void validate_attention(const AttnShape& s, const char* op) {
   if (s.B < 0 || s.Tq < 0 || s.Tk < 0 || s.q_pos0 < 0)
-    fail("cuda ", op, ": negative size or offset (B = ", s.B, ", Tq = ", s.Tq, ", Tk = ", s.Tk,
-         ", q_pos0 = ", s.q_pos0, ")");
+    fail("cuda ", op, ": negative size or offset (B = ", s.B, ", Tq = ", s.Tq, ", Tk = ", s.Tk, ", q_pos0 = ", s.q_pos0,
+         ")");
   if (s.Hq <= 0 || s.Hkv <= 0 || s.Hq % s.Hkv != 0)
     fail("cuda ", op, ": Hq = ", s.Hq, " must be a positive multiple of Hkv = ", s.Hkv);
-  if (s.dqk <= 0 || s.dv <= 0)
-    fail("cuda ", op, ": head dims must be positive (dqk = ", s.dqk, ", dv = ", s.dv, ")");
+  if (s.dqk <= 0 || s.dv <= 0) fail("cuda ", op, ": head dims must be positive (dqk = ", s.dqk, ", dv = ", s.dv, ")");
   if (s.window < 0) fail("cuda ", op, ": window = ", s.window, " is negative");
   if (s.Hq > 65535 || s.Hkv > 65535 || s.B > 65535)
     fail("cuda ", op, ": B = ", s.B, ", Hq = ", s.Hq, " must stay within a grid dimension (65535)");

@@ -103,13 +103,15 @@ std::string check_shapes(const Graph& g, const Op& op, std::size_t i) {
       if (x.dims.size() != y.dims.size()) return at + "reduction changes the rank";
       bool reduces = false;
       for (std::size_t d = 0; d < y.dims.size(); ++d) {
-        if (y.dims[d] != x.dims[d] && !broadcasts(y.dims[d], x.dims[d])) return at + "reduction output dim does not divide the input";
+        if (y.dims[d] != x.dims[d] && !broadcasts(y.dims[d], x.dims[d]))
+          return at + "reduction output dim does not divide the input";
         reduces |= y.dims[d] != x.dims[d];
       }
       return reduces ? "" : at + "reduction reduces nothing";
     }
     case Kind::kReshape: {
-      if (numel(x.dims) != numel(y.dims) || x.dims.size() != 4 || y.dims.size() != 4) return at + "reshape changes the element count";
+      if (numel(x.dims) != numel(y.dims) || x.dims.size() != 4 || y.dims.size() != 4)
+        return at + "reshape changes the element count";
       std::vector<int64_t> swapped = x.dims;
       std::swap(swapped[2], swapped[3]);
       return y.dims == swapped ? "" : at + "reshape is not a transposed view";
@@ -129,7 +131,8 @@ std::string check_types(const Graph& g, const Op& op, std::size_t i) {
     return at + "pointwise math is not fp32";
   if (op.kind == Kind::kMatmul)
     for (int64_t u : {op.x, op.b})
-      if (const DType d = g.tensors.at(u).type; d != DType::kBf16 && d != DType::kFloat) return at + "matmul operand is neither bf16 nor fp32";
+      if (const DType d = g.tensors.at(u).type; d != DType::kBf16 && d != DType::kFloat)
+        return at + "matmul operand is neither bf16 nor fp32";
   return "";
 }
 
@@ -155,13 +158,15 @@ std::string check(const Graph& g) {
       const auto w = written.find(u);
       if (g.tensors.at(u).storage == Storage::kVirtual && w == written.end())
         return "op " + std::to_string(i) + ": " + name(u) + " is an intermediate nothing writes";
-      if (w != written.end() && w->second >= i) return "op " + std::to_string(i) + ": " + name(u) + " is read before it is written";
+      if (w != written.end() && w->second >= i)
+        return "op " + std::to_string(i) + ": " + name(u) + " is read before it is written";
     }
     if (std::string e = check_shapes(g, op, i); !e.empty()) return e;
     if (std::string e = check_types(g, op, i); !e.empty()) return e;
   }
   for (const auto& [uid, op] : written)
-    if (g.tensors.at(uid).storage == Storage::kVirtual && !read.count(uid)) return name(uid) + " is computed and never used";
+    if (g.tensors.at(uid).storage == Storage::kVirtual && !read.count(uid))
+      return name(uid) + " is computed and never used";
   return "";
 }
 

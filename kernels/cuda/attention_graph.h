@@ -33,7 +33,22 @@ struct Tensor {
 };
 
 enum class Kind { kMatmul, kPointwise, kReduction, kReshape };
-enum class Mode { kNone, kMul, kSub, kAdd, kDiv, kExp, kLog, kIdentity, kGenIndex, kCmpGe, kCmpGt, kSelect, kMax, kSum };
+enum class Mode {
+  kNone,
+  kMul,
+  kSub,
+  kAdd,
+  kDiv,
+  kExp,
+  kLog,
+  kIdentity,
+  kGenIndex,
+  kCmpGe,
+  kCmpGt,
+  kSelect,
+  kMax,
+  kSum
+};
 
 // y = mode(x[, b][, t]); a matmul is y = x·b; BINARY_SELECT is y = t ? x : b; GEN_INDEX numbers
 // the elements of x along `axis`.
@@ -47,8 +62,23 @@ struct Op {
 
 // The user tensors' unique ids (the variant pack's keys); intermediates count up from 100.
 enum Uid : int64_t {
-  kQ = 1, kKT, kV, kO, kStats, kScale, kNegInf1, kNegInf2, kWindow, kDO, kDQ, kDK, kDV, kSoftmaxSum, kDQAccum,
-  kOne, kVT
+  kQ = 1,
+  kKT,
+  kV,
+  kO,
+  kStats,
+  kScale,
+  kNegInf1,
+  kNegInf2,
+  kWindow,
+  kDO,
+  kDQ,
+  kDK,
+  kDV,
+  kSoftmaxSum,
+  kDQAccum,
+  kOne,
+  kVT
 };
 
 struct View {
@@ -69,8 +99,12 @@ struct Graph {
                  int64_t axis = -1) {
     ops.push_back({Kind::kPointwise, mode, x, b, t, y, axis, prec});
   }
-  void matmul(int64_t a, int64_t b, int64_t c) { ops.push_back({Kind::kMatmul, Mode::kNone, a, b, -1, c, -1, DType::kFloat}); }
-  void reduction(Mode mode, int64_t x, int64_t y) { ops.push_back({Kind::kReduction, mode, x, -1, -1, y, -1, DType::kFloat}); }
+  void matmul(int64_t a, int64_t b, int64_t c) {
+    ops.push_back({Kind::kMatmul, Mode::kNone, a, b, -1, c, -1, DType::kFloat});
+  }
+  void reduction(Mode mode, int64_t x, int64_t y) {
+    ops.push_back({Kind::kReduction, mode, x, -1, -1, y, -1, DType::kFloat});
+  }
   void reshape(int64_t x, int64_t y) { ops.push_back({Kind::kReshape, Mode::kNone, x, -1, -1, y, -1, DType::kFloat}); }
 };
 

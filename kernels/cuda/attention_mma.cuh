@@ -45,14 +45,11 @@ struct alignas(16) Vec16 {
 };
 #endif
 
-__device__ __forceinline__ uint32_t ld32(const uint16_t* p) {
-  return *reinterpret_cast<const uint32_t*>(p);
-}
+__device__ __forceinline__ uint32_t ld32(const uint16_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
 
 // Copies `rows` rows of 64 bf16 (src row stride src_ld elements) into a [rows][kLdS] tile; rows at
 // or past `valid` become zeros.
-__device__ __forceinline__ void load_rows(uint16_t* dst, const uint16_t* src, int64_t src_ld,
-                                          int rows, int valid) {
+__device__ __forceinline__ void load_rows(uint16_t* dst, const uint16_t* src, int64_t src_ld, int rows, int valid) {
   for (int i = threadIdx.x; i < rows * 8; i += kThreads) {
     const int r = i >> 3, seg = i & 7;
     Vec16 v = {0u, 0u, 0u, 0u};
@@ -102,16 +99,14 @@ __device__ __forceinline__ void mma_tiles(float (&acc)[8][4], const uint16_t* At
   }
 }
 // The same with the A operand already in registers (four k-slices of 16).
-__device__ __forceinline__ void mma_regs(float (&acc)[8][4], const uint32_t (&a)[4][4],
-                                         const uint16_t* Bt) {
+__device__ __forceinline__ void mma_regs(float (&acc)[8][4], const uint32_t (&a)[4][4], const uint16_t* Bt) {
   HR_UNROLL
-  for (int kk = 0; kk < 4; ++kk)
-    HR_UNROLL
-    for (int n = 0; n < 8; ++n) {
-      uint32_t bb[2];
-      load_b(bb, Bt, n * 8, kk * 16);
-      mma_bf16(acc[n], a[kk], bb);
-    }
+  for (int kk = 0; kk < 4; ++kk) HR_UNROLL
+  for (int n = 0; n < 8; ++n) {
+    uint32_t bb[2];
+    load_b(bb, Bt, n * 8, kk * 16);
+    mma_bf16(acc[n], a[kk], bb);
+  }
 }
 __device__ __forceinline__ void zero(float (&acc)[8][4]) {
   HR_UNROLL
@@ -120,8 +115,8 @@ __device__ __forceinline__ void zero(float (&acc)[8][4]) {
 
 // ---- fp32 → bf16 operand copies -----------------------------------------------------------------------
 // dst[b, h, l, c] (dims [B, H, Lp, dp]) = src[b, l, h, c] (dims [B, L, H, d]), zero outside.
-__global__ void pack_heads(const float* src, uint16_t* dst, int64_t B, int64_t L, int64_t H,
-                           int64_t d, int64_t Lp, int64_t dp) {
+__global__ void pack_heads(const float* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_t d, int64_t Lp,
+                           int64_t dp) {
   const int64_t n = B * H * Lp * dp;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -132,8 +127,7 @@ __global__ void pack_heads(const float* src, uint16_t* dst, int64_t B, int64_t L
 
 // dst[b, h, c, l] (dims [B, H, dp, Lp]) = src[b, l, h, c]; 32×32 tiles through shared memory.
 // grid (Lp / 32, dp / 32, B * H), block (32, 8).
-__global__ void pack_heads_t(const float* src, uint16_t* dst, int64_t L, int64_t H, int64_t d,
-                             int64_t Lp, int64_t dp) {
+__global__ void pack_heads_t(const float* src, uint16_t* dst, int64_t L, int64_t H, int64_t d, int64_t Lp, int64_t dp) {
   __shared__ float tile[32][33];
   const int64_t l0 = static_cast<int64_t>(blockIdx.x) * 32, c0 = static_cast<int64_t>(blockIdx.y) * 32;
   const int64_t bh = blockIdx.z, h = bh % H, b = bh / H;
@@ -161,9 +155,8 @@ inline std::size_t fwd_smem_bytes(const Dims& d, int dvt, bool q_resident) {
 
 // grid (n_q_blocks · n_dv_slices, Hq, B). qb [B,Hq,Tp,dqkp], kb [B,Hkv,Tkp,dqkp], vt [B,Hkv,dvp,Tkp].
 template <int DVT>
-__global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const uint16_t* kb,
-                                                       const uint16_t* vt, float* out, float* lse,
-                                                       AttnShape s, Dims d, int n_slices,
+__global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const uint16_t* kb, const uint16_t* vt,
+                                                       float* out, float* lse, AttnShape s, Dims d, int n_slices,
                                                        bool q_resident) {
   constexpr int NT = DVT / 8;  // n8 tiles of output columns per warp
   HR_DYNAMIC_SMEM(uint16_t, smem);
@@ -186,8 +179,7 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
   const int v_rows = static_cast<int>(imin64(DVT, d.dvp - c_out0));
 
   if (q_resident)
-    for (int64_t c = 0; c < chunks; ++c)
-      load_rows(Qs + c * kTile * kLdS, qhead + c * kTile, d.dqkp, kTile, kTile);
+    for (int64_t c = 0; c < chunks; ++c) load_rows(Qs + c * kTile * kLdS, qhead + c * kTile, d.dqkp, kTile, kTile);
 
   float o[NT][4];
   HR_UNROLL
@@ -226,15 +218,14 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
     const bool full = j0 >= s.key_begin(b, t0 + nq - 1) && j0 + kTile <= s.key_end(t0);
     float mx[2] = {neg_inf(), neg_inf()};
     HR_UNROLL
-    for (int n = 0; n < 8; ++n)
-      HR_UNROLL
-      for (int e = 0; e < 4; ++e) {
-        const int64_t t = row[e >> 1], j = j0 + n * 8 + 2 * tq + (e & 1);
-        float x = sacc[n][e] * scale_log2;
-        if (!full && !(t < s.Tq && s.visible(b, t, j))) x = neg_inf();
-        sacc[n][e] = x;
-        mx[e >> 1] = fmaxf(mx[e >> 1], x);
-      }
+    for (int n = 0; n < 8; ++n) HR_UNROLL
+    for (int e = 0; e < 4; ++e) {
+      const int64_t t = row[e >> 1], j = j0 + n * 8 + 2 * tq + (e & 1);
+      float x = sacc[n][e] * scale_log2;
+      if (!full && !(t < s.Tq && s.visible(b, t, j))) x = neg_inf();
+      sacc[n][e] = x;
+      mx[e >> 1] = fmaxf(mx[e >> 1], x);
+    }
     float alpha[2], mu[2];
     HR_UNROLL
     for (int i = 0; i < 2; ++i) {
@@ -247,13 +238,12 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
     }
     float ls[2] = {0.f, 0.f};
     HR_UNROLL
-    for (int n = 0; n < 8; ++n)
-      HR_UNROLL
-      for (int e = 0; e < 4; ++e) {
-        const float p = exp2f(sacc[n][e] - mu[e >> 1]);
-        sacc[n][e] = p;
-        ls[e >> 1] += p;
-      }
+    for (int n = 0; n < 8; ++n) HR_UNROLL
+    for (int e = 0; e < 4; ++e) {
+      const float p = exp2f(sacc[n][e] - mu[e >> 1]);
+      sacc[n][e] = p;
+      ls[e >> 1] += p;
+    }
     // Row sums stay per-thread partials (alpha is uniform over the quad); reduced at the end.
     l[0] = l[0] * alpha[0] + ls[0];
     l[1] = l[1] * alpha[1] + ls[1];
@@ -293,8 +283,7 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
       if (col < s.dv) orow[col] = o[n][2 * i] * inv;
       if (col + 1 < s.dv) orow[col + 1] = o[n][2 * i + 1] * inv;
     }
-    if (slice == 0 && tq == 0)
-      lse[s.stat_at(b, h, row[i])] = l[i] > 0.f ? (m[i] + log2f(l[i])) * kLn2 : neg_inf();
+    if (slice == 0 && tq == 0) lse[s.stat_at(b, h, row[i])] = l[i] > 0.f ? (m[i] + log2f(l[i])) * kLn2 : neg_inf();
   }
 }
 
@@ -308,10 +297,9 @@ struct BwdOperands {
 };
 
 // rows key[0], key[1] of a [Tk, H, width] gradient += factor · acc (columns col0 + 0..63).
-__device__ __forceinline__ void add_key_rows(const float (&acc)[8][4], float* grad, int64_t width,
-                                             int64_t col0, float factor, int64_t b, int64_t g,
-                                             const int64_t (&key)[2], const AttnShape& s,
-                                             bool is_v) {
+__device__ __forceinline__ void add_key_rows(const float (&acc)[8][4], float* grad, int64_t width, int64_t col0,
+                                             float factor, int64_t b, int64_t g, const int64_t (&key)[2],
+                                             const AttnShape& s, bool is_v) {
   const int tq = (threadIdx.x % 32) & 3;
   HR_UNROLL
   for (int i = 0; i < 2; ++i) {
@@ -335,7 +323,7 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
   uint16_t* Bt = At + kTile * kLdS;   // [64][kLdS]: Q / dO chunk, later Qᵀ / dOᵀ / Kᵀ chunk
   uint16_t* dSs = Bt + kTile * kLdS;  // [64 queries][kLdS keys]: dS (not transposed), bf16
   float* L2 = reinterpret_cast<float*>(dSs + kTile * kLdS);  // [64] lse · log2(e) per query
-  float* Dq = L2 + kTile;                                     // [64] D per query
+  float* Dq = L2 + kTile;                                    // [64] D per query
 
   const int64_t j0 = static_cast<int64_t>(blockIdx.x) * kTile;
   const int64_t g = blockIdx.y, b = blockIdx.z;
@@ -384,19 +372,18 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
       // Pᵀ = exp2(Sᵀ·scale·log2e − lse·log2e) where visible (a query with lse = -inf saw no key and
       // has no gradient); dSᵀ = Pᵀ ∘ (dPᵀ − D). dS also goes to shared memory, transposed.
       HR_UNROLL
-      for (int n = 0; n < 8; ++n)
-        HR_UNROLL
-        for (int e = 0; e < 4; ++e) {
-          const int qi = n * 8 + 2 * tq + (e & 1);
-          const int64_t t = t0 + qi, j = key[e >> 1];
-          const float lq = L2[qi];
-          const bool vis = t < s.Tq && lq != neg_inf() && s.visible(b, t, j);
-          const float p = vis ? exp2f(st[n][e] * scale_log2 - lq) : 0.f;
-          const float ds = p * (dpt[n][e] - Dq[qi]);
-          st[n][e] = p;
-          dpt[n][e] = ds;
-          dSs[qi * kLdS + warp * 16 + gq + (e >> 1) * 8] = to_bf16(ds);
-        }
+      for (int n = 0; n < 8; ++n) HR_UNROLL
+      for (int e = 0; e < 4; ++e) {
+        const int qi = n * 8 + 2 * tq + (e & 1);
+        const int64_t t = t0 + qi, j = key[e >> 1];
+        const float lq = L2[qi];
+        const bool vis = t < s.Tq && lq != neg_inf() && s.visible(b, t, j);
+        const float p = vis ? exp2f(st[n][e] * scale_log2 - lq) : 0.f;
+        const float ds = p * (dpt[n][e] - Dq[qi]);
+        st[n][e] = p;
+        dpt[n][e] = ds;
+        dSs[qi * kLdS + warp * 16 + gq + (e >> 1) * 8] = to_bf16(ds);
+      }
       uint32_t pa[4][4], dsa[4][4];
       HR_UNROLL
       for (int kk = 0; kk < 4; ++kk) {

@@ -20,21 +20,19 @@ constexpr int kLd = kChunk + 1;
 constexpr int kPLd = kBK + 1;
 
 inline std::size_t fwd_smem_bytes(const AttnShape& s) {
-  return sizeof(float) * (kBQ * s.dqk + kBQ * s.dv + kBK * kLd + kBQ * kPLd + 2 * kBQ) +
-         sizeof(double) * kBQ;
+  return sizeof(float) * (kBQ * s.dqk + kBQ * s.dv + kBK * kLd + kBQ * kPLd + 2 * kBQ) + sizeof(double) * kBQ;
 }
 
 // grid (ceil(T / kBQ), Hq, B)
-__global__ __launch_bounds__(kThreads) void fwd_kernel(const float* q, const float* k,
-                                                       const float* v, float* out, float* lse,
-                                                       AttnShape s) {
+__global__ __launch_bounds__(kThreads) void fwd_kernel(const float* q, const float* k, const float* v, float* out,
+                                                       float* lse, AttnShape s) {
   HR_DYNAMIC_SMEM(float, smem);
-  float* Qs = smem;                  // [kBQ][dqk]
-  float* Os = Qs + kBQ * s.dqk;      // [kBQ][dv]
-  float* KV = Os + kBQ * s.dv;       // [kBK][kLd]
-  float* P = KV + kBK * kLd;         // [kBQ][kPLd]
-  float* alpha = P + kBQ * kPLd;     // [kBQ]
-  float* mrow = alpha + kBQ;         // [kBQ]
+  float* Qs = smem;                                      // [kBQ][dqk]
+  float* Os = Qs + kBQ * s.dqk;                          // [kBQ][dv]
+  float* KV = Os + kBQ * s.dv;                           // [kBK][kLd]
+  float* P = KV + kBK * kLd;                             // [kBQ][kPLd]
+  float* alpha = P + kBQ * kPLd;                         // [kBQ]
+  float* mrow = alpha + kBQ;                             // [kBQ]
   double* lrow = reinterpret_cast<double*>(mrow + kBQ);  // [kBQ]; offset is a multiple of 8 bytes
 
   const int64_t t0 = static_cast<int64_t>(blockIdx.x) * kBQ;
@@ -128,27 +126,24 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const float* q, const flo
   }
   if (tid < nq) {
     const double L = lrow[tid];
-    lse[s.stat_at(b, h, t0 + tid)] =
-        L > 0.0 ? static_cast<float>(mrow[tid] + log(L)) : neg_inf();
+    lse[s.stat_at(b, h, t0 + tid)] = L > 0.0 ? static_cast<float>(mrow[tid] + log(L)) : neg_inf();
   }
 }
 
-constexpr std::size_t kBwdSmemBytes =
-    sizeof(float) * (kBQ * kLd + kBK * kLd + 2 * kBQ * kPLd + 2 * kBQ);
+constexpr std::size_t kBwdSmemBytes = sizeof(float) * (kBQ * kLd + kBK * kLd + 2 * kBQ * kPLd + 2 * kBQ);
 
 // grid (ceil(Tk / kBK), Hkv, B). The block owns dK, dV of its keys (accumulated in place in global
 // memory, zeroed before the launch) and adds its dQ contributions atomically.
-__global__ __launch_bounds__(kThreads) void bwd_kernel(const float* q, const float* k,
-                                                       const float* v, const float* lse,
-                                                       const float* D, const float* dout, float* dq,
-                                                       float* dk, float* dv, AttnShape s) {
+__global__ __launch_bounds__(kThreads) void bwd_kernel(const float* q, const float* k, const float* v, const float* lse,
+                                                       const float* D, const float* dout, float* dq, float* dk,
+                                                       float* dv, AttnShape s) {
   HR_DYNAMIC_SMEM(float, smem);
-  float* QC = smem;               // [kBQ][kLd]: a chunk of Q or dO rows
-  float* KC = QC + kBQ * kLd;     // [kBK][kLd]: a chunk of K or V rows
-  float* P = KC + kBK * kLd;      // [kBQ][kPLd]
-  float* dS = P + kBQ * kPLd;     // [kBQ][kPLd]
-  float* L = dS + kBQ * kPLd;     // [kBQ]
-  float* Dr = L + kBQ;            // [kBQ]
+  float* QC = smem;            // [kBQ][kLd]: a chunk of Q or dO rows
+  float* KC = QC + kBQ * kLd;  // [kBK][kLd]: a chunk of K or V rows
+  float* P = KC + kBK * kLd;   // [kBQ][kPLd]
+  float* dS = P + kBQ * kPLd;  // [kBQ][kPLd]
+  float* L = dS + kBQ * kPLd;  // [kBQ]
+  float* Dr = L + kBQ;         // [kBQ]
 
   const int64_t j0 = static_cast<int64_t>(blockIdx.x) * kBK;
   const int64_t g = blockIdx.y, b = blockIdx.z;
@@ -172,15 +167,12 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(const float* q, const flo
           __syncthreads();
           for (int64_t i = tid; i < kBQ * cw; i += kThreads) {
             const int64_t r = i / cw, cc = i - r * cw;
-            QC[r * kLd + cc] =
-                r < nq ? rows[(pass == 0 ? s.q_at(b, t0 + r, h) : s.o_at(b, t0 + r, h)) + c0 + cc]
-                       : 0.f;
+            QC[r * kLd + cc] = r < nq ? rows[(pass == 0 ? s.q_at(b, t0 + r, h) : s.o_at(b, t0 + r, h)) + c0 + cc] : 0.f;
           }
           for (int64_t i = tid; i < kBK * cw; i += kThreads) {
             const int64_t jj = i / cw, cc = i - jj * cw;
             KC[jj * kLd + cc] =
-                jj < nk ? keys[(pass == 0 ? s.k_at(b, j0 + jj, g) : s.v_at(b, j0 + jj, g)) + c0 + cc]
-                        : 0.f;
+                jj < nk ? keys[(pass == 0 ? s.k_at(b, j0 + jj, g) : s.v_at(b, j0 + jj, g)) + c0 + cc] : 0.f;
           }
           if (pass == 0 && c0 == 0 && tid < kBQ) {
             L[tid] = tid < nq ? lse[s.stat_at(b, h, t0 + tid)] : neg_inf();
@@ -215,9 +207,7 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(const float* q, const flo
           __syncthreads();
           for (int64_t i = tid; i < kBQ * cw; i += kThreads) {
             const int64_t r = i / cw, cc = i - r * cw;
-            QC[r * kLd + cc] =
-                r < nq ? rows[(pass == 0 ? s.o_at(b, t0 + r, h) : s.q_at(b, t0 + r, h)) + c0 + cc]
-                       : 0.f;
+            QC[r * kLd + cc] = r < nq ? rows[(pass == 0 ? s.o_at(b, t0 + r, h) : s.q_at(b, t0 + r, h)) + c0 + cc] : 0.f;
           }
           __syncthreads();
           for (int64_t cc = tid; cc < cw; cc += kThreads)

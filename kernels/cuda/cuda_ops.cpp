@@ -10,8 +10,7 @@ namespace headroom::kernels {
 namespace {
 
 void require_gpu() {
-  if (cuda::device_count() == 0)
-    fail("--device cuda: no usable GPU on this machine (cudaGetDeviceCount found none)");
+  if (cuda::device_count() == 0) fail("--device cuda: no usable GPU on this machine (cudaGetDeviceCount found none)");
 }
 
 constexpr cuda::TableNames kNames{"cuda", "cuda-flash", "cuda-simt", "cuda-fp32"};

@@ -31,8 +31,8 @@ namespace headroom::kernels::cuda {
 namespace {
 
 namespace ag = attention_graph;
-using ag::kDK, ag::kDO, ag::kDQ, ag::kDQAccum, ag::kDV, ag::kKT, ag::kNegInf1, ag::kNegInf2, ag::kO, ag::kOne,
-    ag::kQ, ag::kScale, ag::kSoftmaxSum, ag::kStats, ag::kV, ag::kVT, ag::kWindow;
+using ag::kDK, ag::kDO, ag::kDQ, ag::kDQAccum, ag::kDV, ag::kKT, ag::kNegInf1, ag::kNegInf2, ag::kO, ag::kOne, ag::kQ,
+    ag::kScale, ag::kSoftmaxSum, ag::kStats, ag::kV, ag::kVT, ag::kWindow;
 
 std::string last_error() {
   char msg[1024] = {0};
@@ -49,9 +49,7 @@ void cudnn_check(cudnnStatus_t st, const char* call, const char* file, int line)
 // One backend descriptor, destroyed with its owner.
 class Desc {
  public:
-  explicit Desc(cudnnBackendDescriptorType_t type) {
-    HEADROOM_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &d_));
-  }
+  explicit Desc(cudnnBackendDescriptorType_t type) { HEADROOM_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &d_)); }
   Desc(Desc&& o) noexcept : d_(o.d_) { o.d_ = nullptr; }
   Desc& operator=(Desc&&) = delete;
   Desc(const Desc&) = delete;
@@ -184,7 +182,8 @@ class Graph {
     Plan out;
     out.graph = std::make_unique<Desc>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     Desc& graph = *out.graph;
-    graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, raw.data(), static_cast<int64_t>(raw.size()))
+    graph
+        .set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, raw.data(), static_cast<int64_t>(raw.size()))
         .set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &h);
     if (const cudnnStatus_t st = graph.try_finalize(); st != CUDNN_STATUS_SUCCESS) {
       *why = std::string("operation graph: ") + cudnnGetErrorString(st) + " " + last_error();
@@ -248,28 +247,44 @@ class Graph {
 
 cudnnDataType_t dtype(ag::DType t) {
   switch (t) {
-    case ag::DType::kBf16: return CUDNN_DATA_BFLOAT16;
-    case ag::DType::kFloat: return CUDNN_DATA_FLOAT;
-    case ag::DType::kInt32: return CUDNN_DATA_INT32;
-    case ag::DType::kBool: return CUDNN_DATA_BOOLEAN;
+    case ag::DType::kBf16:
+      return CUDNN_DATA_BFLOAT16;
+    case ag::DType::kFloat:
+      return CUDNN_DATA_FLOAT;
+    case ag::DType::kInt32:
+      return CUDNN_DATA_INT32;
+    case ag::DType::kBool:
+      return CUDNN_DATA_BOOLEAN;
   }
   fail("cuDNN attention: unknown data type");
 }
 
 cudnnPointwiseMode_t pointwise_mode(ag::Mode m) {
   switch (m) {
-    case ag::Mode::kMul: return CUDNN_POINTWISE_MUL;
-    case ag::Mode::kSub: return CUDNN_POINTWISE_SUB;
-    case ag::Mode::kAdd: return CUDNN_POINTWISE_ADD;
-    case ag::Mode::kDiv: return CUDNN_POINTWISE_DIV;
-    case ag::Mode::kExp: return CUDNN_POINTWISE_EXP;
-    case ag::Mode::kLog: return CUDNN_POINTWISE_LOG;
-    case ag::Mode::kIdentity: return CUDNN_POINTWISE_IDENTITY;
-    case ag::Mode::kGenIndex: return CUDNN_POINTWISE_GEN_INDEX;
-    case ag::Mode::kCmpGe: return CUDNN_POINTWISE_CMP_GE;
-    case ag::Mode::kCmpGt: return CUDNN_POINTWISE_CMP_GT;
-    case ag::Mode::kSelect: return CUDNN_POINTWISE_BINARY_SELECT;
-    default: fail("cuDNN attention: not a pointwise mode");
+    case ag::Mode::kMul:
+      return CUDNN_POINTWISE_MUL;
+    case ag::Mode::kSub:
+      return CUDNN_POINTWISE_SUB;
+    case ag::Mode::kAdd:
+      return CUDNN_POINTWISE_ADD;
+    case ag::Mode::kDiv:
+      return CUDNN_POINTWISE_DIV;
+    case ag::Mode::kExp:
+      return CUDNN_POINTWISE_EXP;
+    case ag::Mode::kLog:
+      return CUDNN_POINTWISE_LOG;
+    case ag::Mode::kIdentity:
+      return CUDNN_POINTWISE_IDENTITY;
+    case ag::Mode::kGenIndex:
+      return CUDNN_POINTWISE_GEN_INDEX;
+    case ag::Mode::kCmpGe:
+      return CUDNN_POINTWISE_CMP_GE;
+    case ag::Mode::kCmpGt:
+      return CUDNN_POINTWISE_CMP_GT;
+    case ag::Mode::kSelect:
+      return CUDNN_POINTWISE_BINARY_SELECT;
+    default:
+      fail("cuDNN attention: not a pointwise mode");
   }
 }
 
@@ -281,8 +296,12 @@ Graph lower(const ag::Graph& d) {
   for (const auto& [uid, t] : d.tensors) g.tensor(uid, dtype(t.type), t.dims, t.strides, t.storage);
   for (const ag::Op& op : d.ops) {
     switch (op.kind) {
-      case ag::Kind::kMatmul: g.matmul(op.x, op.b, op.y); break;
-      case ag::Kind::kReshape: g.reshape(op.x, op.y); break;
+      case ag::Kind::kMatmul:
+        g.matmul(op.x, op.b, op.y);
+        break;
+      case ag::Kind::kReshape:
+        g.reshape(op.x, op.y);
+        break;
       case ag::Kind::kReduction:
         g.reduction(op.mode == ag::Mode::kMax ? CUDNN_REDUCE_TENSOR_MAX : CUDNN_REDUCE_TENSOR_ADD, op.x, op.y);
         break;
@@ -302,8 +321,8 @@ using PlanKey = std::tuple<bool, int64_t, int64_t, int64_t, int64_t, int64_t, in
 
 struct Cached {
   std::vector<int64_t> bound;  // the tensors a run binds (attention_graph::bound_uids)
-  Graph graph;             // keeps every descriptor the plan refers to
-  Graph::Plan plan;        // plan.plan == nullptr: cuDNN refused this shape
+  Graph graph;                 // keeps every descriptor the plan refers to
+  Graph::Plan plan;            // plan.plan == nullptr: cuDNN refused this shape
   std::string refusal;
 };
 
@@ -366,8 +385,11 @@ const Cached* usable_plan(const AttentionCall& c, std::string* why) {
 struct Counts {
   int64_t q, k, v, o, stats;
   explicit Counts(const AttentionCall& c)
-      : q(c.B * c.Tq * c.Hq * c.dqk), k(c.B * c.Tk * c.Hkv * c.dqk), v(c.B * c.Tk * c.Hkv * c.dv),
-        o(c.B * c.Tq * c.Hq * c.dv), stats(c.B * c.Hq * c.Tq) {}
+      : q(c.B * c.Tq * c.Hq * c.dqk),
+        k(c.B * c.Tk * c.Hkv * c.dqk),
+        v(c.B * c.Tk * c.Hkv * c.dv),
+        o(c.B * c.Tq * c.Hq * c.dv),
+        stats(c.B * c.Hq * c.Tq) {}
 };
 
 // The by-value scalars of a run: the variant pack holds host pointers to them until execute returns.
@@ -451,10 +473,17 @@ bool cudnn_attention_bwd(const AttentionCall& c, float scale, const float* q, co
   // cuDNN ≥ 9.6 does not clear its dQ accumulator itself (cuDNN's frontend stopped doing it there).
   zero_async(dq_accum, sizeof(float) * n.q);
   Scalars scalars{scale, static_cast<float>(c.window)};
-  std::vector<std::pair<int64_t, void*>> b{{kQ, qb},      {kKT, kb},        {kVT, vb},
-                                           {kO, ob},      {kDO, dob},       {kStats, stats},
-                                           {kDQ, dqb},    {kDK, dkb},       {kDV, dvb},
-                                           {kSoftmaxSum, softmax_sum},      {kDQAccum, dq_accum}};
+  std::vector<std::pair<int64_t, void*>> b{{kQ, qb},
+                                           {kKT, kb},
+                                           {kVT, vb},
+                                           {kO, ob},
+                                           {kDO, dob},
+                                           {kStats, stats},
+                                           {kDQ, dqb},
+                                           {kDK, dkb},
+                                           {kDV, dvb},
+                                           {kSoftmaxSum, softmax_sum},
+                                           {kDQAccum, dq_accum}};
   scalars.bind(b, true);
   execute(*x, b, workspace);
   widen_from_bf16(dqb, dq, n.q, "cudnn attention_bwd (fp32 dq)");

@@ -18,10 +18,10 @@ cuda::CudnnSupport cudnn_support();
 // cuDNN refuses the graph (no engine for it) or 64 shapes have graphs already (each compiles
 // kernels at run time); the refusal is remembered per shape. Failures while running a plan throw
 // headroom::Error naming the call.
-bool cudnn_attention_fwd(const cuda::AttentionCall& c, float scale, const float* q, const float* k,
-                         const float* v, float* out, float* lse, std::string* why);
-bool cudnn_attention_bwd(const cuda::AttentionCall& c, float scale, const float* q, const float* k,
-                         const float* v, const float* out, const float* lse, const float* dout,
-                         float* dq, float* dk, float* dv, std::string* why);
+bool cudnn_attention_fwd(const cuda::AttentionCall& c, float scale, const float* q, const float* k, const float* v,
+                         float* out, float* lse, std::string* why);
+bool cudnn_attention_bwd(const cuda::AttentionCall& c, float scale, const float* q, const float* k, const float* v,
+                         const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                         std::string* why);
 
 }  // namespace headroom::kernels::HR_CUDA_NS

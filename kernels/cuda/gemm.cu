@@ -60,8 +60,8 @@ Strides packed(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b) {
   return {trans_a ? M : K, trans_b ? K : N, N};
 }
 
-using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, bool, uint32_t, uint32_t, uint32_t,
-                           int64_t, int64_t, int64_t>;
+using PlanKey =
+    std::tuple<int64_t, int64_t, int64_t, bool, bool, bool, uint32_t, uint32_t, uint32_t, int64_t, int64_t, int64_t>;
 
 struct Plan {
   cublasLtMatmulDesc_t op = nullptr;
@@ -69,8 +69,8 @@ struct Plan {
   cublasLtMatmulAlgo_t algo{};
 };
 
-const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, bool bf16,
-                     uint32_t align_a, uint32_t align_b, uint32_t align_c, Strides ld) {
+const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, bool bf16, uint32_t align_a,
+                     uint32_t align_b, uint32_t align_c, Strides ld) {
   static std::map<PlanKey, Plan> cache;
   const PlanKey key{M, N, K, trans_a, trans_b, bf16, align_a, align_b, align_c, ld.a, ld.b, ld.c};
   if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -81,10 +81,8 @@ const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b
   // cuBLASLt's A is our B (column-major view [N, K] when stored [K, N]) and its B is our A.
   const cublasOperation_t op_first = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_second = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  HEADROOM_LT_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_first,
-                                                   sizeof op_first));
-  HEADROOM_LT_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_second,
-                                                   sizeof op_second));
+  HEADROOM_LT_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof op_first));
+  HEADROOM_LT_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof op_second));
   const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
   // A row-major matrix stored with row stride ld is the column-major view of its transpose with
   // leading dimension ld.
@@ -101,26 +99,25 @@ const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b
   cublasLtMatmulPreference_t pref = nullptr;
   HEADROOM_LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   const std::size_t ws = kWorkspaceBytes;
-  HEADROOM_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  HEADROOM_LT_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
   // Our B is cuBLASLt's A and our A its B.
-  HEADROOM_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b, sizeof align_b));
-  HEADROOM_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a, sizeof align_a));
-  HEADROOM_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof align_c));
-  HEADROOM_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof align_c));
+  HEADROOM_LT_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b, sizeof align_b));
+  HEADROOM_LT_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a, sizeof align_a));
+  HEADROOM_LT_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof align_c));
+  HEADROOM_LT_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof align_c));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  HEADROOM_LT_CHECK(cublasLtMatmulAlgoGetHeuristic(lt().handle, p.op, p.a, p.b, p.c, p.c, pref, 1,
-                                                   &result, &found));
+  HEADROOM_LT_CHECK(cublasLtMatmulAlgoGetHeuristic(lt().handle, p.op, p.a, p.b, p.c, p.c, pref, 1, &result, &found));
   HEADROOM_LT_CHECK(cublasLtMatmulPreferenceDestroy(pref));
   if (found == 0)
-    fail("cuBLASLt has no algorithm for C[", M, ",", N, "] = A", trans_a ? "ᵀ" : "", " B",
-         trans_b ? "ᵀ" : "", " with K = ", K, " (", bf16 ? "bf16" : "fp32", ", alignments ", align_a,
-         "/", align_b, "/", align_c, " bytes)");
+    fail("cuBLASLt has no algorithm for C[", M, ",", N, "] = A", trans_a ? "ᵀ" : "", " B", trans_b ? "ᵀ" : "",
+         " with K = ", K, " (", bf16 ? "bf16" : "fp32", ", alignments ", align_a, "/", align_b, "/", align_c,
+         " bytes)");
   p.algo = result.algo;
   // Bounded: a long decode with ever-new shapes must not grow without limit.
   if (cache.size() >= 512) {
@@ -135,12 +132,11 @@ const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b
   return cache.emplace(key, p).first->second;
 }
 
-void run(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
-         bool trans_b, float alpha, float beta, bool bf16, Strides ld) {
-  const Plan& p = plan_for(M, N, K, trans_a, trans_b, bf16, alignment_of(A), alignment_of(B),
-                           alignment_of(C), ld);
-  HEADROOM_LT_CHECK(cublasLtMatmul(lt().handle, p.op, &alpha, B, p.a, A, p.b, &beta, C, p.c, C,
-                                   p.c, &p.algo, lt().workspace, kWorkspaceBytes, stream()));
+void run(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
+         float alpha, float beta, bool bf16, Strides ld) {
+  const Plan& p = plan_for(M, N, K, trans_a, trans_b, bf16, alignment_of(A), alignment_of(B), alignment_of(C), ld);
+  HEADROOM_LT_CHECK(cublasLtMatmul(lt().handle, p.op, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo,
+                                   lt().workspace, kWorkspaceBytes, stream()));
 }
 
 bool trivial(float* C, int64_t M, int64_t N, int64_t K, bool accumulate) {
@@ -155,23 +151,21 @@ bool trivial(float* C, int64_t M, int64_t N, int64_t K, bool accumulate) {
 
 }  // namespace
 
-void matmul_fp32(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K,
-                 bool trans_a, bool trans_b, bool accumulate) {
+void matmul_fp32(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
+                 bool accumulate) {
   if (trivial(C, M, N, K, accumulate)) return;
-  run(A, B, C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, false,
-      packed(M, N, K, trans_a, trans_b));
+  run(A, B, C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, false, packed(M, N, K, trans_a, trans_b));
 }
 
-void matmul_strided(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
-                    int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha,
-                    float beta) {
+void matmul_strided(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc, int64_t M,
+                    int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha, float beta) {
   check_matmul_strides("cuda", M, N, K, trans_a, trans_b, lda, ldb, ldc);
   if (M == 0 || N == 0) return;
   run(A, B, C, M, N, K, trans_a, trans_b, alpha, beta, false, Strides{lda, ldb, ldc});
 }
 
-void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K,
-                 bool trans_a, bool trans_b, bool accumulate) {
+void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
+                 bool accumulate) {
   if (trivial(C, M, N, K, accumulate)) return;
   Carver sizes;
   sizes.take<uint16_t>(M * K);
@@ -181,8 +175,7 @@ void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N,
   uint16_t* b16 = parts.take<uint16_t>(K * N);
   round_to_bf16(A, a16, M * K, "matmul(bf16 A)");
   round_to_bf16(B, b16, K * N, "matmul(bf16 B)");
-  run(a16, b16, C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, true,
-      packed(M, N, K, trans_a, trans_b));
+  run(a16, b16, C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, true, packed(M, N, K, trans_a, trans_b));
 }
 
 }  // namespace headroom::kernels::cuda

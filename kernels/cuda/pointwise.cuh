@@ -16,30 +16,22 @@ namespace pointwise {
 
 constexpr int kThreads = 256;
 
-#define HR_GRID_STRIDE(i, n)                                                              \
+#define HR_GRID_STRIDE(i, n)                                                             \
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
-__global__ void to_bf16_kernel(const float* x, uint16_t* y, int64_t n) {
-  HR_GRID_STRIDE(i, n) y[i] = to_bf16(x[i]);
-}
+__global__ void to_bf16_kernel(const float* x, uint16_t* y, int64_t n) { HR_GRID_STRIDE(i, n) y[i] = to_bf16(x[i]); }
 
 __global__ void from_bf16_kernel(const uint16_t* x, float* y, int64_t n) {
   HR_GRID_STRIDE(i, n) y[i] = from_bf16(x[i]);
 }
 
-__global__ void fill_kernel(float* x, float value, int64_t n) {
-  HR_GRID_STRIDE(i, n) x[i] = value;
-}
-__global__ void axpy_kernel(float* y, const float* x, float a, int64_t n) {
-  HR_GRID_STRIDE(i, n) y[i] += a * x[i];
-}
+__global__ void fill_kernel(float* x, float value, int64_t n) { HR_GRID_STRIDE(i, n) x[i] = value; }
+__global__ void axpy_kernel(float* y, const float* x, float a, int64_t n) { HR_GRID_STRIDE(i, n) y[i] += a * x[i]; }
 __global__ void add_kernel(float* out, const float* a, const float* b, int64_t n) {
   HR_GRID_STRIDE(i, n) out[i] = a[i] + b[i];
 }
-__global__ void scale_kernel(float* x, float a, int64_t n) {
-  HR_GRID_STRIDE(i, n) x[i] *= a;
-}
+__global__ void scale_kernel(float* x, float a, int64_t n) { HR_GRID_STRIDE(i, n) x[i] *= a; }
 
 __device__ __forceinline__ float sigmoid(float g) { return 1.f / (1.f + expf(-g)); }
 
@@ -47,8 +39,8 @@ __global__ void swiglu_fwd_kernel(const float* gate, const float* up, float* out
   HR_GRID_STRIDE(i, n) out[i] = gate[i] * sigmoid(gate[i]) * up[i];
 }
 // Reads everything before writing: dgate/dup may alias gate/up element for element.
-__global__ void swiglu_bwd_kernel(const float* gate, const float* up, const float* dout,
-                                  float* dgate, float* dup, int64_t n) {
+__global__ void swiglu_bwd_kernel(const float* gate, const float* up, const float* dout, float* dgate, float* dup,
+                                  int64_t n) {
   HR_GRID_STRIDE(i, n) {
     const float g = gate[i], u = up[i], d = dout[i];
     const float sg = sigmoid(g);
@@ -57,9 +49,8 @@ __global__ void swiglu_bwd_kernel(const float* gate, const float* up, const floa
   }
 }
 
-__global__ void adamw_kernel(float* p, const float* g, float* m, float* v, int64_t n, float lr,
-                             float beta1, float beta2, float eps, float inv_bc1, float inv_sqrt_bc2,
-                             float decay) {
+__global__ void adamw_kernel(float* p, const float* g, float* m, float* v, int64_t n, float lr, float beta1,
+                             float beta2, float eps, float inv_bc1, float inv_sqrt_bc2, float decay) {
   HR_GRID_STRIDE(i, n) {
     const float gi = g[i];
     const float mi = beta1 * m[i] + (1.f - beta1) * gi;
@@ -71,8 +62,7 @@ __global__ void adamw_kernel(float* p, const float* g, float* m, float* v, int64
   }
 }
 
-__global__ void embedding_fwd_kernel(const float* table, const int32_t* ids, float* out, int64_t n,
-                                     int64_t d) {
+__global__ void embedding_fwd_kernel(const float* table, const int32_t* ids, float* out, int64_t n, int64_t d) {
   HR_GRID_STRIDE(i, n * d) {
     const int64_t r = i / d, c = i - r * d;
     out[i] = table[static_cast<int64_t>(ids[r]) * d + c];
@@ -80,8 +70,7 @@ __global__ void embedding_fwd_kernel(const float* table, const int32_t* ids, flo
 }
 // Repeated tokens add into the same row: atomics (the summation order, and so the last bits, may
 // differ from run to run).
-__global__ void embedding_bwd_kernel(const float* dout, const int32_t* ids, float* dtable,
-                                     int64_t n, int64_t d) {
+__global__ void embedding_bwd_kernel(const float* dout, const int32_t* ids, float* dtable, int64_t n, int64_t d) {
   HR_GRID_STRIDE(i, n * d) {
     const int64_t r = i / d, c = i - r * d;
     atomicAdd(dtable + static_cast<int64_t>(ids[r]) * d + c, dout[i]);
@@ -89,9 +78,8 @@ __global__ void embedding_bwd_kernel(const float* dout, const int32_t* ids, floa
 }
 
 // One thread per rotating pair (row, head, i < half).
-__global__ void rope_kernel(float* x, const float* cos, const float* sin, int64_t rows, int64_t T,
-                            int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t half,
-                            float sign) {
+__global__ void rope_kernel(float* x, const float* cos, const float* sin, int64_t rows, int64_t T, int64_t pos0,
+                            int64_t n_heads, int64_t head_dim, int64_t half, float sign) {
   HR_GRID_STRIDE(idx, rows * n_heads * half) {
     const int64_t i = idx % half, rh = idx / half;
     const int64_t r = rh / n_heads;
@@ -118,38 +106,33 @@ void widen_from_bf16(const uint16_t* x, float* y, int64_t n, const char* what) {
 
 void fill(float* x, float value, int64_t n) {
   if (n <= 0) return;
-  launch("fill", pointwise::fill_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads),
-         0, x, value, n);
+  launch("fill", pointwise::fill_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0, x, value, n);
 }
 void axpy(float* y, const float* x, float a, int64_t n) {
   if (n <= 0) return;
-  launch("axpy", pointwise::axpy_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads),
-         0, y, x, a, n);
+  launch("axpy", pointwise::axpy_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0, y, x, a, n);
 }
 void add(float* out, const float* a, const float* b, int64_t n) {
   if (n <= 0) return;
-  launch("add", pointwise::add_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads),
-         0, out, a, b, n);
+  launch("add", pointwise::add_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0, out, a, b, n);
 }
 void scale(float* x, float a, int64_t n) {
   if (n <= 0) return;
-  launch("scale", pointwise::scale_kernel, grid_1d(n, pointwise::kThreads),
-         dim3(pointwise::kThreads), 0, x, a, n);
+  launch("scale", pointwise::scale_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0, x, a, n);
 }
 void swiglu_fwd(const float* gate, const float* up, float* out, int64_t n) {
   if (n <= 0) return;
-  launch("swiglu_fwd", pointwise::swiglu_fwd_kernel, grid_1d(n, pointwise::kThreads),
-         dim3(pointwise::kThreads), 0, gate, up, out, n);
+  launch("swiglu_fwd", pointwise::swiglu_fwd_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0,
+         gate, up, out, n);
 }
-void swiglu_bwd(const float* gate, const float* up, const float* dout, float* dgate,
-                       float* dup, int64_t n) {
+void swiglu_bwd(const float* gate, const float* up, const float* dout, float* dgate, float* dup, int64_t n) {
   if (n <= 0) return;
-  launch("swiglu_bwd", pointwise::swiglu_bwd_kernel, grid_1d(n, pointwise::kThreads),
-         dim3(pointwise::kThreads), 0, gate, up, dout, dgate, dup, n);
+  launch("swiglu_bwd", pointwise::swiglu_bwd_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0,
+         gate, up, dout, dgate, dup, n);
 }
 
-void adamw(float* p, const float* g, float* m, float* v, int64_t n, float lr, float beta1,
-                  float beta2, float eps, float weight_decay, int64_t step) {
+void adamw(float* p, const float* g, float* m, float* v, int64_t n, float lr, float beta1, float beta2, float eps,
+           float weight_decay, int64_t step) {
   if (step < 1) fail("cuda adamw: step = ", step, " but steps count from 1 (bias correction)");
   if (n <= 0) return;
   // As the CPU backend: corrections in double, then rounded once.
@@ -157,9 +140,8 @@ void adamw(float* p, const float* g, float* m, float* v, int64_t n, float lr, fl
   const double bc2 = 1.0 - std::pow(static_cast<double>(beta2), static_cast<double>(step));
   const float inv_bc1 = static_cast<float>(1.0 / bc1);
   const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
-  launch("adamw", pointwise::adamw_kernel, grid_1d(n, pointwise::kThreads),
-         dim3(pointwise::kThreads), 0, p, g, m, v, n, lr, beta1, beta2, eps, inv_bc1, inv_sqrt_bc2,
-         lr * weight_decay);
+  launch("adamw", pointwise::adamw_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0, p, g, m, v, n,
+         lr, beta1, beta2, eps, inv_bc1, inv_sqrt_bc2, lr * weight_decay);
 }
 
 void embedding_fwd(const float* table, const int32_t* ids, float* out, int64_t n, int64_t d) {
@@ -167,24 +149,21 @@ void embedding_fwd(const float* table, const int32_t* ids, float* out, int64_t n
   launch("embedding_fwd", pointwise::embedding_fwd_kernel, grid_1d(n * d, pointwise::kThreads),
          dim3(pointwise::kThreads), 0, table, ids, out, n, d);
 }
-void embedding_bwd(const float* dout, const int32_t* ids, float* dtable, int64_t n,
-                          int64_t d) {
+void embedding_bwd(const float* dout, const int32_t* ids, float* dtable, int64_t n, int64_t d) {
   if (n <= 0 || d <= 0) return;
   launch("embedding_bwd", pointwise::embedding_bwd_kernel, grid_1d(n * d, pointwise::kThreads),
          dim3(pointwise::kThreads), 0, dout, ids, dtable, n, d);
 }
 
-void rope(float* x, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0,
-                 int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse) {
+void rope(float* x, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0, int64_t n_heads,
+          int64_t head_dim, int64_t rot_dims, bool inverse) {
   if (rot_dims < 0 || rot_dims % 2 != 0 || rot_dims > head_dim)
-    fail("cuda rope: rot_dims = ", rot_dims, " must be even and within [0, head_dim = ", head_dim,
-         "]");
+    fail("cuda rope: rot_dims = ", rot_dims, " must be even and within [0, head_dim = ", head_dim, "]");
   if (pos0 < 0) fail("cuda rope: pos0 = ", pos0, " is negative");
   if (rot_dims == 0 || B * T == 0 || n_heads == 0) return;
   const int64_t half = rot_dims / 2, rows = B * T;
-  launch("rope", pointwise::rope_kernel, grid_1d(rows * n_heads * half, pointwise::kThreads),
-         dim3(pointwise::kThreads), 0, x, cos, sin, rows, T, pos0, n_heads, head_dim, half,
-         inverse ? -1.f : 1.f);
+  launch("rope", pointwise::rope_kernel, grid_1d(rows * n_heads * half, pointwise::kThreads), dim3(pointwise::kThreads),
+         0, x, cos, sin, rows, T, pos0, n_heads, head_dim, half, inverse ? -1.f : 1.f);
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

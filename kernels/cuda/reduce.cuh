@@ -67,21 +67,20 @@ __global__ void row_sumsq_kernel(const float* x, float* sumsq, int64_t rows, int
   if (lane == 0) sumsq[r] = static_cast<float>(s);
 }
 
-__global__ void rms_apply_kernel(const float* x, const float* w, const float* sumsq, float* y,
-                                 float* rstd, int64_t rows, int64_t n, int64_t n_total, float eps) {
+__global__ void rms_apply_kernel(const float* x, const float* w, const float* sumsq, float* y, float* rstd,
+                                 int64_t rows, int64_t n, int64_t n_total, float eps) {
   const int64_t r = warp_row();
   if (r >= rows) return;
   const unsigned lane = threadIdx.x % 32;
-  const float s = static_cast<float>(
-      1.0 / sqrt(static_cast<double>(sumsq[r]) / static_cast<double>(n_total) + eps));
+  const float s = static_cast<float>(1.0 / sqrt(static_cast<double>(sumsq[r]) / static_cast<double>(n_total) + eps));
   if (rstd != nullptr && lane == 0) rstd[r] = s;
   const float* xr = x + r * n;
   float* yr = y + r * n;
   for (int64_t i = lane; i < n; i += 32) yr[i] = xr[i] * s * w[i];
 }
 
-__global__ void rms_bwd_dot_kernel(const float* x, const float* w, const float* dy, float* dot,
-                                   int64_t rows, int64_t n) {
+__global__ void rms_bwd_dot_kernel(const float* x, const float* w, const float* dy, float* dot, int64_t rows,
+                                   int64_t n) {
   const int64_t r = warp_row();
   if (r >= rows) return;
   const unsigned lane = threadIdx.x % 32;
@@ -93,14 +92,13 @@ __global__ void rms_bwd_dot_kernel(const float* x, const float* w, const float* 
   if (lane == 0) dot[r] = static_cast<float>(s);
 }
 
-__global__ void rms_dx_kernel(const float* x, const float* w, const float* dy, const float* rstd,
-                              const float* dot, float* dx, int64_t rows, int64_t n, int64_t n_total) {
+__global__ void rms_dx_kernel(const float* x, const float* w, const float* dy, const float* rstd, const float* dot,
+                              float* dx, int64_t rows, int64_t n, int64_t n_total) {
   const int64_t r = warp_row();
   if (r >= rows) return;
   const unsigned lane = threadIdx.x % 32;
   const float s = rstd[r];
-  const float c = static_cast<float>(static_cast<double>(s) * s * s * dot[r] /
-                                     static_cast<double>(n_total));
+  const float c = static_cast<float>(static_cast<double>(s) * s * s * dot[r] / static_cast<double>(n_total));
   const float* xr = x + r * n;
   const float* dyr = dy + r * n;
   float* dxr = dx + r * n;
@@ -109,8 +107,8 @@ __global__ void rms_dx_kernel(const float* x, const float* w, const float* dy, c
 
 // dw partials: block (32 columns × 8 row lanes) sums dy·x·rstd over one chunk of rows into
 // partial[chunk, column]; dw_finish adds the chunks in order.
-__global__ void rms_dw_partial(const float* x, const float* dy, const float* rstd, int64_t rows,
-                               int64_t n, int64_t chunk_rows, double* partial) {
+__global__ void rms_dw_partial(const float* x, const float* dy, const float* rstd, int64_t rows, int64_t n,
+                               int64_t chunk_rows, double* partial) {
   __shared__ double acc[8][33];
   const int64_t c = static_cast<int64_t>(blockIdx.x) * 32 + threadIdx.x;
   const int64_t r0 = static_cast<int64_t>(blockIdx.y) * chunk_rows;
@@ -139,9 +137,8 @@ __global__ void rms_dw_finish(const double* partial, int64_t chunks, int64_t n, 
 // ---- cross-entropy: one block per row --------------------------------------------------------------
 constexpr int kLossThreads = 512;
 
-__global__ void cross_entropy_kernel(const float* logits, const int32_t* targets, float* losses,
-                                     float* dlogits, int64_t V, float grad_scale,
-                                     unsigned long long* bad_row) {
+__global__ void cross_entropy_kernel(const float* logits, const int32_t* targets, float* losses, float* dlogits,
+                                     int64_t V, float grad_scale, unsigned long long* bad_row) {
   __shared__ float fred[33];
   __shared__ double dred[33];
   const int64_t r = blockIdx.x;
@@ -166,8 +163,7 @@ __global__ void cross_entropy_kernel(const float* logits, const int32_t* targets
   // ends with a barrier.
   const float xt = x[t];
   s = block_sum(s, dred);
-  if (threadIdx.x == 0)
-    losses[r] = static_cast<float>(log(s) - (static_cast<double>(xt) - m));
+  if (threadIdx.x == 0) losses[r] = static_cast<float>(log(s) - (static_cast<double>(xt) - m));
   if (g != nullptr) {
     const float factor = static_cast<float>(grad_scale / s);
     for (int64_t i = threadIdx.x; i < V; i += blockDim.x) {
@@ -194,13 +190,10 @@ double sum_squares(const float* x, int64_t n) {
 int64_t count_nonfinite(const float* x, int64_t n) {
   if (n <= 0) return 0;
   const dim3 grid = grid_1d(n, reduce::kThreads, reduce::kMaxPartials);
-  auto* partial =
-      static_cast<unsigned long long*>(scratch(sizeof(unsigned long long) * (grid.x + 1)));
-  launch("count_nonfinite", reduce::nonfinite_partial, grid, dim3(reduce::kThreads), 0, x, n,
-         partial);
-  launch("count_nonfinite(finish)", reduce::finish_sum<unsigned long long>, dim3(1),
-         dim3(reduce::kThreads), 0, static_cast<const unsigned long long*>(partial),
-         static_cast<int>(grid.x), partial + grid.x);
+  auto* partial = static_cast<unsigned long long*>(scratch(sizeof(unsigned long long) * (grid.x + 1)));
+  launch("count_nonfinite", reduce::nonfinite_partial, grid, dim3(reduce::kThreads), 0, x, n, partial);
+  launch("count_nonfinite(finish)", reduce::finish_sum<unsigned long long>, dim3(1), dim3(reduce::kThreads), 0,
+         static_cast<const unsigned long long*>(partial), static_cast<int>(grid.x), partial + grid.x);
   unsigned long long out = 0;
   download(&out, partial + grid.x, sizeof out);
   return static_cast<int64_t>(out);
@@ -216,27 +209,24 @@ inline dim3 row_grid(int64_t rows) {
 
 void row_sumsq(const float* x, float* sumsq, int64_t rows, int64_t n) {
   if (rows <= 0) return;
-  launch("row_sumsq", reduce::row_sumsq_kernel, reduce::row_grid(rows), dim3(reduce::kThreads), 0,
-         x, sumsq, rows, n);
+  launch("row_sumsq", reduce::row_sumsq_kernel, reduce::row_grid(rows), dim3(reduce::kThreads), 0, x, sumsq, rows, n);
 }
 
-void rms_apply(const float* x, const float* w, const float* sumsq, float* y, float* rstd,
-               int64_t rows, int64_t n, int64_t n_total, float eps) {
+void rms_apply(const float* x, const float* w, const float* sumsq, float* y, float* rstd, int64_t rows, int64_t n,
+               int64_t n_total, float eps) {
   if (rows <= 0) return;
-  launch("rms_apply", reduce::rms_apply_kernel, reduce::row_grid(rows), dim3(reduce::kThreads), 0,
-         x, w, sumsq, y, rstd, rows, n, n_total, eps);
+  launch("rms_apply", reduce::rms_apply_kernel, reduce::row_grid(rows), dim3(reduce::kThreads), 0, x, w, sumsq, y, rstd,
+         rows, n, n_total, eps);
 }
 
-void rms_bwd_dot(const float* x, const float* w, const float* dy, float* dot, int64_t rows,
-                 int64_t n) {
+void rms_bwd_dot(const float* x, const float* w, const float* dy, float* dot, int64_t rows, int64_t n) {
   if (rows <= 0) return;
-  launch("rms_bwd_dot", reduce::rms_bwd_dot_kernel, reduce::row_grid(rows), dim3(reduce::kThreads),
-         0, x, w, dy, dot, rows, n);
+  launch("rms_bwd_dot", reduce::rms_bwd_dot_kernel, reduce::row_grid(rows), dim3(reduce::kThreads), 0, x, w, dy, dot,
+         rows, n);
 }
 
-void rms_bwd_apply(const float* x, const float* w, const float* dy, const float* rstd,
-                   const float* dot, float* dx, float* dw, int64_t rows, int64_t n,
-                   int64_t n_total) {
+void rms_bwd_apply(const float* x, const float* w, const float* dy, const float* rstd, const float* dot, float* dx,
+                   float* dw, int64_t rows, int64_t n, int64_t n_total) {
   if (rows <= 0 || n <= 0) return;
   // dw first: dx may alias dy, and dw still needs the incoming dy (the stream keeps the order).
   if (dw != nullptr) {
@@ -244,30 +234,28 @@ void rms_bwd_apply(const float* x, const float* w, const float* dy, const float*
     const int64_t chunks = ceil_div(rows, chunk_rows);
     auto* partial = static_cast<double*>(scratch(sizeof(double) * chunks * n));
     launch("rms_bwd_apply(dw)", reduce::rms_dw_partial,
-           dim3(static_cast<unsigned>(ceil_div(n, 32)), static_cast<unsigned>(chunks)), dim3(32, 8),
-           0, x, dy, rstd, rows, n, chunk_rows, partial);
+           dim3(static_cast<unsigned>(ceil_div(n, 32)), static_cast<unsigned>(chunks)), dim3(32, 8), 0, x, dy, rstd,
+           rows, n, chunk_rows, partial);
     launch("rms_bwd_apply(dw finish)", reduce::rms_dw_finish, grid_1d(n, reduce::kThreads, 1 << 30),
            dim3(reduce::kThreads), 0, static_cast<const double*>(partial), chunks, n, dw);
   }
-  launch("rms_bwd_apply(dx)", reduce::rms_dx_kernel, reduce::row_grid(rows), dim3(reduce::kThreads),
-         0, x, w, dy, rstd, dot, dx, rows, n, n_total);
+  launch("rms_bwd_apply(dx)", reduce::rms_dx_kernel, reduce::row_grid(rows), dim3(reduce::kThreads), 0, x, w, dy, rstd,
+         dot, dx, rows, n, n_total);
 }
 
-void cross_entropy(const float* logits, const int32_t* targets, float* losses, float* dlogits,
-                   int64_t rows, int64_t V, float grad_scale) {
+void cross_entropy(const float* logits, const int32_t* targets, float* losses, float* dlogits, int64_t rows, int64_t V,
+                   float grad_scale) {
   if (rows <= 0) return;
   if (rows > 0x7fffffff) fail("cuda cross_entropy: ", rows, " rows exceed one launch");
-  launch("cross_entropy", reduce::cross_entropy_kernel, dim3(static_cast<unsigned>(rows)),
-         dim3(reduce::kLossThreads), 0, logits, targets, losses, dlogits, V, grad_scale,
-         error_slot());
+  launch("cross_entropy", reduce::cross_entropy_kernel, dim3(static_cast<unsigned>(rows)), dim3(reduce::kLossThreads),
+         0, logits, targets, losses, dlogits, V, grad_scale, error_slot());
   unsigned long long bad = 0;
   download(&bad, error_slot(), sizeof bad);
   if (bad != ~0ull) {
     int32_t t = 0;
     download(&t, targets + bad, sizeof t);
     reset_error_slot();
-    fail("cuda cross_entropy: row ", bad, " has target ", t, " but the vocabulary has ", V,
-         " entries");
+    fail("cuda cross_entropy: row ", bad, " has target ", t, " but the vocabulary has ", V, " entries");
   }
 }
 

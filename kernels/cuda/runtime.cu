@@ -27,8 +27,7 @@ State& state() {
     HEADROOM_CUDA_CHECK(cudaMalloc(&st->error, sizeof(unsigned long long)));
     HEADROOM_CUDA_CHECK(cudaMemset(st->error, 0xFF, sizeof(unsigned long long)));
     int smem = 0;
-    HEADROOM_CUDA_CHECK(
-        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, st->device));
+    HEADROOM_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, st->device));
     st->max_smem = static_cast<std::size_t>(smem);
     HEADROOM_CUDA_CHECK(cudaDeviceSynchronize());
     return st;
@@ -49,8 +48,8 @@ void* alloc(std::size_t bytes) {
     std::size_t free_b = 0, total_b = 0;
     cudaMemGetInfo(&free_b, &total_b);
     cudaGetLastError();
-    fail("cuda alloc: cudaMalloc of ", bytes, " bytes failed: ", cudaGetErrorString(rc), " (",
-         free_b >> 20, " MiB free of ", total_b >> 20, " MiB)");
+    fail("cuda alloc: cudaMalloc of ", bytes, " bytes failed: ", cudaGetErrorString(rc), " (", free_b >> 20,
+         " MiB free of ", total_b >> 20, " MiB)");
   }
   return p;
 }
@@ -60,21 +59,18 @@ void free(void* p) {
   if (p == nullptr) return;
   const cudaError_t rc = cudaFree(p);
   if (rc != cudaSuccess)
-    std::fprintf(stderr, "headroom: cudaFree failed: %s (%s)\n", cudaGetErrorName(rc),
-                 cudaGetErrorString(rc));
+    std::fprintf(stderr, "headroom: cudaFree failed: %s (%s)\n", cudaGetErrorName(rc), cudaGetErrorString(rc));
 }
 
 void copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
-  HEADROOM_CUDA_CHECK(
-      cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, state().stream));
+  HEADROOM_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, state().stream));
   HEADROOM_CUDA_CHECK(cudaStreamSynchronize(state().stream));
 }
 
 void copy_from_host(void* dst, const void* host_src, std::size_t bytes) {
   if (bytes == 0) return;
-  HEADROOM_CUDA_CHECK(
-      cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, state().stream));
+  HEADROOM_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, state().stream));
   HEADROOM_CUDA_CHECK(cudaStreamSynchronize(state().stream));
 }
 

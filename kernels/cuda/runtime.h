@@ -23,9 +23,9 @@ namespace headroom::kernels::HR_CUDA_NS {
 // ---- the memory entries of the op table (ops.h) -----------------------------------------------------
 void* alloc(std::size_t bytes);  // alloc(0) returns a unique pointer that free() accepts
 void free(void* p);
-void copy_to_host(void* host_dst, const void* src, std::size_t bytes);      // waits for the stream
-void copy_from_host(void* dst, const void* host_src, std::size_t bytes);    // host buffer reusable on return
-void copy(void* dst, const void* src, std::size_t bytes);                   // device to device, enqueued
+void copy_to_host(void* host_dst, const void* src, std::size_t bytes);    // waits for the stream
+void copy_from_host(void* dst, const void* host_src, std::size_t bytes);  // host buffer reusable on return
+void copy(void* dst, const void* src, std::size_t bytes);                 // device to device, enqueued
 void synchronize();
 
 // ---- for the ops ------------------------------------------------------------------------------------
@@ -78,14 +78,13 @@ inline dim3 grid_1d(int64_t n, int64_t threads, int64_t max_blocks = 8192) {
 template <class Kernel, class... Args>
 void launch(const char* name, Kernel kernel, dim3 grid, dim3 block, std::size_t smem, Args... args) {
   if (grid.y > 65535 || grid.z > 65535)
-    fail("CUDA launch of ", name, ": grid ", grid.x, "×", grid.y, "×", grid.z,
-         " exceeds 65535 in y or z");
+    fail("CUDA launch of ", name, ": grid ", grid.x, "×", grid.y, "×", grid.z, " exceeds 65535 in y or z");
   if (smem > 48 * 1024) {
     if (smem > max_dynamic_smem())
       fail("CUDA launch of ", name, ": needs ", smem, " bytes of shared memory, the device allows ",
            max_dynamic_smem());
-    HEADROOM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(smem)));
+    HEADROOM_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   }
   kernel<<<grid, block, smem, stream()>>>(args...);
   HEADROOM_CUDA_LAUNCHED(name);

@@ -15,14 +15,13 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #define HR_UNROLL _Pragma("unroll")
-#define HR_DYNAMIC_SMEM(T, name)                                      \
+#define HR_DYNAMIC_SMEM(T, name)                                    \
   extern __shared__ __align__(16) unsigned char hr_dynamic_smem_[]; \
   T* name = reinterpret_cast<T*>(hr_dynamic_smem_)
 #elif defined(HEADROOM_CUDA_EMULATE)
 #include "cuda/emu/emulator.h"
 #define HR_UNROLL
-#define HR_DYNAMIC_SMEM(T, name) \
-  T* name = reinterpret_cast<T*>(::headroom::kernels::emu::dynamic_smem())
+#define HR_DYNAMIC_SMEM(T, name) T* name = reinterpret_cast<T*>(::headroom::kernels::emu::dynamic_smem())
 #else
 #error "kernels/cuda headers need nvcc, or HEADROOM_CUDA_EMULATE for the CPU emulator"
 #endif
@@ -34,14 +33,10 @@ inline constexpr unsigned kFullMask = 0xffffffffu;
 __host__ __device__ __forceinline__ int64_t imin64(int64_t a, int64_t b) { return a < b ? a : b; }
 __host__ __device__ __forceinline__ int64_t imax64(int64_t a, int64_t b) { return a > b ? a : b; }
 __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-__host__ __device__ __forceinline__ int64_t round_up(int64_t a, int64_t b) {
-  return ceil_div(a, b) * b;
-}
+__host__ __device__ __forceinline__ int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 // NaN and ±Inf are the floats whose exponent bits are all ones.
-__device__ __forceinline__ bool is_nonfinite(float x) {
-  return (__float_as_uint(x) & 0x7f800000u) == 0x7f800000u;
-}
+__device__ __forceinline__ bool is_nonfinite(float x) { return (__float_as_uint(x) & 0x7f800000u) == 0x7f800000u; }
 __device__ __forceinline__ float neg_inf() { return __uint_as_float(0xff800000u); }
 
 // ---- bf16 -----------------------------------------------------------------------------------------

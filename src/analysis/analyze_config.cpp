@@ -32,8 +32,9 @@ void add_analyze_keys(config::Schema& s, AnalyzeConfig& a) {
   config::add_list_key(s, "", "runs", a.runs,
                        "evaluate run directories (each holds results.json; samples.jsonl is used when present); "
                        "the checkpoint each evaluated is followed through its lineage to the training runs");
-  add_key(s, "", "out", a.out, std::string("runs/analyze"),
-          "output directory: report.md, tables/*.csv, plots/*.png (+ plot_data.json, plots.py), config.ini, log.txt, DONE");
+  add_key(
+      s, "", "out", a.out, std::string("runs/analyze"),
+      "output directory: report.md, tables/*.csv, plots/*.png (+ plot_data.json, plots.py), config.ini, log.txt, DONE");
 
   config::section(s, "analyze", "Analysis [analyze]");
   add_key(s, "analyze", "long_score", a.long_score, std::string("ruler"),
@@ -50,11 +51,12 @@ void add_analyze_keys(config::Schema& s, AnalyzeConfig& a) {
           config::at_least<long>(1));
   add_key(s, "analyze", "seed_keys", a.seed_keys, std::string("model.seed,train.seed,data.seed"),
           "keys that only choose a seed: runs whose lineage configs agree on every other key are seed replicates");
-  add_key(s, "analyze", "ignore_keys", a.ignore_keys,
-          std::string("parallel.*,train.log_every,train.checkpoint_every,train.keep_last,train.steps_per_run,train.probe_*,"
-                      "train.peak_tflops"),
-          "keys that change neither the model nor its training (process layout, logging, checkpoint cadence); "
-          "ignored when configurations are compared. 'section.*' ignores a section");
+  add_key(
+      s, "analyze", "ignore_keys", a.ignore_keys,
+      std::string("parallel.*,train.log_every,train.checkpoint_every,train.keep_last,train.steps_per_run,train.probe_*,"
+                  "train.peak_tflops"),
+      "keys that change neither the model nor its training (process layout, logging, checkpoint cadence); "
+      "ignored when configurations are compared. 'section.*' ignores a section");
   config::add_list_key(s, "analyze", "feature", a.features,
                        "a feature of the feature-count model, as name=PREDICATE (repeatable). PREDICATE is "
                        "'KEY OP VALUE' with OP one of == != < <= > >= contains !contains; KEY is section.key of "
@@ -94,7 +96,8 @@ void add_analyze_keys(config::Schema& s, AnalyzeConfig& a) {
           "tokens generated per probe for the retrieval score and the answer check", config::at_least<long>(1));
   add_key(s, "analyze", "query_rows", a.query_rows, 128L,
           "query positions per probe whose attention rows are computed (evenly spaced, the last prompt token "
-          "included); 0 = every position", config::at_least<long>(0));
+          "included); 0 = every position",
+          config::at_least<long>(0));
   add_key(s, "analyze", "sink_tokens", a.sink_tokens, 100L,
           "sink share = attention mass on the first k tokens (the second study uses 100)", config::at_least<long>(1));
   add_key(s, "analyze", "sink_epsilon", a.sink_epsilon, 0.3,
@@ -113,10 +116,10 @@ void add_analyze_keys(config::Schema& s, AnalyzeConfig& a) {
   add_key(s, "analyze", "rank_center", a.rank_center, false,
           "subtract the mean residual before the singular values (the seed paper's definition does not)");
   config::add_choice_key(s, "analyze", "device", a.device, config::Device::kAuto,
-                 "where the diagnostics pass runs the model: auto (cuda when this process sees a GPU, "
-                 "else cpu; logged), cpu, or cuda (the forward pass, the attention rows' scores and the "
-                 "KV cache on the GPU, bf16 GEMMs and flash attention as in training; the statistics "
-                 "on the host)");
+                         "where the diagnostics pass runs the model: auto (cuda when this process sees a GPU, "
+                         "else cpu; logged), cpu, or cuda (the forward pass, the attention rows' scores and the "
+                         "KV cache on the GPU, bf16 GEMMs and flash attention as in training; the statistics "
+                         "on the host)");
   add_key(s, "analyze", "prefill_chunk", a.prefill_chunk, 256L, "tokens per prefill block of the diagnostics pass",
           config::at_least<long>(1));
   add_key(s, "analyze", "word_dir", a.word_dir, std::string("inputs/eval"),
@@ -144,7 +147,8 @@ void check_analyze_config(const AnalyzeConfig& a) {
   check([&] { parse_score_name(a.short_score, "analyze.short_score"); });
   for (const auto& f : a.features) check([&] { parse_feature(f); });
   for (const auto& f : a.findings) check([&] { parse_finding(f); });
-  if (!a.regression_configs.empty()) check([&] { parse_conjunction(a.regression_configs, "analyze.regression_configs"); });
+  if (!a.regression_configs.empty())
+    check([&] { parse_conjunction(a.regression_configs, "analyze.regression_configs"); });
   for (const auto& n : split_list(a.finding_scores)) check([&] { parse_score_name(n, "analyze.finding_scores"); });
   if (!problems.empty()) fail("invalid analyze configuration:", problems);
 }

@@ -16,13 +16,13 @@ struct AnalyzeConfig {
   std::vector<std::string> runs;  // evaluate run directories
   std::string out;
   // Scores.
-  std::string long_score;     // ruler | ruler@LENGTH
-  std::string short_score;    // mc_acc | mc_acc_norm | ruler@LENGTH
-  long perplexity_length;     // 0 = the shortest loss_by_position length
-  long final_loss_steps;      // logged steps averaged for "final" losses
+  std::string long_score;   // ruler | ruler@LENGTH
+  std::string short_score;  // mc_acc | mc_acc_norm | ruler@LENGTH
+  long perplexity_length;   // 0 = the shortest loss_by_position length
+  long final_loss_steps;    // logged steps averaged for "final" losses
   // Configurations and seeds.
-  std::string seed_keys;      // comma-separated keys that only choose a seed
-  std::string ignore_keys;    // keys that do not change the model (layout, logging); * globs
+  std::string seed_keys;              // comma-separated keys that only choose a seed
+  std::string ignore_keys;            // keys that do not change the model (layout, logging); * globs
   std::vector<std::string> features;  // name=predicate
   std::string regression_configs;     // predicates joined by '&' selecting the regressions' configurations; "" = all
   std::vector<std::string> findings;  // "NAME: A over B" (findings.h)
@@ -35,14 +35,14 @@ struct AnalyzeConfig {
   bool diagnostics;
   std::string probe_lengths;  // "" = each run's shortest evaluation length
   std::string probe_depths;
-  long probe_samples;         // probes per (length, depth)
+  long probe_samples;  // probes per (length, depth)
   unsigned long probe_seed;
   long max_new_tokens;
   long query_rows;
   long sink_tokens;
   double sink_epsilon;
   double retrieval_threshold;
-  std::string needle_span;    // value | sentence
+  std::string needle_span;  // value | sentence
   bool retrieval_all_tests;
   long rank_tokens;
   bool rank_center;

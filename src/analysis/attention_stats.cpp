@@ -70,16 +70,10 @@ void HeadAccum::merge(const HeadAccum& o) {
 }
 
 double HeadAccum::entropy() const { return rows ? entropy_sum / static_cast<double>(rows) : kNaN; }
-double HeadAccum::norm_entropy() const {
-  return norm_rows ? norm_entropy_sum / static_cast<double>(norm_rows) : kNaN;
-}
+double HeadAccum::norm_entropy() const { return norm_rows ? norm_entropy_sum / static_cast<double>(norm_rows) : kNaN; }
 double HeadAccum::sink_share() const { return rows ? sink_sum / static_cast<double>(rows) : kNaN; }
-double HeadAccum::first_token_mass() const {
-  return first_rows ? first_sum / static_cast<double>(first_rows) : kNaN;
-}
-double HeadAccum::needle_mass() const {
-  return needle_probes ? needle_sum / static_cast<double>(needle_probes) : kNaN;
-}
+double HeadAccum::first_token_mass() const { return first_rows ? first_sum / static_cast<double>(first_rows) : kNaN; }
+double HeadAccum::needle_mass() const { return needle_probes ? needle_sum / static_cast<double>(needle_probes) : kNaN; }
 
 double sink_rate(const std::vector<HeadAccum>& heads, double eps) {
   if (heads.empty()) return kNaN;

@@ -63,7 +63,7 @@ struct HeadAccum {
   void add_needle(RowView r, int64_t begin, int64_t end);
   void merge(const HeadAccum& o);
 
-  double entropy() const;        // NaN when no row
+  double entropy() const;  // NaN when no row
   double norm_entropy() const;
   double sink_share() const;
   double first_token_mass() const;  // Gu et al.'s α for position 0
@@ -77,7 +77,7 @@ double sink_rate(const std::vector<HeadAccum>& heads, double eps);
 // Wu et al.'s per-test score of one head, from the generation steps of one test.
 struct RetrievalTest {
   int64_t needle_begin = 0, needle_end = 0;  // span [begin, end) in prompt positions
-  const int32_t* prompt = nullptr;            // prompt token ids (positions index into it)
+  const int32_t* prompt = nullptr;           // prompt token ids (positions index into it)
   int64_t prompt_len = 0;
 
   // Score contribution of one generation step: 1/(span length) when top1 lies in the span and

@@ -15,15 +15,16 @@ NoiseMark noise_mark(double diff, const NoiseSummary& noise) {
 
 }  // namespace
 
-DifferenceStats config_differences(const Study& s, const ScoreName& score, const NoiseSummary& noise,
-                                   int64_t resamples, uint64_t seed, double confidence) {
+DifferenceStats config_differences(const Study& s, const ScoreName& score, const NoiseSummary& noise, int64_t resamples,
+                                   uint64_t seed, double confidence) {
   DifferenceStats out;
   auto mean_score = [&](const ConfigGroup& g) {
     return config_mean(s, g, [&](const RunData& r) { return score_of(r, score); });
   };
   for (size_t i = 0; i < s.configs.size(); ++i)
     for (size_t j = i + 1; j < s.configs.size(); ++j) {
-      ConfigDifference d{i, j, mean_score(s.configs[i]), mean_score(s.configs[j]), std::nullopt, NoiseMark::kUnknown, {}, ""};
+      ConfigDifference d{i,  j, mean_score(s.configs[i]), mean_score(s.configs[j]), std::nullopt, NoiseMark::kUnknown,
+                         {}, ""};
       if (d.score_a.mean && d.score_b.mean) {
         d.difference = *d.score_a.mean - *d.score_b.mean;
         d.mark = noise_mark(*d.difference, noise);

@@ -25,18 +25,18 @@ struct ConfigDifference {
   std::optional<double> difference;  // a − b, when both have the score; the rest only then
   NoiseMark mark = NoiseMark::kUnknown;
   BootResult ci;
-  std::string method;                // what the bootstrap resampled
+  std::string method;  // what the bootstrap resampled
 };
 
 struct DifferenceStats {
   std::vector<ConfigDifference> pairs;  // (0, 1), (0, 2), ..., (1, 2), ...
   int64_t within = 0, beyond = 0;
-  std::string no_interval;              // why the last interval that failed failed ("" when none did)
-  bool pool_lacks_samples = false;      // some pool run has no samples.jsonl (per-task bootstrap)
+  std::string no_interval;          // why the last interval that failed failed ("" when none did)
+  bool pool_lacks_samples = false;  // some pool run has no samples.jsonl (per-task bootstrap)
 };
 
 // Bootstrap seeds: seed + a · 1000003 + b for the pair (a, b).
-DifferenceStats config_differences(const Study& s, const ScoreName& score, const NoiseSummary& noise,
-                                   int64_t resamples, uint64_t seed, double confidence);
+DifferenceStats config_differences(const Study& s, const ScoreName& score, const NoiseSummary& noise, int64_t resamples,
+                                   uint64_t seed, double confidence);
 
 }  // namespace headroom::analysis

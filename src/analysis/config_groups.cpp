@@ -28,8 +28,7 @@ std::string ruler_task_list(const eval::Results& r) {
     bool ruler = false;
     try {
       ruler = eval::find_task(t).ruler;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     if (ruler) out.append(out.empty() ? "" : ",").append(t);
   }
   return out;
@@ -75,7 +74,10 @@ std::string profile_label(const std::map<std::string, std::string>& profile, con
   for (const auto& k : keys) {
     auto it = profile.find(k);
     const std::string name = short_count[short_of(k)] > 1 ? k : short_of(k);
-    out.append(out.empty() ? "" : " ").append(name).append("=").append(it == profile.end() ? std::string("(unset)") : it->second);
+    out.append(out.empty() ? "" : " ")
+        .append(name)
+        .append("=")
+        .append(it == profile.end() ? std::string("(unset)") : it->second);
   }
   return out.empty() ? "all runs" : out;
 }
@@ -91,7 +93,8 @@ std::string unseeded_name(const std::string& dir) {
   const std::string chain = parent.filename().string();
   const size_t s = chain.rfind("-s");
   if (s == std::string::npos || s + 2 == chain.size() ||
-      !std::all_of(chain.begin() + static_cast<std::ptrdiff_t>(s) + 2, chain.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }))
+      !std::all_of(chain.begin() + static_cast<std::ptrdiff_t>(s) + 2, chain.end(),
+                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }))
     return "";
   return chain.substr(0, s) + "/" + leaf.string();
 }
@@ -164,8 +167,8 @@ void group_configs(Study& s, const AnalyzeConfig& cfg) {
         why = cat("evaluation lengths ", lengths_text(r.results.lengths), " differ from the pool's ",
                   lengths_text(ref->results.lengths), " (RULER averages over different lengths)");
       else
-        why = cat("RULER tasks '", ruler_task_list(r.results), "' differ from the pool's '", ruler_task_list(ref->results),
-                  "'");
+        why = cat("RULER tasks '", ruler_task_list(r.results), "' differ from the pool's '",
+                  ruler_task_list(ref->results), "'");
       r.problems.push_back(cat("left out of the pool statistics (seed pairs, differences, regressions): ", why,
                                "; its own tables are still reported"));
       continue;
@@ -223,7 +226,8 @@ void group_configs(Study& s, const AnalyzeConfig& cfg) {
     }
     if (vals.size() > 1) s.varying_keys.push_back(k);
   }
-  std::stable_partition(s.varying_keys.begin(), s.varying_keys.end(), [](const std::string& k) { return k == "stages"; });
+  std::stable_partition(s.varying_keys.begin(), s.varying_keys.end(),
+                        [](const std::string& k) { return k == "stages"; });
   name_configs(s);
 }
 

@@ -13,7 +13,9 @@ std::vector<RulerMeans> ruler_means(const Study& s, const std::vector<int64_t>& 
     RulerMeans m;
     m.config = c;
     for (auto L : lengths)
-      m.by_length.push_back(config_mean(s, g, [&](const RunData& r) { return score_of(r, {ScoreName::kRulerAt, L, ""}); }));
+      m.by_length.push_back(config_mean(s, g, [&](const RunData& r) {
+        return score_of(r, {ScoreName::kRulerAt, L, ""});
+      }));
     m.overall = config_mean(s, g, [&](const RunData& r) { return r.results.ruler_average; });
     out.push_back(std::move(m));
   }
@@ -42,9 +44,12 @@ std::vector<McMeans> mc_means(const Study& s) {
   for (size_t c = 0; c < s.configs.size(); ++c) {
     const ConfigGroup& g = s.configs[c];
     const auto& mc0 = s.runs[g.runs[0]].results.mc;
-    out.push_back({c, mc0 ? std::optional<int64_t>(mc0->n) : std::nullopt,
-                   config_mean(s, g, [](const RunData& r) -> Opt { return r.results.mc ? Opt(r.results.mc->acc) : std::nullopt; }),
-                   config_mean(s, g, [](const RunData& r) -> Opt { return r.results.mc ? Opt(r.results.mc->acc_norm) : std::nullopt; })});
+    out.push_back(
+        {c, mc0 ? std::optional<int64_t>(mc0->n) : std::nullopt,
+         config_mean(s, g,
+                     [](const RunData& r) -> Opt { return r.results.mc ? Opt(r.results.mc->acc) : std::nullopt; }),
+         config_mean(
+             s, g, [](const RunData& r) -> Opt { return r.results.mc ? Opt(r.results.mc->acc_norm) : std::nullopt; })});
   }
   return out;
 }

@@ -48,8 +48,8 @@ void layer_rows(const model::Model<float>& m, long layer, const float* q_chunk, 
     const float* q = q_chunk + (t - pos0) * Hq * dqk;
     for (int64_t g = 0; g < Hkv; ++g)
       // scores[g·G .. g·G+G, nk] = scale · Q_g[G, dqk] · K_g[first..t, dqk]ᵀ (K rows strided by K).
-      m.ops->matmul_strided(q + g * G * dqk, dqk, k_all + first * K + g * dqk, K, buf.scores_dev.get() + g * G * nk,
-                            nk, G, nk, dqk, false, true, scale, 0.f);
+      m.ops->matmul_strided(q + g * G * dqk, dqk, k_all + first * K + g * dqk, K, buf.scores_dev.get() + g * G * nk, nk,
+                            G, nk, dqk, false, true, scale, 0.f);
     m.ops->copy_to_host(buf.scores.data(), buf.scores_dev.get(), sizeof(float) * static_cast<size_t>(Hq * nk));
     for (int64_t h = 0; h < Hq; ++h) {
       std::span<double> p(buf.probs.data(), static_cast<size_t>(nk));
@@ -99,14 +99,20 @@ struct ProbeSink : RowSink {
   Diagnostics& diag;
   const DiagOptions& opt;
   int64_t H, needle_begin, needle_end, prompt_last;
-  int64_t decode_pos = -1;            // position whose rows feed the retrieval score
-  std::vector<int64_t> top1;          // per (layer, head) at decode_pos
+  int64_t decode_pos = -1;                      // position whose rows feed the retrieval score
+  std::vector<int64_t> top1;                    // per (layer, head) at decode_pos
   std::vector<std::vector<double>>& residuals;  // per layer, rows × d
   bool prompt_phase = true;
 
   ProbeSink(Diagnostics& d, const DiagOptions& o, int64_t heads, std::vector<std::vector<double>>& res)
-      : diag(d), opt(o), H(heads), needle_begin(0), needle_end(0), prompt_last(0),
-        top1(static_cast<size_t>(d.n_layers * heads), -1), residuals(res) {}
+      : diag(d),
+        opt(o),
+        H(heads),
+        needle_begin(0),
+        needle_end(0),
+        prompt_last(0),
+        top1(static_cast<size_t>(d.n_layers * heads), -1),
+        residuals(res) {}
 
   void row(long layer, int64_t pos, int64_t head, RowView r) override {
     const size_t idx = static_cast<size_t>(layer * H + head);
@@ -134,8 +140,9 @@ Diagnostics run_diagnostics(model::Model<float>& m, const data::Tokenizer& tok, 
   diag.heads.assign(n_heads_total, HeadAccum{});
   diag.retrieval = RetrievalAccum(n_heads_total);
   std::vector<std::vector<double>> residuals(static_cast<size_t>(c.n_layers));
-  const int64_t rank_per_probe =
-      probes.empty() ? 0 : (opt.rank_tokens + static_cast<int64_t>(probes.size()) - 1) / static_cast<int64_t>(probes.size());
+  const int64_t rank_per_probe = probes.empty() ? 0
+                                                : (opt.rank_tokens + static_cast<int64_t>(probes.size()) - 1) /
+                                                      static_cast<int64_t>(probes.size());
   model::KvCache<float> cache;
   const auto t_all = std::chrono::steady_clock::now();
   for (size_t pi = 0; pi < probes.size(); ++pi) {
@@ -178,9 +185,9 @@ Diagnostics run_diagnostics(model::Model<float>& m, const data::Tokenizer& tok, 
     o.seconds = seconds_since(t0);
     diag.probes.push_back(o);
     if (log)
-      log(cat("diagnostics: probe ", pi + 1, "/", probes.size(), " (length ", p.length, ", depth ", p.depth,
-              ", ", n, " prompt tokens) ", o.correct ? "answered" : "missed", " in ",
-              format_duration(o.seconds), "; ", format_duration(seconds_since(t_all)), " so far"));
+      log(cat("diagnostics: probe ", pi + 1, "/", probes.size(), " (length ", p.length, ", depth ", p.depth, ", ", n,
+              " prompt tokens) ", o.correct ? "answered" : "missed", " in ", format_duration(o.seconds), "; ",
+              format_duration(seconds_since(t_all)), " so far"));
   }
   diag.retrieval_scores = diag.retrieval.scores();
   diag.retrieval_heads = count_above(diag.retrieval_scores, opt.retrieval_threshold);

@@ -41,15 +41,15 @@ std::vector<float> stream_prefill(model::Model<float>& m, model::KvCache<float>&
                                   const std::vector<int64_t>& residual_rows, RowSink& sink);
 
 struct DiagOptions {
-  int64_t query_rows = 128;     // sampled query positions per probe (evenly spaced, last included); 0 = all
-  int64_t sink_tokens = 100;    // k of the sink share
-  double sink_eps = 0.3;        // ε of Gu et al.'s sink rate
+  int64_t query_rows = 128;   // sampled query positions per probe (evenly spaced, last included); 0 = all
+  int64_t sink_tokens = 100;  // k of the sink share
+  double sink_eps = 0.3;      // ε of Gu et al.'s sink rate
   double retrieval_threshold = 0.1;
-  bool needle_sentence = false; // needle span: the value's tokens (false) or the whole needle sentence
+  bool needle_sentence = false;      // needle span: the value's tokens (false) or the whole needle sentence
   bool retrieval_all_tests = false;  // average retrieval scores over every probe, not only correct ones
-  int64_t rank_tokens = 256;    // residual rows pooled over the probes for the effective rank
-  bool rank_center = false;     // subtract the per-dimension mean before the SVD
-  int64_t chunk = 256;          // prefill chunk
+  int64_t rank_tokens = 256;         // residual rows pooled over the probes for the effective rank
+  bool rank_center = false;          // subtract the per-dimension mean before the SVD
+  int64_t chunk = 256;               // prefill chunk
 };
 
 struct ProbeOutcome {
@@ -63,15 +63,15 @@ struct ProbeOutcome {
 
 struct Diagnostics {
   int64_t n_layers = 0, n_heads = 0;
-  std::vector<HeadAccum> heads;        // [layer · n_heads + head]
-  RetrievalAccum retrieval;            // per head, over the counted tests
+  std::vector<HeadAccum> heads;          // [layer · n_heads + head]
+  RetrievalAccum retrieval;              // per head, over the counted tests
   std::vector<double> retrieval_scores;  // [layer · n_heads + head], NaN when no test counted
   int64_t retrieval_heads = 0;
   double sink_rate = 0;
   std::vector<double> effective_rank;  // per block output
   int64_t rank_rows = 0;
   std::vector<ProbeOutcome> probes;
-  std::vector<std::string> notes;      // what could not be computed and why
+  std::vector<std::string> notes;  // what could not be computed and why
 };
 
 // Evenly spaced positions in [0, n): `count` of them (all when count ≤ 0 or ≥ n), n − 1 included.

@@ -46,8 +46,8 @@ std::vector<ConfigDiag> config_diagnostics(const Study& s) {
       fraction.push_back(d.retrieval_fraction);
     }
     if (entropy.empty()) continue;
-    out.push_back({c, static_cast<int64_t>(entropy.size()), mean_of(entropy), mean_of(norm_entropy), mean_of(sink_share),
-                   mean_of(sink_rate), mean_of(needle_mass), mean_of(heads), mean_of(fraction)});
+    out.push_back({c, static_cast<int64_t>(entropy.size()), mean_of(entropy), mean_of(norm_entropy),
+                   mean_of(sink_share), mean_of(sink_rate), mean_of(needle_mass), mean_of(heads), mean_of(fraction)});
   }
   return out;
 }

@@ -22,15 +22,13 @@ std::optional<double> as_number(const std::string& s) {
   try {
     const double v = std::stod(s, &used);
     if (used == s.size()) return v;
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   if (s == "true") return 1.0;
   if (s == "false") return 0.0;
   return std::nullopt;
 }
 
 }  // namespace
-
 
 std::optional<std::string> lookup(const RunConfig& cfg, const std::string& key) {
   if (cfg.stages.empty()) return std::nullopt;
@@ -55,7 +53,8 @@ std::optional<std::string> lookup(const RunConfig& cfg, const std::string& key) 
 Feature parse_feature(const std::string& entry) {
   const size_t eq = entry.find('=');
   // "name=..." : the first '=' that is not part of an operator ("==", "<=", ">=", "!=").
-  if (eq == std::string::npos || eq == 0 || entry[eq + 1] == '=' || std::string("<>!").find(entry[eq - 1]) != std::string::npos)
+  if (eq == std::string::npos || eq == 0 || entry[eq + 1] == '=' ||
+      std::string("<>!").find(entry[eq - 1]) != std::string::npos)
     fail("analyze.feature '", entry, "': write name=KEY OP VALUE, e.g. gqa=model.n_kv_heads < model.n_heads");
   Feature f;
   f.name = trim(entry.substr(0, eq));
@@ -63,7 +62,8 @@ Feature parse_feature(const std::string& entry) {
   static const std::regex re("^\\s*(\\S+)\\s+(==|!=|<=|>=|<|>|contains|!contains)\\s+(.+?)\\s*$");
   std::smatch m;
   if (!std::regex_match(f.text, m, re))
-    fail("analyze.feature '", entry, "': the predicate must be 'KEY OP VALUE' with OP one of == != < <= > >= "
+    fail("analyze.feature '", entry,
+         "': the predicate must be 'KEY OP VALUE' with OP one of == != < <= > >= "
          "contains !contains, separated by spaces");
   f.pred.lhs = m[1];
   f.pred.op = m[2];
@@ -118,19 +118,26 @@ std::optional<int> eval_feature(const Feature& f, const RunConfig& cfg, std::str
 ScoreName parse_score_name(const std::string& s, const std::string& key) {
   ScoreName n;
   n.text = s;
-  if (s == "ruler") n.kind = ScoreName::kRuler;
-  else if (s == "mc_acc") n.kind = ScoreName::kMcAcc;
-  else if (s == "mc_acc_norm") n.kind = ScoreName::kMcAccNorm;
-  else if (s == "probe_acc") n.kind = ScoreName::kProbeAcc;
-  else if (s == "probe_exact") n.kind = ScoreName::kProbeExact;
-  else if (s == "probe_auc") n.kind = ScoreName::kProbeAuc;
+  if (s == "ruler")
+    n.kind = ScoreName::kRuler;
+  else if (s == "mc_acc")
+    n.kind = ScoreName::kMcAcc;
+  else if (s == "mc_acc_norm")
+    n.kind = ScoreName::kMcAccNorm;
+  else if (s == "probe_acc")
+    n.kind = ScoreName::kProbeAcc;
+  else if (s == "probe_exact")
+    n.kind = ScoreName::kProbeExact;
+  else if (s == "probe_auc")
+    n.kind = ScoreName::kProbeAuc;
   else if (s.rfind("ruler@", 0) == 0) {
     n.kind = ScoreName::kRulerAt;
     const auto lens = eval::parse_lengths(s.substr(6));
     if (lens.size() != 1) fail(key, ": '", s, "' names no single length");
     n.length = lens[0];
   } else {
-    fail(key, ": '", s, "' is not a score (ruler, ruler@LENGTH, mc_acc, mc_acc_norm, probe_acc, probe_exact, probe_auc)");
+    fail(key, ": '", s,
+         "' is not a score (ruler, ruler@LENGTH, mc_acc, mc_acc_norm, probe_acc, probe_exact, probe_auc)");
   }
   return n;
 }

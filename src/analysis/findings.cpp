@@ -26,7 +26,8 @@ std::vector<Predicate> parse_conjunction(const std::string& side, const std::str
     try {
       out.push_back(parse_feature("x=" + one).pred);
     } catch (const std::exception&) {
-      fail(where, ": '", one, "' is not a predicate 'KEY OP VALUE' (OP one of == != < <= > >= "
+      fail(where, ": '", one,
+           "' is not a predicate 'KEY OP VALUE' (OP one of == != < <= > >= "
            "contains !contains, separated by spaces; predicates joined by &)");
     }
     if (amp == std::string::npos) break;
@@ -38,7 +39,8 @@ std::vector<Predicate> parse_conjunction(const std::string& side, const std::str
 Finding parse_finding(const std::string& entry) {
   const size_t colon = entry.find(':');
   if (colon == std::string::npos || colon == 0)
-    fail("analyze.finding '", entry, "': write 'NAME: A over B', e.g. 'wider_heads: model.head_dim_qk == 32 over "
+    fail("analyze.finding '", entry,
+         "': write 'NAME: A over B', e.g. 'wider_heads: model.head_dim_qk == 32 over "
          "model.head_dim_qk == 8'");
   Finding f;
   f.name = trim(entry.substr(0, colon));

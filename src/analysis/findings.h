@@ -62,10 +62,10 @@ struct FindingResult {
   bool computed = false;  // both sides have a configuration with the score; what follows only then
   double effect = 0;      // a.mean − b.mean
   std::optional<double> effect_over_swing;  // when there are seed pairs and the mean swing is not 0
-  std::string verdict;    // finding_verdict
-  BootResult ci;          // of the effect
-  std::string method;     // what the bootstrap resampled
-  std::string seeds;      // seeds_needed
+  std::string verdict;                      // finding_verdict
+  BootResult ci;                            // of the effect
+  std::string method;                       // what the bootstrap resampled
+  std::string seeds;                        // seeds_needed
 };
 
 // The interval is paired over samples (or tasks) when each side is one configuration with RULER

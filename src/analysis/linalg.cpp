@@ -53,7 +53,8 @@ std::vector<double> singular_values(const std::vector<double>& x, int64_t rows, 
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = i; j < rows; ++j) {
         double s = 0;
-        for (int64_t k = 0; k < cols; ++k) s += x[static_cast<size_t>(i * cols + k)] * x[static_cast<size_t>(j * cols + k)];
+        for (int64_t k = 0; k < cols; ++k)
+          s += x[static_cast<size_t>(i * cols + k)] * x[static_cast<size_t>(j * cols + k)];
         g[static_cast<size_t>(i * m + j)] = g[static_cast<size_t>(j * m + i)] = s;
       }
   } else {
@@ -97,7 +98,8 @@ bool solve(std::vector<double> a, std::vector<double> c, int64_t n, std::vector<
       if (std::abs(a[static_cast<size_t>(r * n + col)]) > std::abs(a[static_cast<size_t>(piv * n + col)])) piv = r;
     if (std::abs(a[static_cast<size_t>(piv * n + col)]) <= tol * scale) return false;
     if (piv != col) {
-      for (int64_t k = 0; k < n; ++k) std::swap(a[static_cast<size_t>(col * n + k)], a[static_cast<size_t>(piv * n + k)]);
+      for (int64_t k = 0; k < n; ++k)
+        std::swap(a[static_cast<size_t>(col * n + k)], a[static_cast<size_t>(piv * n + k)]);
       std::swap(c[static_cast<size_t>(col)], c[static_cast<size_t>(piv)]);
     }
     for (int64_t r = col + 1; r < n; ++r) {
@@ -119,8 +121,8 @@ bool solve(std::vector<double> a, std::vector<double> c, int64_t n, std::vector<
 namespace {
 
 // Least squares on the rows in `use` (design with intercept); false when singular.
-bool fit_rows(const std::vector<double>& x, int64_t p, const std::vector<double>& y,
-              const std::vector<int64_t>& use, std::vector<double>& coef) {
+bool fit_rows(const std::vector<double>& x, int64_t p, const std::vector<double>& y, const std::vector<int64_t>& use,
+              std::vector<double>& coef) {
   const int64_t q = p + 1;
   // Centre the columns first: the normal equations of centred data are far better conditioned.
   std::vector<double> mx(static_cast<size_t>(p), 0.0);
@@ -144,7 +146,9 @@ bool fit_rows(const std::vector<double>& x, int64_t p, const std::vector<double>
   if (p > 0 && !solve(a, c, p, b, 1e-10)) return false;
   coef.assign(static_cast<size_t>(q), 0.0);
   double b0 = my;
-  for (int64_t k = 0; k < p; ++k) coef[static_cast<size_t>(k + 1)] = b[static_cast<size_t>(k)], b0 -= b[static_cast<size_t>(k)] * mx[static_cast<size_t>(k)];
+  for (int64_t k = 0; k < p; ++k)
+    coef[static_cast<size_t>(k + 1)] = b[static_cast<size_t>(k)],
+                                 b0 -= b[static_cast<size_t>(k)] * mx[static_cast<size_t>(k)];
   coef[0] = b0;
   return true;
 }

@@ -25,12 +25,12 @@ double effective_rank(const std::vector<double>& sigma);
 // Ordinary least squares y ≈ b0 + Σ b_k x_k. x is n × p (row-major, no intercept column).
 struct OlsFit {
   bool ok = false;
-  std::string why;            // when !ok
-  std::vector<double> coef;   // b0, b1..bp
-  double r2 = 0;              // 1 − SS_res / SS_tot
+  std::string why;           // when !ok
+  std::vector<double> coef;  // b0, b1..bp
+  double r2 = 0;             // 1 − SS_res / SS_tot
   bool loo_ok = false;
   std::string loo_why;
-  double loo_r2 = 0;          // 1 − Σ(y_i − ŷ_(−i))² / SS_tot, ŷ_(−i) from the fit without i
+  double loo_r2 = 0;  // 1 − Σ(y_i − ŷ_(−i))² / SS_tot, ŷ_(−i) from the fit without i
   int64_t n = 0, p = 0;
 };
 

@@ -54,7 +54,7 @@ struct PredictorStats {
   std::vector<Regression> single;  // per predictor: the configurations with the score and the predictor
   // Over the configurations with the score and every feature known:
   Regression feature_count;
-  Regression features;  // on the features that vary over those configurations
+  Regression features;                    // on the features that vary over those configurations
   std::vector<size_t> varying, constant;  // feature indices fitted / left out (a constant column is singular)
 };
 

@@ -31,8 +31,8 @@ std::pair<int64_t, int64_t> token_span(const data::Tokenizer& tok, const std::ve
   return {begin, end};
 }
 
-Probe make_probe(const data::Tokenizer& tok, eval::PromptBuilder& prompts, const eval::Resources& res,
-                 uint64_t seed, int64_t length, double depth, int64_t index, int64_t max_new) {
+Probe make_probe(const data::Tokenizer& tok, eval::PromptBuilder& prompts, const eval::Resources& res, uint64_t seed,
+                 int64_t length, double depth, int64_t index, int64_t max_new) {
   if (res.adjectives.empty() || res.nouns.empty()) fail("probe: the word lists are empty (analyze.word_dir)");
   if (!(depth >= 0 && depth <= 1)) fail("probe: depth ", depth, " is outside [0, 1]");
   // The draws of niah_single_1 (key: adjective-noun; value: 7 digits), from the probe's own stream.
@@ -51,7 +51,8 @@ Probe make_probe(const data::Tokenizer& tok, eval::PromptBuilder& prompts, const
     s.references = {value};
     return s;
   };
-  const eval::Sample s = eval::fit_to_length("analyze probe", eval::Builder{build, 0, int64_t{1} << 24, nullptr}, prompts, length, max_new);
+  const eval::Sample s = eval::fit_to_length("analyze probe", eval::Builder{build, 0, int64_t{1} << 24, nullptr},
+                                             prompts, length, max_new);
   Probe p;
   p.length = length, p.depth = depth, p.index = index, p.max_new = max_new, p.value = value;
   p.ids = prompts.ids(s.prompt, s.answer_prefix);

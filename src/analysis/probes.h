@@ -18,11 +18,11 @@
 namespace headroom::analysis {
 
 struct Probe {
-  int64_t length = 0;  // target context length (prompt + max_new ≤ length)
-  double depth = 0;    // needle line index / haystack lines, in [0, 1]
-  int64_t index = 0;   // sample index (different needles)
-  std::vector<int32_t> ids;  // BOS + prompt tokens, as the model sees them
-  std::string value;         // the needle's value = the reference answer
+  int64_t length = 0;                            // target context length (prompt + max_new ≤ length)
+  double depth = 0;                              // needle line index / haystack lines, in [0, 1]
+  int64_t index = 0;                             // sample index (different needles)
+  std::vector<int32_t> ids;                      // BOS + prompt tokens, as the model sees them
+  std::string value;                             // the needle's value = the reference answer
   int64_t value_begin = 0, value_end = 0;        // token span overlapping the value's bytes
   int64_t sentence_begin = 0, sentence_end = 0;  // token span overlapping the needle sentence
   int64_t max_new = 0;
@@ -35,7 +35,7 @@ std::pair<int64_t, int64_t> token_span(const data::Tokenizer& tok, const std::ve
                                        const std::string& text, size_t a, size_t b);
 
 // One probe. Throws eval::TooLong when even an empty haystack does not fit the length.
-Probe make_probe(const data::Tokenizer& tok, eval::PromptBuilder& prompts, const eval::Resources& res,
-                 uint64_t seed, int64_t length, double depth, int64_t index, int64_t max_new);
+Probe make_probe(const data::Tokenizer& tok, eval::PromptBuilder& prompts, const eval::Resources& res, uint64_t seed,
+                 int64_t length, double depth, int64_t index, int64_t max_new);
 
 }  // namespace headroom::analysis

@@ -29,9 +29,12 @@ std::string md_cell(const std::string& s) {
   }
   std::string o;
   for (char c : s) {
-    if (c == '|') o += "\\|";
-    else if (c == '\n') o += "<br>";
-    else o += c;
+    if (c == '|')
+      o += "\\|";
+    else if (c == '\n')
+      o += "<br>";
+    else
+      o += c;
   }
   return o;
 }
@@ -93,8 +96,12 @@ std::string report_markdown(const Report& r, const std::string& title, const std
   if (!r.cannot.empty()) s << "\n";
   for (const auto& b : r.blocks) {
     switch (b.kind) {
-      case Block::kHeading: s << "## " << b.text << "\n\n"; break;
-      case Block::kText: s << b.text << "\n\n"; break;
+      case Block::kHeading:
+        s << "## " << b.text << "\n\n";
+        break;
+      case Block::kText:
+        s << b.text << "\n\n";
+        break;
       case Block::kTable: {
         const Table& t = r.tables[b.table];
         if (!t.title.empty()) s << "**" << t.title << "** (tables/" << t.name << ".csv)\n\n";
@@ -107,8 +114,8 @@ std::string report_markdown(const Report& r, const std::string& title, const std
         if (std::filesystem::exists(plots_dir / b.text, ec))
           s << "![" << b.caption << "](plots/" << b.text << ")\n\n*" << b.caption << "*\n\n";
         else
-          s << "(plot " << b.text << " not drawn: " << (plot_problem.empty() ? "plots.py did not write it" : plot_problem)
-            << ")\n\n";
+          s << "(plot " << b.text
+            << " not drawn: " << (plot_problem.empty() ? "plots.py did not write it" : plot_problem) << ")\n\n";
         break;
       }
     }

@@ -12,11 +12,11 @@
 namespace headroom::analysis {
 
 struct Table {
-  std::string name;   // tables/<name>.csv
+  std::string name;  // tables/<name>.csv
   std::string title;
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
-  std::string note;   // printed under the Markdown table
+  std::string note;  // printed under the Markdown table
 };
 
 std::string to_csv(const Table& t);

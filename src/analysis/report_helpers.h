@@ -16,7 +16,7 @@ namespace headroom::analysis {
 nlohmann::json num(const Opt& v);  // null when missing or not finite
 nlohmann::json num(double v);
 
-const RunData* first_pool_run(const Study& s);  // null when the pool is empty
+const RunData* first_pool_run(const Study& s);      // null when the pool is empty
 std::string config_name(const Study& s, long idx);  // "" for a run in no configuration
 // The keys in which two configurations differ, space-separated.
 std::string short_keys_differing(const ConfigGroup& a, const ConfigGroup& b);

@@ -32,14 +32,18 @@ std::optional<double> score_of(const RunData& r, const ScoreName& s) {
   }
   if (!r.has_results) return std::nullopt;
   switch (s.kind) {
-    case ScoreName::kRuler: return r.results.ruler_average;
+    case ScoreName::kRuler:
+      return r.results.ruler_average;
     case ScoreName::kRulerAt:
       for (const auto& a : r.results.ruler_by_length)
         if (a.length == s.length) return a.score;
       return std::nullopt;
-    case ScoreName::kMcAcc: return r.results.mc ? std::optional<double>(r.results.mc->acc) : std::nullopt;
-    case ScoreName::kMcAccNorm: return r.results.mc ? std::optional<double>(r.results.mc->acc_norm) : std::nullopt;
-    default: break;
+    case ScoreName::kMcAcc:
+      return r.results.mc ? std::optional<double>(r.results.mc->acc) : std::nullopt;
+    case ScoreName::kMcAccNorm:
+      return r.results.mc ? std::optional<double>(r.results.mc->acc_norm) : std::nullopt;
+    default:
+      break;
   }
   return std::nullopt;
 }

@@ -20,6 +20,6 @@ std::optional<double> score_of(const RunData& r, const ScoreName& s);
 // exp(mean loss) at `length` (0 = the shortest) of loss_by_position.
 std::optional<double> perplexity_of(const RunData& r, int64_t length);
 const StageRun* stage_of(const RunData& r, const std::string& stage);  // the last stage of that name
-bool is_ruler_task(const std::string& t);  // one of the suite's RULER tasks (eval/tasks.h)
+bool is_ruler_task(const std::string& t);                              // one of the suite's RULER tasks (eval/tasks.h)
 
 }  // namespace headroom::analysis

@@ -24,30 +24,34 @@ std::string spread(const FindingSide& side) {
 }
 
 Table findings_table(const AnalyzeConfig& cfg) {
-  return {"findings", "Findings: effect = mean score of A's configurations − B's (each a mean over its seeds)",
-          {"finding", "score", "configs_a", "configs_b", "mean_a", "mean_b", "effect", "mean_seed_swing",
-           "effect_over_swing", "verdict", "ci_low", "ci_high", "bootstrap", "seeds_to_resolve", "runs_a", "runs_b"}, {},
-          cat("Mean seed swing: |a − b| over every pair of seeds of one configuration, averaged over the pool's pairs "
-              "(the 'Seed noise' section for the long score). Verdict: reproduces when effect > 2 × mean swing, reversed "
-              "when effect < −2 × mean swing, no signal when the effect and the swing are both 0, otherwise not "
-              "resolved at this noise. ci: ", fmt(100 * cfg.confidence, 3), "% bootstrap interval of the effect. "
-              "seeds_to_resolve (unresolved findings): seeds per configuration at which an effect of the measured "
-              "size would exceed two standard errors of a difference of means, with the seed deviation the mean "
-              "swing implies (σ = swing·√π/2; n = 8σ²/effect²): a small number means too few seeds, a large one or "
-              "'none' means no effect of consequence.")};
+  return {
+      "findings",
+      "Findings: effect = mean score of A's configurations − B's (each a mean over its seeds)",
+      {"finding", "score", "configs_a", "configs_b", "mean_a", "mean_b", "effect", "mean_seed_swing",
+       "effect_over_swing", "verdict", "ci_low", "ci_high", "bootstrap", "seeds_to_resolve", "runs_a", "runs_b"},
+      {},
+      cat("Mean seed swing: |a − b| over every pair of seeds of one configuration, averaged over the pool's pairs "
+          "(the 'Seed noise' section for the long score). Verdict: reproduces when effect > 2 × mean swing, reversed "
+          "when effect < −2 × mean swing, no signal when the effect and the swing are both 0, otherwise not "
+          "resolved at this noise. ci: ",
+          fmt(100 * cfg.confidence, 3),
+          "% bootstrap interval of the effect. "
+          "seeds_to_resolve (unresolved findings): seeds per configuration at which an effect of the measured "
+          "size would exceed two standard errors of a difference of means, with the seed deviation the mean "
+          "swing implies (σ = swing·√π/2; n = 8σ²/effect²): a small number means too few seeds, a large one or "
+          "'none' means no effect of consequence.")};
 }
 
-std::vector<std::string> finding_row(const Study& s, const Finding& f, const ScoreName& score, const NoiseSummary& noise,
-                                     const FindingResult& r) {
+std::vector<std::string> finding_row(const Study& s, const Finding& f, const ScoreName& score,
+                                     const NoiseSummary& noise, const FindingResult& r) {
   std::vector<std::string> row{f.name, score.text, ids(s, r.a), ids(s, r.b), fmt(r.a.mean), fmt(r.b.mean)};
   if (!r.computed) {
     row.insert(row.end(), {"", "", "", "not computed", "", "", "", "", spread(r.a), spread(r.b)});
     return row;
   }
-  row.insert(row.end(), {fmt(r.effect), noise.ok ? fmt(noise.mean) : "",
-                         fmt(r.effect_over_swing, 3), r.verdict,
-                         r.ci.ok ? fmt(r.ci.lo) : "", r.ci.ok ? fmt(r.ci.hi) : "", r.ci.ok ? r.method : r.ci.why, r.seeds,
-                         spread(r.a), spread(r.b)});
+  row.insert(row.end(), {fmt(r.effect), noise.ok ? fmt(noise.mean) : "", fmt(r.effect_over_swing, 3), r.verdict,
+                         r.ci.ok ? fmt(r.ci.lo) : "", r.ci.ok ? fmt(r.ci.hi) : "", r.ci.ok ? r.method : r.ci.why,
+                         r.seeds, spread(r.a), spread(r.b)});
   return row;
 }
 

@@ -16,9 +16,12 @@ namespace {
 
 Table predictors_table(const Study& s, const PredictorStats& st, const ScoreName& score,
                        const std::vector<Predictor>& preds, const std::vector<Feature>& features) {
-  Table t{"predictors", cat("One row per configuration (means over seeds): the score ", score.text,
-                            ", the predictors and the features"),
-          {"config", "label", "seeds", "score"}, {}, ""};
+  Table t{
+      "predictors",
+      cat("One row per configuration (means over seeds): the score ", score.text, ", the predictors and the features"),
+      {"config", "label", "seeds", "score"},
+      {},
+      ""};
   for (const auto& p : preds) t.header.push_back(p.name);
   for (const auto& f : features) t.header.push_back("feature_" + f.name);
   t.header.push_back("feature_count");
@@ -57,8 +60,8 @@ json scatter(const Study& s, const Regression& r, const std::string& file, const
              const ScoreName& score) {
   std::vector<std::string> labels;
   for (size_t c : r.configs) labels.push_back(s.configs[c].id);
-  return {{"file", file}, {"x_label", x_label}, {"y_label", score.text}, {"x", r.x}, {"y", r.y},
-          {"labels", labels}, {"r2", r.fit.r2}, {"coef", r.fit.coef}};
+  return {{"file", file}, {"x_label", x_label}, {"y_label", score.text}, {"x", r.x},
+          {"y", r.y},     {"labels", labels},   {"r2", r.fit.r2},        {"coef", r.fit.coef}};
 }
 
 // The fit on the features separately: its predictors, coefficients and note.
@@ -69,10 +72,12 @@ std::vector<std::string> features_row(const PredictorStats& st, const std::vecto
   for (size_t k : st.constant) dropped.append(dropped.empty() ? "" : ", ").append(features[k].name);
   if (f.ok) {
     coefs = "b0=" + fmt(f.coef[0], 6);
-    for (size_t k = 0; k < st.varying.size(); ++k) coefs += " " + features[st.varying[k]].name + "=" + fmt(f.coef[k + 1], 6);
+    for (size_t k = 0; k < st.varying.size(); ++k)
+      coefs += " " + features[st.varying[k]].name + "=" + fmt(f.coef[k + 1], 6);
   }
   std::string note = f.ok ? f.loo_why : f.why;
-  if (!dropped.empty()) note.append(note.empty() ? "" : "; ").append("constant over the pool, left out: ").append(dropped);
+  if (!dropped.empty())
+    note.append(note.empty() ? "" : "; ").append("constant over the pool, left out: ").append(dropped);
   return regression_row("features separately", names.empty() ? "(none vary)" : names, st.features, coefs, note);
 }
 
@@ -80,14 +85,19 @@ std::vector<std::string> features_row(const PredictorStats& st, const std::vecto
 // that did not.
 void regressions(const Study& s, const PredictorStats& st, const ScoreName& score, const std::vector<Predictor>& preds,
                  const std::vector<Feature>& features, Report& rep) {
-  Table reg{"regressions", cat("Linear regressions of ", score.text, " over configurations (ordinary least squares with "
-                               "intercept; leave-one-out R² = 1 − Σ(y − ŷ₋ᵢ)² / Σ(y − ȳ)²)"),
-            {"model", "predictors", "n", "r2", "loo_r2", "coefficients", "note"}, {}, ""};
+  Table reg{"regressions",
+            cat("Linear regressions of ", score.text,
+                " over configurations (ordinary least squares with "
+                "intercept; leave-one-out R² = 1 − Σ(y − ŷ₋ᵢ)² / Σ(y − ȳ)²)"),
+            {"model", "predictors", "n", "r2", "loo_r2", "coefficients", "note"},
+            {},
+            ""};
   json scatters = json::array();
   for (size_t k = 0; k < preds.size(); ++k) {
     const Regression& r = st.single[k];
     const OlsFit& f = r.fit;
-    reg.rows.push_back(regression_row("single: " + preds[k].name, preds[k].name, r, line_coefs(f), f.ok ? f.loo_why : f.why));
+    reg.rows.push_back(
+        regression_row("single: " + preds[k].name, preds[k].name, r, line_coefs(f), f.ok ? f.loo_why : f.why));
     if (!f.ok) {
       rep.cannot_compute(cat("R² of ", preds[k].label), f.why);
       continue;

@@ -14,8 +14,11 @@ using nlohmann::json;
 namespace {
 
 void ruler_by_length(const Study& s, const std::vector<int64_t>& lengths, Report& rep) {
-  Table t{"ruler_by_length", "RULER average by context length (mean over seeds; overall = mean over lengths)",
-          {"config", "label", "seeds"}, {}, ""};
+  Table t{"ruler_by_length",
+          "RULER average by context length (mean over seeds; overall = mean over lengths)",
+          {"config", "label", "seeds"},
+          {},
+          ""};
   for (auto L : lengths) t.header.push_back(std::to_string(L));
   t.header.insert(t.header.end(), {"overall", "overall_min", "overall_max"});
   json series = json::array();
@@ -60,36 +63,47 @@ void section_ruler(const Study& s, Report& rep) {
   rep.table(ruler_by_length_runs(s, ref->results.lengths));
   Table tt{"ruler_tasks", "", {"config", "task", "length", "score", "seeds"}, {}, ""};
   for (const auto& m : ruler_task_means(s))
-    tt.rows.push_back({s.configs[m.config].id, m.task, std::to_string(m.length), fmt(m.score.mean), std::to_string(m.score.n)});
+    tt.rows.push_back(
+        {s.configs[m.config].id, m.task, std::to_string(m.length), fmt(m.score.mean), std::to_string(m.score.n)});
   rep.text(cat("Per-task scores (mean over seeds) are in tables/ruler_tasks.csv (", tt.rows.size(), " rows)."));
   rep.tables.push_back(std::move(tt));
 }
 
 void section_short(const Study& s, Report& rep) {
   rep.heading("Short context: multiple choice and loss by position");
-  Table mc{"multiple_choice", "Multiple choice (mean over seeds)", {"config", "label", "items", "acc", "acc_norm"}, {}, ""};
+  Table mc{
+      "multiple_choice", "Multiple choice (mean over seeds)", {"config", "label", "items", "acc", "acc_norm"}, {}, ""};
   bool any_mc = false;
   for (const auto& m : mc_means(s)) {
     const ConfigGroup& g = s.configs[m.config];
     any_mc |= m.acc.n > 0;
     mc.rows.push_back({g.id, g.label, m.items ? std::to_string(*m.items) : "", fmt(m.acc.mean), fmt(m.acc_norm.mean)});
   }
-  if (any_mc) rep.table(std::move(mc));
-  else rep.cannot_compute("multiple choice table", "no run in the pool has multiple-choice results (evaluate task mc)");
+  if (any_mc)
+    rep.table(std::move(mc));
+  else
+    rep.cannot_compute("multiple choice table", "no run in the pool has multiple-choice results (evaluate task mc)");
 
-  Table lp{"loss_by_position", "Held-out loss by token position (nats, mean over seeds)",
-           {"config", "length", "start", "end", "mean_loss", "seeds"}, {}, ""};
-  Table lo{"loss_overall", "Held-out loss and perplexity per evaluated length (mean over seeds)",
-           {"config", "label", "length", "mean_loss", "perplexity"}, {}, ""};
+  Table lp{"loss_by_position",
+           "Held-out loss by token position (nats, mean over seeds)",
+           {"config", "length", "start", "end", "mean_loss", "seeds"},
+           {},
+           ""};
+  Table lo{"loss_overall",
+           "Held-out loss and perplexity per evaluated length (mean over seeds)",
+           {"config", "label", "length", "mean_loss", "perplexity"},
+           {},
+           ""};
   for (const auto& m : loss_means(s)) {
     const ConfigGroup& g = s.configs[m.config];
     lo.rows.push_back({g.id, g.label, std::to_string(m.length), fmt(m.loss.mean), fmt(m.perplexity)});
     for (const auto& b : m.buckets)
-      lp.rows.push_back({g.id, std::to_string(m.length), std::to_string(b.start), std::to_string(b.end), fmt(b.loss.mean),
-                         std::to_string(b.loss.n)});
+      lp.rows.push_back({g.id, std::to_string(m.length), std::to_string(b.start), std::to_string(b.end),
+                         fmt(b.loss.mean), std::to_string(b.loss.n)});
   }
   if (lo.rows.empty()) {
-    rep.cannot_compute("loss by position", "no run in the pool has loss_by_position results (evaluate task loss_by_position)");
+    rep.cannot_compute("loss by position",
+                       "no run in the pool has loss_by_position results (evaluate task loss_by_position)");
   } else {
     rep.table(std::move(lo));
     rep.table(std::move(lp));

@@ -13,8 +13,12 @@ using nlohmann::json;
 
 void section_runs(const Study& s, Report& rep) {
   rep.heading("Runs");
-  Table t{"runs", "Runs", {"run", "dir", "config", "seeds", "stage", "step", "checkpoint", "tokenizer", "lengths",
-                           "ruler_average", "in_pool", "samples"}, {}, ""};
+  Table t{"runs",
+          "Runs",
+          {"run", "dir", "config", "seeds", "stage", "step", "checkpoint", "tokenizer", "lengths", "ruler_average",
+           "in_pool", "samples"},
+          {},
+          ""};
   for (const auto& r : s.runs) {
     std::string lens;
     for (auto L : r.results.lengths) lens.append(lens.empty() ? "" : " ").append(std::to_string(L));
@@ -37,10 +41,12 @@ void section_configs(const Study& s, Report& rep) {
   for (const auto& k : s.varying_keys) keys.append(keys.empty() ? "" : ", ").append(k);
   rep.text(s.configs.empty()
                ? "No configuration could be formed."
-               : cat(s.configs.size(), " configuration(s): runs whose lineage configurations (every stage's resolved "
+               : cat(s.configs.size(),
+                     " configuration(s): runs whose lineage configurations (every stage's resolved "
                      "INI) agree once the seed keys and the ignored keys are removed. Keys that differ between "
                      "configurations (a → joins a key's values along the lineage when a later stage changed it; "
-                     "'stages' is the lineage): ", keys.empty() ? "none" : keys, "."));
+                     "'stages' is the lineage): ",
+                     keys.empty() ? "none" : keys, "."));
   Table t{"configs", "Configurations", {"config", "label", "keys", "runs", "seeds"}, {}, ""};
   for (const auto& g : s.configs) {
     std::string runs, seeds;

@@ -85,9 +85,11 @@ std::vector<BootCell> boot_cells(const Study& s, const ConfigGroup& a, const Con
       for (size_t i : all) {
         std::set<int64_t> mine;
         for (auto it = s.runs[i].samples.lower_bound({ts.task, ts.length, INT64_MIN});
-             it != s.runs[i].samples.end() && std::get<0>(it->first) == ts.task && std::get<1>(it->first) == ts.length; ++it)
+             it != s.runs[i].samples.end() && std::get<0>(it->first) == ts.task && std::get<1>(it->first) == ts.length;
+             ++it)
           mine.insert(std::get<2>(it->first));
-        if (first) common = mine, first = false;
+        if (first)
+          common = mine, first = false;
         else {
           std::set<int64_t> x;
           std::set_intersection(common.begin(), common.end(), mine.begin(), mine.end(), std::inserter(x, x.begin()));

@@ -69,8 +69,8 @@ std::vector<size_t> iota(size_t n) {
 
 }  // namespace
 
-BootResult paired_bootstrap(const std::vector<BootCell>& cells, bool resample_cells, int64_t resamples,
-                            uint64_t seed, double confidence, bool percent) {
+BootResult paired_bootstrap(const std::vector<BootCell>& cells, bool resample_cells, int64_t resamples, uint64_t seed,
+                            double confidence, bool percent) {
   BootResult r;
   if (cells.empty()) {
     r.why = "no task × length cell is scored in every run of both configurations";

@@ -66,7 +66,7 @@ struct BootResult {
 // replacement (resample_cells = false: samples within each task × length), or the cells of every
 // length with replacement (resample_cells = true: tasks within each length, the fallback when only
 // per-cell scores exist). The interval is the percentile interval at `confidence`.
-BootResult paired_bootstrap(const std::vector<BootCell>& cells, bool resample_cells, int64_t resamples,
-                            uint64_t seed, double confidence, bool percent = true);
+BootResult paired_bootstrap(const std::vector<BootCell>& cells, bool resample_cells, int64_t resamples, uint64_t seed,
+                            double confidence, bool percent = true);
 
 }  // namespace headroom::analysis

@@ -61,7 +61,8 @@ void load_run(RunData& r, const AnalyzeConfig& cfg) {
   std::error_code ec;
   const fs::path rj = dir / "results.json";
   if (!fs::is_regular_file(rj, ec)) {
-    r.problems.push_back(cat("no results.json in ", r.dir, " (evaluate did not finish there, or this is not an "
+    r.problems.push_back(cat("no results.json in ", r.dir,
+                             " (evaluate did not finish there, or this is not an "
                              "evaluate run directory): the run is left out of every table"));
     return;
   }
@@ -140,8 +141,10 @@ void load_run(RunData& r, const AnalyzeConfig& cfg) {
       if (fs::is_directory(own, ec)) s.run_dir = own.string();
     }
     if (s.run_dir.empty()) {
-      r.problems.push_back(cat(s.stage, " run directory '", s.run_dir_recorded, "' (from the checkpoint lineage) not "
-                               "found, also not next to ", r.dir, ": no ", s.stage, " losses or spike scores"));
+      r.problems.push_back(cat(s.stage, " run directory '", s.run_dir_recorded,
+                               "' (from the checkpoint lineage) not "
+                               "found, also not next to ",
+                               r.dir, ": no ", s.stage, " losses or spike scores"));
     } else {
       const fs::path mj = fs::path(s.run_dir) / "metrics.jsonl";
       if (!fs::is_regular_file(mj, ec)) {
@@ -200,8 +203,9 @@ Study load_study(const AnalyzeConfig& cfg, const std::function<void(const std::s
     if (names[name] > 1) name = p.parent_path().filename().string() + "/" + name;
     r.name = name;
     load_run(r, cfg);
-    if (log) log(cat("read run ", i + 1, "/", cfg.runs.size(), ": ", r.dir, r.has_results ? "" : " (no results)",
-                     r.problems.empty() ? "" : cat(" — ", r.problems.size(), " problem(s)")));
+    if (log)
+      log(cat("read run ", i + 1, "/", cfg.runs.size(), ": ", r.dir, r.has_results ? "" : " (no results)",
+              r.problems.empty() ? "" : cat(" — ", r.problems.size(), " problem(s)")));
     s.runs.push_back(std::move(r));
   }
   return s;

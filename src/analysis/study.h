@@ -28,8 +28,8 @@ using train::SpikeFinal;
 
 struct StageRun {
   std::string stage;
-  std::string run_dir_recorded;  // as the lineage records it
-  std::string run_dir;           // resolved; empty when not found
+  std::string run_dir_recorded;      // as the lineage records it
+  std::string run_dir;               // resolved; empty when not found
   std::vector<MetricPoint> metrics;  // by step, the last line of a step kept (resumes repeat steps)
   std::vector<SpikeFinal> spikes;
   std::optional<double> final_loss;  // mean of the last final_loss_steps logged losses
@@ -58,9 +58,11 @@ struct RunData {
 };
 
 struct ConfigGroup {
-  std::string id;     // C1, C2, ...
-  std::string label;       // what tables and plots call it: `name` when the names tell configurations apart, else `keys_label`
-  std::string name;        // its runs' directories without the seed: "wide/evaluate_base" for wide-s1/evaluate_base, wide-s2/...
+  std::string id;  // C1, C2, ...
+  std::string
+      label;  // what tables and plots call it: `name` when the names tell configurations apart, else `keys_label`
+  std::string
+      name;  // its runs' directories without the seed: "wide/evaluate_base" for wide-s1/evaluate_base, wide-s2/...
   std::string keys_label;  // the varying profile keys' values
   std::vector<size_t> runs;
   std::map<std::string, std::string> keys;  // flattened "stage:section.key" -> value (seeds and ignored keys removed)

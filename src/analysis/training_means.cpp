@@ -18,7 +18,8 @@ std::vector<std::string> spike_rules(const Study& s) {
 
 namespace {
 
-StageMeans stage_means(const Study& s, const ConfigGroup& g, const std::string& stage, const std::vector<std::string>& rules) {
+StageMeans stage_means(const Study& s, const ConfigGroup& g, const std::string& stage,
+                       const std::vector<std::string>& rules) {
   StageMeans m;
   m.stage = stage;
   m.final_loss = config_mean(s, g, [&](const RunData& r) -> Opt {
@@ -41,7 +42,8 @@ StageMeans stage_means(const Study& s, const ConfigGroup& g, const std::string& 
 std::vector<TrainingMeans> training_means(const Study& s, const std::vector<std::string>& rules) {
   std::vector<TrainingMeans> out;
   for (size_t c = 0; c < s.configs.size(); ++c)
-    out.push_back({c, {stage_means(s, s.configs[c], "pretrain", rules), stage_means(s, s.configs[c], "extend", rules)}});
+    out.push_back(
+        {c, {stage_means(s, s.configs[c], "pretrain", rules), stage_means(s, s.configs[c], "extend", rules)}});
   return out;
 }
 

@@ -9,16 +9,13 @@ namespace headroom::app {
 config::po::options_description common_options(CommonFlags& flags) {
   namespace po = config::po;
   po::options_description o("Common options", 100, 50);
-  o.add_options()
-      ("help", po::bool_switch(&flags.help), "print this help, listing every key, and exit")
-      ("config-reference", po::bool_switch(&flags.config_reference),
-       "print every key (default, allowed values, meaning) as Markdown tables and exit")
-      ("config", po::value<std::vector<std::string>>()->composing(),
-       "INI config file; repeatable, later files override earlier ones")
-      ("print-config", po::bool_switch(&flags.print_config),
-       "print the resolved configuration as INI and exit")
-      ("force", po::bool_switch(&flags.force),
-       "replace the outputs of a finished run in the output directory");
+  o.add_options()("help", po::bool_switch(&flags.help), "print this help, listing every key, and exit")(
+      "config-reference", po::bool_switch(&flags.config_reference),
+      "print every key (default, allowed values, meaning) as Markdown tables and exit")(
+      "config", po::value<std::vector<std::string>>()->composing(),
+      "INI config file; repeatable, later files override earlier ones")(
+      "print-config", po::bool_switch(&flags.print_config), "print the resolved configuration as INI and exit")(
+      "force", po::bool_switch(&flags.force), "replace the outputs of a finished run in the output directory");
   return o;
 }
 
@@ -44,7 +41,8 @@ std::string flag_value(int argc, char** argv, const std::string& flag) {
   std::string value;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == flag && i + 1 < argc) value = argv[++i];
+    if (a == flag && i + 1 < argc)
+      value = argv[++i];
     else if (a.size() > flag.size() && a.compare(0, flag.size(), flag) == 0 && a[flag.size()] == '=')
       value = a.substr(flag.size() + 1);
   }

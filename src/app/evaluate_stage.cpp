@@ -66,10 +66,18 @@ EvalJob make_job(const EvalConfig& ecfg, const config::Config& cfg, const io::Ch
   job.tasks = expand_task_list(ecfg.tasks);
   job.tokenizer = checkpoint_tokenizer(info, cfg.model.vocab_size);
   switch (ecfg.prompt_template) {
-    case config::PromptChoice::kAuto: job.tmpl = checkpoint_template(info); break;
-    case config::PromptChoice::kBase: job.tmpl = data::PromptTemplate::kBase; break;
-    case config::PromptChoice::kInstruction: job.tmpl = data::PromptTemplate::kInstruction; break;
-    case config::PromptChoice::kChat: job.tmpl = data::PromptTemplate::kChat; break;
+    case config::PromptChoice::kAuto:
+      job.tmpl = checkpoint_template(info);
+      break;
+    case config::PromptChoice::kBase:
+      job.tmpl = data::PromptTemplate::kBase;
+      break;
+    case config::PromptChoice::kInstruction:
+      job.tmpl = data::PromptTemplate::kInstruction;
+      break;
+    case config::PromptChoice::kChat:
+      job.tmpl = data::PromptTemplate::kChat;
+      break;
   }
   PromptBuilder(job.tokenizer, job.tmpl);  // a chat template the tokenizer lacks is refused here
   job.val_path = cfg.data.val;
@@ -104,8 +112,8 @@ std::string describe(const EvalJob& job) {
   std::string lengths, tasks;
   for (int64_t L : job.lengths) lengths.append(lengths.empty() ? "" : ",").append(std::to_string(L));
   for (const auto& t : job.tasks) tasks.append(tasks.empty() ? "" : ",").append(t);
-  return cat("evaluate ", h.checkpoint, " (stage ", h.stage, ", step ", h.step, ", ", h.config_id, ") on ",
-             h.ranks, " rank(s); prompt template ", h.prompt_template, "; lengths ", lengths, " (addressable ",
+  return cat("evaluate ", h.checkpoint, " (stage ", h.stage, ", step ", h.step, ", ", h.config_id, ") on ", h.ranks,
+             " rank(s); prompt template ", h.prompt_template, "; lengths ", lengths, " (addressable ",
              h.addressable_length, "); tasks ", tasks, "; ", job.eval.samples, " samples each");
 }
 
@@ -133,18 +141,18 @@ void write_outputs(io::RunDir& run, const EvalOutput& out, const EvalConfig& ecf
 // Everything after the run directory is open on root (`run`, null elsewhere).
 void evaluate_into(io::RunDir* run, EvalJob& job, const io::CheckpointInfo& info, const fs::path& ckpt,
                    const config::Schema& schema, const app::StageStart& start, const std::string& memory,
-                   int64_t addressable, const EvalConfig& ecfg, const config::Config& cfg,
-                   parallel::Grid& grid) {
-  job.header = make_header(job, info, ckpt, config::ini_only_sections(config::to_ini(schema, false), {"model", "train"}), grid.world->size(),
-                           addressable);
+                   int64_t addressable, const EvalConfig& ecfg, const config::Config& cfg, parallel::Grid& grid) {
+  job.header =
+      make_header(job, info, ckpt, config::ini_only_sections(config::to_ini(schema, false), {"model", "train"}),
+                  grid.world->size(), addressable);
   if (run) io::log_line(*run, describe(job));
   if (run && !start.device_choice.empty()) io::log_line(*run, start.device_choice);
   if (run) io::log_line(*run, kernels::cpu::blas_kernels_description());
   if (run) io::log_line(*run, memory);
 
   // train.device as the training stages use it: auto (made concrete by start_stage), cpu or cuda.
-  const auto& ops = cfg.train.device == config::Device::kCuda ? kernels::cuda_ops(cfg.train.attention_kernel)
-                                                               : kernels::cpu_ops();
+  const auto& ops =
+      cfg.train.device == config::Device::kCuda ? kernels::cuda_ops(cfg.train.attention_kernel) : kernels::cpu_ops();
   // Every weight comes from the checkpoint: drawing the random init first would be most of the
   // start-up on a large model.
   model::Model<float> model = model::make_model(cfg.model, ops, {}, {.random_weights = false});
@@ -164,12 +172,11 @@ int run_evaluate_stage(int argc, char** argv) {
   app::CommonFlags flags;
   std::string run_dir, init;
   po::options_description opts = app::common_options(flags);
-  opts.add_options()
-      ("run-dir", po::value(&run_dir)->default_value("runs/evaluate"),
-       "run directory: results.json, results.csv, samples.jsonl, config.ini, log.txt, DONE")
-      ("init", po::value(&init),
-       "checkpoint to evaluate: a .h5 file, or a run directory meaning its latest checkpoint; its "
-       "configuration is the base the options here override");
+  opts.add_options()("run-dir", po::value(&run_dir)->default_value("runs/evaluate"),
+                     "run directory: results.json, results.csv, samples.jsonl, config.ini, log.txt, DONE")(
+      "init", po::value(&init),
+      "checkpoint to evaluate: a .h5 file, or a run directory meaning its latest checkpoint; its "
+      "configuration is the base the options here override");
   config::Config cfg;
   EvalConfig ecfg;
   config::Schema schema = config::make_schema(cfg, kSections);

@@ -132,7 +132,8 @@ void map_rope(const Reader& r, HfFamily family, int64_t max_pos, HfImportMapping
     out.keys.push_back({"model.llama3_factor", num(number("factor"))});
     out.keys.push_back({"model.llama3_low_freq_factor", num(number("low_freq_factor"))});
     out.keys.push_back({"model.llama3_high_freq_factor", num(number("high_freq_factor"))});
-    out.keys.push_back({"model.llama3_original_len", num(static_cast<int64_t>(number("original_max_position_embeddings")))});
+    out.keys.push_back(
+        {"model.llama3_original_len", num(static_cast<int64_t>(number("original_max_position_embeddings")))});
     return;
   }
   fail(r.where, ": ", key, ".rope_type = \"", type, "\" is not supported (default, yarn and llama3 are)");
@@ -165,10 +166,14 @@ std::string pattern_of(const Reader& r, int64_t n_layers) {
 
 std::string hf_architecture(HfFamily f) {
   switch (f) {
-    case HfFamily::kLlama: return "LlamaForCausalLM";
-    case HfFamily::kQwen3: return "Qwen3ForCausalLM";
-    case HfFamily::kOlmo2: return "Olmo2ForCausalLM";
-    case HfFamily::kOlmo3: return "Olmo3ForCausalLM";
+    case HfFamily::kLlama:
+      return "LlamaForCausalLM";
+    case HfFamily::kQwen3:
+      return "Qwen3ForCausalLM";
+    case HfFamily::kOlmo2:
+      return "Olmo2ForCausalLM";
+    case HfFamily::kOlmo3:
+      return "Olmo3ForCausalLM";
   }
   return "?";
 }
@@ -244,10 +249,14 @@ HfImportMapping map_hf_config(const json& j, const std::string& where) {
 std::string hf_tensor_name(HfFamily f, config::NormOrder order, const std::string& name) {
   (void)f;
   static const std::vector<std::pair<std::string, std::string>> layer_map = {
-      {"attn.wq", "self_attn.q_proj.weight"},         {"attn.wk", "self_attn.k_proj.weight"},
-      {"attn.wv", "self_attn.v_proj.weight"},         {"attn.wo", "self_attn.o_proj.weight"},
-      {"attn.q_norm.weight", "self_attn.q_norm.weight"}, {"attn.k_norm.weight", "self_attn.k_norm.weight"},
-      {"mlp.w_gate", "mlp.gate_proj.weight"},         {"mlp.w_up", "mlp.up_proj.weight"},
+      {"attn.wq", "self_attn.q_proj.weight"},
+      {"attn.wk", "self_attn.k_proj.weight"},
+      {"attn.wv", "self_attn.v_proj.weight"},
+      {"attn.wo", "self_attn.o_proj.weight"},
+      {"attn.q_norm.weight", "self_attn.q_norm.weight"},
+      {"attn.k_norm.weight", "self_attn.k_norm.weight"},
+      {"mlp.w_gate", "mlp.gate_proj.weight"},
+      {"mlp.w_up", "mlp.up_proj.weight"},
       {"mlp.w_down", "mlp.down_proj.weight"}};
   if (name == "embed.weight") return "model.embed_tokens.weight";
   if (name == "final_norm.weight") return "model.norm.weight";
@@ -288,8 +297,8 @@ HfFamily hf_family_for(const config::ModelConfig& m) {
   for (const auto& [key, dims, used] : {std::tuple{"model.rope_dims_full", m.rope_dims_full, full},
                                         std::tuple{"model.rope_dims_swa", m.rope_dims_swa, sliding}})
     if (used && dims >= 0 && dims != m.head_dim_qk)
-      add(cat(key, " = ", dims, ": partial RoPE or NoPE is not expressible (needs -1 or head_dim_qk = ",
-              m.head_dim_qk, ")"));
+      add(cat(key, " = ", dims, ": partial RoPE or NoPE is not expressible (needs -1 or head_dim_qk = ", m.head_dim_qk,
+              ")"));
   if (sliding && f != HfFamily::kOlmo3)
     add(cat("model.layer_pattern = ", m.layer_pattern, ": sliding layers are expressible as OLMo 3 only ",
             "(qk_norm layer, norm_order post)"));
@@ -309,7 +318,10 @@ json hf_config_json(const config::ModelConfig& m, HfFamily f, int64_t max_pos, c
   const bool sliding = m.layer_pattern.find('S') != std::string::npos;
   json j;
   j["architectures"] = {hf_architecture(f)};
-  j["model_type"] = f == HfFamily::kLlama ? "llama" : f == HfFamily::kQwen3 ? "qwen3" : f == HfFamily::kOlmo2 ? "olmo2" : "olmo3";
+  j["model_type"] = f == HfFamily::kLlama   ? "llama"
+                    : f == HfFamily::kQwen3 ? "qwen3"
+                    : f == HfFamily::kOlmo2 ? "olmo2"
+                                            : "olmo3";
   j["vocab_size"] = m.vocab_size;
   j["hidden_size"] = m.d_model;
   j["intermediate_size"] = m.d_ff;

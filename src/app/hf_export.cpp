@@ -46,10 +46,11 @@ int run_export_hf(int argc, char** argv) {
   CommonFlags flags;
   std::string init, out, dtype;
   po::options_description opts = common_options(flags);
-  opts.add_options()
-      ("init", po::value(&init), "checkpoint to export: a .h5 file, or a run directory meaning its latest")
-      ("out", po::value(&out), "Hugging Face directory to write (created; existing files are replaced only with --force)")
-      ("dtype", po::value(&dtype)->default_value("f32"), "safetensors dtype: f32 (exact) or bf16");
+  opts.add_options()("init", po::value(&init),
+                     "checkpoint to export: a .h5 file, or a run directory meaning its latest")(
+      "out", po::value(&out),
+      "Hugging Face directory to write (created; existing files are replaced only with --force)")(
+      "dtype", po::value(&dtype)->default_value("f32"), "safetensors dtype: f32 (exact) or bf16");
   config::Config none;
   const config::Schema empty = config::make_schema(none, 0);
   config::parse_config(argc, argv, opts, empty);
@@ -66,9 +67,9 @@ int run_export_hf(int argc, char** argv) {
 
   const fs::path ckpt = io::resolve_checkpoint(init);
   const io::CheckpointInfo info = io::read_checkpoint_info(ckpt);
-  const config::Config cfg = config::make_config(
-      config::kModel | config::kTrain | config::kData | config::kParallel, {},
-      {{"checkpoint " + ckpt.string(), config::ini_without(info.config_ini, {"train.device"})}});
+  const config::Config cfg =
+      config::make_config(config::kModel | config::kTrain | config::kData | config::kParallel, {},
+                          {{"checkpoint " + ckpt.string(), config::ini_without(info.config_ini, {"train.device"})}});
   const HfFamily family = hf_family_for(cfg.model);
   const int64_t max_pos = eval::trained_length(info);
   // The tokenizer is checked before any work; a checkpoint without one exports without one.
@@ -78,7 +79,8 @@ int run_export_hf(int argc, char** argv) {
   if (fs::exists(out_dir / "config.json") && !flags.force)
     fail(out_dir.string(), " already holds a config.json; choose another --out or pass --force");
 
-  model::Model<float> model = model::make_model(cfg.model, kernels::cpu_ops(), {}, {.random_weights = false, .gradients = false});
+  model::Model<float> model =
+      model::make_model(cfg.model, kernels::cpu_ops(), {}, {.random_weights = false, .gradients = false});
   io::load_checkpoint_tensors(ckpt, model, nullptr);
   // The CPU model's arena is host memory holding every tensor whole (tp 1): the writer reads it
   // in place, so the export holds one copy of the model.
@@ -101,10 +103,10 @@ int run_export_hf(int argc, char** argv) {
     std::cout << "export_hf: checkpoint " << ckpt.string() << " holds no tokenizer; none written" << std::endl;
   }
   io::write_file_atomic(out_dir / "config.json", config_json.dump(2) + "\n");
-  std::cout << "export_hf: wrote " << out_dir.string() << " (" << hf_architecture(family) << ", "
-            << tensors.size() << " tensors, " << (bf16 ? "BF16" : "F32") << ", max_position_embeddings "
-            << max_pos << (tok ? ", tokenizer " + data::tokenizer_id(*tok) : std::string()) << ") from "
-            << ckpt.string() << std::endl;
+  std::cout << "export_hf: wrote " << out_dir.string() << " (" << hf_architecture(family) << ", " << tensors.size()
+            << " tensors, " << (bf16 ? "BF16" : "F32") << ", max_position_embeddings " << max_pos
+            << (tok ? ", tokenizer " + data::tokenizer_id(*tok) : std::string()) << ") from " << ckpt.string()
+            << std::endl;
   return 0;
 }
 

@@ -49,9 +49,7 @@ constexpr const char* kImportUsage =
     "node's memory converts; the checkpoint is the same at any N.";
 
 // Tensors that carry no weights of the model: old checkpoints' RoPE caches.
-bool ignorable(const std::string& hf_name) {
-  return hf_name.ends_with(".rotary_emb.inv_freq");
-}
+bool ignorable(const std::string& hf_name) { return hf_name.ends_with(".rotary_emb.inv_freq"); }
 
 std::string shape_text(const std::vector<int64_t>& s) {
   std::string out = "[";
@@ -88,9 +86,8 @@ std::string tied_head_difference(const io::SafetensorsSet& st, const std::string
 }
 
 // Every expected tensor present, in a readable dtype, with the configuration's shape; nothing else.
-void check_tensors(const io::SafetensorsSet& st, const std::vector<model::ParamSpec>& specs,
-                   config::NormOrder order, HfFamily f, std::vector<std::string>& hf_names,
-                   std::vector<std::string>& notes) {
+void check_tensors(const io::SafetensorsSet& st, const std::vector<model::ParamSpec>& specs, config::NormOrder order,
+                   HfFamily f, std::vector<std::string>& hf_names, std::vector<std::string>& notes) {
   std::set<std::string> expected;
   std::string problems;
   auto add = [&](const std::string& s) { problems += "\n  " + s; };
@@ -125,8 +122,10 @@ void check_tensors(const io::SafetensorsSet& st, const std::vector<model::ParamS
         notes.push_back(cat("lm_head.weight ignored: config.json ties the embeddings and it equals ", embed));
         continue;
       }
-      add(cat("tensor lm_head.weight is stored although config.json ties the embeddings (tie_word_embeddings = "
-              "true), and ", diff, ": a tied model cannot hold both"));
+      add(
+          cat("tensor lm_head.weight is stored although config.json ties the embeddings (tie_word_embeddings = "
+              "true), and ",
+              diff, ": a tied model cannot hold both"));
       continue;
     }
     const io::SafetensorsFile* file = nullptr;
@@ -135,7 +134,8 @@ void check_tensors(const io::SafetensorsSet& st, const std::vector<model::ParamS
     add(cat("tensor ", name, " in ", file->path().string(), " is unexpected",
             bias ? " (a bias: the Headroom model has none)" : " (no Headroom parameter maps to it)"));
   }
-  if (ignored) notes.push_back(cat(ignored, " rotary_emb.inv_freq buffers ignored (recomputed from the configuration)"));
+  if (ignored)
+    notes.push_back(cat(ignored, " rotary_emb.inv_freq buffers ignored (recomputed from the configuration)"));
   if (!problems.empty()) fail(st.description(), " does not fit its config.json:", problems);
 }
 
@@ -172,9 +172,9 @@ int run_import_hf(int argc, char** argv) {
   CommonFlags flags;
   std::string hf, out;
   po::options_description opts = common_options(flags);
-  opts.add_options()
-      ("hf", po::value(&hf), "Hugging Face model directory: config.json, *.safetensors (+ index), tokenizer.json")
-      ("out", po::value(&out), "run directory to create: config.ini, log.txt, checkpoints/, DONE");
+  opts.add_options()("hf", po::value(&hf),
+                     "Hugging Face model directory: config.json, *.safetensors (+ index), tokenizer.json")(
+      "out", po::value(&out), "run directory to create: config.ini, log.txt, checkpoints/, DONE");
   config::Config par;
   const config::Schema schema = config::make_schema(par, config::kParallel);
   const config::Parsed parsed = config::parse_config(argc, argv, opts, schema);
@@ -192,8 +192,8 @@ int run_import_hf(int argc, char** argv) {
   const json config_json = read_json(config_path);
   const HfImportMapping mapping = map_hf_config(config_json, config_path.string());
   std::string ini;
-  config::Config cfg = config::make_config(config::kModel | config::kTrain | config::kData | config::kParallel,
-                                           mapping.keys, {}, &ini);
+  config::Config cfg =
+      config::make_config(config::kModel | config::kTrain | config::kData | config::kParallel, mapping.keys, {}, &ini);
   if (flags.print_config) {  // the configuration the checkpoint will store
     if (rank == 0) std::cout << ini;
     return 0;
@@ -211,17 +211,18 @@ int run_import_hf(int argc, char** argv) {
 
   parallel::Grid grid = parallel::make_grid(static_cast<int>(par.parallel.tp), static_cast<int>(par.parallel.dp));
   model::TpContext tp{grid.tp > 1 ? grid.tp_group.get() : nullptr, grid.tp_rank, grid.tp};
-  model::Model<float> model = model::make_model(cfg.model, kernels::cpu_ops(), tp, {.random_weights = false, .gradients = false});
+  model::Model<float> model =
+      model::make_model(cfg.model, kernels::cpu_ops(), tp, {.random_weights = false, .gradients = false});
 
   std::unique_ptr<io::RunDir> run;
   if (grid.is_root()) {
     run = std::make_unique<io::RunDir>(
         io::open_run_dir(out, flags.force, io::claim_run_dir(out, io::RunKind::kTraining, "import_hf")));
     io::write_config(*run, ini);
-    io::log_line(*run, cat("import_hf ", hf_dir.string(), " (", hf_architecture(mapping.family), ", ",
-                           st.description(), mapping.torch_dtype.empty() ? "" : ", torch_dtype " + mapping.torch_dtype,
-                           ") on ", grid.world->size(), " rank(s), tp ", grid.tp, "; tokenizer ",
-                           data::tokenizer_id(tok), " (", data::vocab_size(tok), " ids)"));
+    io::log_line(*run, cat("import_hf ", hf_dir.string(), " (", hf_architecture(mapping.family), ", ", st.description(),
+                           mapping.torch_dtype.empty() ? "" : ", torch_dtype " + mapping.torch_dtype, ") on ",
+                           grid.world->size(), " rank(s), tp ", grid.tp, "; tokenizer ", data::tokenizer_id(tok), " (",
+                           data::vocab_size(tok), " ids)"));
     for (const auto& n : notes) io::log_line(*run, "note: " + n);
   }
   fill_model(st, model, hf_names);
@@ -245,9 +246,9 @@ int run_import_hf(int argc, char** argv) {
   if (run) {
     io::write_latest(out, ckpt);
     io::mark_finished(*run, cat("import_hf ", hf_dir.string(), " -> ", ckpt.string()));
-    io::log_line(*run, cat("done: ", ckpt.string(), " (", model.specs.size(), " tensors, vocab ",
-                           cfg.model.vocab_size, ", d_model ", cfg.model.d_model, ", ", cfg.model.n_layers,
-                           " layers, train.seq_len ", cfg.train.seq_len, ")"));
+    io::log_line(*run, cat("done: ", ckpt.string(), " (", model.specs.size(), " tensors, vocab ", cfg.model.vocab_size,
+                           ", d_model ", cfg.model.d_model, ", ", cfg.model.n_layers, " layers, train.seq_len ",
+                           cfg.train.seq_len, ")"));
   }
   grid.world->barrier();
   return 0;

@@ -36,7 +36,7 @@ std::string fit_line(const MemoryPlan& plan, int64_t available, const std::strin
                          ranks_on_node > 1 ? cat(", shared by ", ranks_on_node, " ranks") : "");
   if (plan.device_elsewhere)
     line += cat("; GPU memory ", gpu.bytes >= 0 ? cat(format_bytes(gpu.bytes), " (", gpu.source, ")")
-                                                 : cat("unknown (", gpu.source, "): not checked"));
+                                                : cat("unknown (", gpu.source, "): not checked"));
   return line;
 }
 

@@ -87,8 +87,8 @@ RopeFloats rope_floats(const config::ModelConfig& m, int64_t n_pos) {
 // The largest single tensor of a rank (checkpoint reads and writes stage one tensor at a time).
 int64_t largest_tensor(const config::ModelConfig& l) {
   const int64_t d = l.d_model;
-  return std::max({mul(l.vocab_size, d), mul(l.d_ff, d), mul(l.n_heads, l.head_dim_qk, d),
-                   mul(l.n_heads, l.head_dim_v, d)});
+  return std::max(
+      {mul(l.vocab_size, d), mul(l.d_ff, d), mul(l.n_heads, l.head_dim_qk, d), mul(l.n_heads, l.head_dim_v, d)});
 }
 
 // One attention call's queries and keys (per window) and windows.
@@ -119,11 +119,13 @@ int64_t scratch_bytes(const config::ModelConfig& l, int64_t rows, const Attentio
 int64_t params_per_rank(const config::ModelConfig& m, int tp) {
   const config::ModelConfig l = model::local_config(m, tp);
   const int64_t d = l.d_model, q = mul(l.n_heads, l.head_dim_qk), kv_qk = mul(l.n_kv_heads, l.head_dim_qk);
-  const int64_t qk_norm = m.qk_norm == config::QkNorm::kLayer ? add(q, kv_qk) : m.qk_norm == config::QkNorm::kHead ? mul(2, l.head_dim_qk) : 0;
-  int64_t layer = add(mul(2, d), qk_norm);  // attn_norm, mlp_norm (+ QK norm weights)
-  layer = add(layer, mul(add(q, kv_qk), d));                               // wq, wk
+  const int64_t qk_norm = m.qk_norm == config::QkNorm::kLayer  ? add(q, kv_qk)
+                          : m.qk_norm == config::QkNorm::kHead ? mul(2, l.head_dim_qk)
+                                                               : 0;
+  int64_t layer = add(mul(2, d), qk_norm);    // attn_norm, mlp_norm (+ QK norm weights)
+  layer = add(layer, mul(add(q, kv_qk), d));  // wq, wk
   layer = add(layer, mul(add(mul(l.n_kv_heads, l.head_dim_v), mul(l.n_heads, l.head_dim_v)), d));  // wv, wo
-  layer = add(layer, mul(3, l.d_ff, d));                                   // w_gate, w_up, w_down
+  layer = add(layer, mul(3, l.d_ff, d));  // w_gate, w_up, w_down
   const int64_t embeddings = mul(m.tie_embeddings ? 1 : 2, m.vocab_size, d);
   return add(add(embeddings, d), mul(m.n_layers, layer));  // + final_norm
 }
@@ -152,9 +154,10 @@ MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, co
   MemoryPlan p;
   p.stage = stage;
   p.device_elsewhere = t.device == config::Device::kCuda;
-  p.advice = "set train.recompute = full (or selective), split each sequence over context-parallel ranks "
-             "(parallel.cp) or the model over tensor-parallel ones (parallel.tp, with parallel.sequence_parallel "
-             "true), or set parallel.zero1 true to split the optimizer moments over the cp × dp ranks, on more nodes";
+  p.advice =
+      "set train.recompute = full (or selective), split each sequence over context-parallel ranks "
+      "(parallel.cp) or the model over tensor-parallel ones (parallel.tp, with parallel.sequence_parallel "
+      "true), or set parallel.zero1 true to split the optimizer moments over the cp × dp ranks, on more nodes";
   p.parts.push_back({"parameters", mul(P, kFloat), true, param_keys(m, tp)});
   p.parts.push_back({"gradients", mul(P, kFloat), true, param_keys(m, tp)});
   p.parts.push_back({"optimizer moments", mul(2, moments, kFloat), true,
@@ -166,11 +169,10 @@ MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, co
   p.parts.push_back({"activations", add(mul(acts, kFloat), mul(act.index_ints, kInt32)), true,
                      keys(seq, batch, key("train.recompute", config::name_of(t.recompute)), lay, width_keys(m))});
   p.parts.push_back({"logits", mul(act.logits, kFloat), true, key("model.vocab_size", m.vocab_size)});
-  p.parts.push_back({"RoPE tables", mul(rope.both, kFloat), true,
-                     keys(seq, key("model.head_dim_qk", m.head_dim_qk))});
+  p.parts.push_back({"RoPE tables", mul(rope.both, kFloat), true, keys(seq, key("model.head_dim_qk", m.head_dim_qk))});
   // cp > 1: one call per window and zig-zag segment, over the keys of the whole window at most.
-  const AttentionCall call = layout.cp == 1 ? AttentionCall{micro, T_len, T_len}
-                                            : AttentionCall{1, tokens.segment_len(), T};
+  const AttentionCall call =
+      layout.cp == 1 ? AttentionCall{micro, T_len, T_len} : AttentionCall{1, tokens.segment_len(), T};
   if (p.device_elsewhere)
     p.parts.push_back({"kernel scratch (upper bound)",
                        scratch_bytes(l, mul(micro, T_len), call, act.logits / std::max<long>(l.vocab_size, 1)), true,
@@ -185,12 +187,12 @@ MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, co
   host = add(host, mul(3, add(T, 1), kInt32));
   host = add(host, mul(rope.largest, kFloat));
   host = add(host, mul(largest_tensor(l), kFloat));
-  p.parts.push_back({"host buffers", host, false, keys(seq, key("train.global_batch", t.global_batch),
-                                                       key("parallel.dp", layout.dp))});
+  p.parts.push_back({"host buffers", host, false,
+                     keys(seq, key("train.global_batch", t.global_batch), key("parallel.dp", layout.dp))});
   if (t.probe_every > 0)  // train/probe.cpp: a micro-batch's logits on the host, its ids and targets
-    p.parts.push_back({"probe logits (host)", add(mul(micro, T, m.vocab_size, kFloat), mul(2, micro, T, kInt32)),
-                       false, keys(key("train.probe_every", t.probe_every), seq, batch,
-                                   key("model.vocab_size", m.vocab_size))});
+    p.parts.push_back(
+        {"probe logits (host)", add(mul(micro, T, m.vocab_size, kFloat), mul(2, micro, T, kInt32)), false,
+         keys(key("train.probe_every", t.probe_every), seq, batch, key("model.vocab_size", m.vocab_size))});
   return p;
 }
 
@@ -201,8 +203,8 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
   const int64_t P = params_per_rank(m, 1);
   config::ModelConfig one_layer = m;
   one_layer.n_layers = 1;
-  const model::ActivationFloats act = model::activation_floats(one_layer, model::TokenLayout{chunk}, 1,
-                                                               config::Recompute::kNone);
+  const model::ActivationFloats act =
+      model::activation_floats(one_layer, model::TokenLayout{chunk}, 1, config::Recompute::kNone);
   const RopeFloats rope = rope_floats(m, mul(2, cap));
   const std::string len = key(e.length_key, e.max_length), pre = key(e.chunk_key, e.prefill_chunk);
 
@@ -355,8 +357,8 @@ std::string plan_refusal(const MemoryPlan& plan, int ranks_on_node, int64_t avai
                          const std::string& available_source) {
   const int64_t per_rank = host_bytes(plan), node = mul(per_rank, std::max(ranks_on_node, 1));
   std::string out = cat("the memory plan of ", plan.stage, " does not fit",
-                        overflows(plan) ? " (a size overflows 64-bit integers)" : "", ": needed ", format_bytes(per_rank),
-                        " (", exact(per_rank), ") per rank: ", counted_parts(plan, false));
+                        overflows(plan) ? " (a size overflows 64-bit integers)" : "", ": needed ",
+                        format_bytes(per_rank), " (", exact(per_rank), ") per rank: ", counted_parts(plan, false));
   if (ranks_on_node > 1)
     out += cat("; ", format_bytes(node), " (", exact(node), ") for the ", ranks_on_node, " ranks on this node");
   out += "; available ";
@@ -368,10 +370,10 @@ std::string plan_refusal(const MemoryPlan& plan, int ranks_on_node, int64_t avai
 
 std::string device_refusal(const MemoryPlan& plan, int64_t gpu_memory, const std::string& gpu_source) {
   const int64_t parts = device_bytes(plan), need = add(parts, kDeviceReserve);
-  std::string out = cat("the memory plan of ", plan.stage, " does not fit in GPU memory",
-                        overflows(plan) ? " (a size overflows 64-bit integers)" : "", ": needed ", format_bytes(need),
-                        " (", exact(need), ") per GPU: ", counted_parts(plan, true), ", and ", kDeviceReserveText,
-                        "; GPU memory ");
+  std::string out =
+      cat("the memory plan of ", plan.stage, " does not fit in GPU memory",
+          overflows(plan) ? " (a size overflows 64-bit integers)" : "", ": needed ", format_bytes(need), " (",
+          exact(need), ") per GPU: ", counted_parts(plan, true), ", and ", kDeviceReserveText, "; GPU memory ");
   out += gpu_memory >= 0 ? cat(format_bytes(gpu_memory), " (", gpu_memory, " bytes, ", gpu_source, ")")
                          : cat("unknown (", gpu_source, ")");
   out += cat("; the largest parts are driven by ", largest_keys(plan, true), ". Lower these keys, or ", plan.advice);

@@ -28,21 +28,22 @@ kernels::DeviceMemory device_memory(const PlanFlags& f) {
 
 void add_plan_options(config::po::options_description& opts, PlanFlags& f) {
   namespace po = config::po;
-  opts.add_options()
-      ("memory-plan", po::bool_switch(&f.memory_plan),
-       cat("print the memory plan of one rank of the job (host and GPU parts, each with the keys that drive it) "
-           "and exit: 0 when it fits, 2 when not. Allocates nothing and needs no GPU, no data and no checkpoint "
-           "(--config with a model configuration stands in for --init). GPU parts are checked against the GPU's "
-           "memory less a reserve: ", kDeviceReserveText).c_str())
-      ("world-size", po::value(&f.world_size)->default_value(1),
-       "with --memory-plan: the job's ranks (mpirun -np / srun -n), so that tp × cp × dp resolves")
-      ("ranks-per-node", po::value(&f.ranks_per_node)->default_value(0),
-       "with --memory-plan: ranks sharing a node's host memory; 0 = --world-size (one node)")
-      ("device-memory", po::value(&f.device_memory)->default_value(-1),
-       "with --memory-plan: each GPU's memory in GiB (an H100 SXM: 79.1 as cudaMemGetInfo reports it; 80 "
-       "as sold); plans for GPUs when train.device is auto; default: this machine's GPU")
-      ("host-memory", po::value(&f.host_memory)->default_value(-1),
-       "with --memory-plan: each node's host memory in GiB; default: what this machine has available");
+  opts.add_options()(
+      "memory-plan", po::bool_switch(&f.memory_plan),
+      cat("print the memory plan of one rank of the job (host and GPU parts, each with the keys that drive it) "
+          "and exit: 0 when it fits, 2 when not. Allocates nothing and needs no GPU, no data and no checkpoint "
+          "(--config with a model configuration stands in for --init). GPU parts are checked against the GPU's "
+          "memory less a reserve: ",
+          kDeviceReserveText)
+          .c_str())("world-size", po::value(&f.world_size)->default_value(1),
+                    "with --memory-plan: the job's ranks (mpirun -np / srun -n), so that tp × cp × dp resolves")(
+      "ranks-per-node", po::value(&f.ranks_per_node)->default_value(0),
+      "with --memory-plan: ranks sharing a node's host memory; 0 = --world-size (one node)")(
+      "device-memory", po::value(&f.device_memory)->default_value(-1),
+      "with --memory-plan: each GPU's memory in GiB (an H100 SXM: 79.1 as cudaMemGetInfo reports it; 80 "
+      "as sold); plans for GPUs when train.device is auto; default: this machine's GPU")(
+      "host-memory", po::value(&f.host_memory)->default_value(-1),
+      "with --memory-plan: each node's host memory in GiB; default: what this machine has available");
 }
 
 bool plans_for_gpu(const PlanFlags& f, config::Device device, bool device_was_auto) {
@@ -74,8 +75,8 @@ int answer_memory_plan(const MemoryPlan& plan, const PlanFlags& f) {
     return 0;
   }
   const int64_t need = device_bytes(plan) + kDeviceReserve;
-  std::cout << "GPU: fits, " << format_bytes(need) << " of " << format_bytes(gpu.bytes) << " (" << gpu.source
-            << "), " << format_bytes(gpu.bytes - need) << " to spare" << std::endl;
+  std::cout << "GPU: fits, " << format_bytes(need) << " of " << format_bytes(gpu.bytes) << " (" << gpu.source << "), "
+            << format_bytes(gpu.bytes - need) << " to spare" << std::endl;
   return 0;
 }
 

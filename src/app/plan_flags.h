@@ -13,9 +13,9 @@ namespace headroom::app {
 struct PlanFlags {
   bool memory_plan = false;
   int world_size = 1;
-  int ranks_per_node = 0;       // 0: the world size (one node)
-  double device_memory = -1;    // GiB; < 0: this machine's GPU, if it has one
-  double host_memory = -1;      // GiB; < 0: what this machine has available
+  int ranks_per_node = 0;     // 0: the world size (one node)
+  double device_memory = -1;  // GiB; < 0: this machine's GPU, if it has one
+  double host_memory = -1;    // GiB; < 0: what this machine has available
 };
 
 // --memory-plan, --world-size, --ranks-per-node, --device-memory, --host-memory.

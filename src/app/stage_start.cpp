@@ -12,10 +12,9 @@
 
 namespace headroom::app {
 
-StageStart start_stage(int argc, char** argv, const config::po::options_description& opts,
-                       const config::Schema& schema, config::Config& cfg, unsigned sections,
-                       const CommonFlags& flags, const std::string& help_usage, bool takes_init,
-                       const std::set<std::string>& not_inherited) {
+StageStart start_stage(int argc, char** argv, const config::po::options_description& opts, const config::Schema& schema,
+                       config::Config& cfg, unsigned sections, const CommonFlags& flags, const std::string& help_usage,
+                       bool takes_init, const std::set<std::string>& not_inherited) {
   StageStart s;
   std::vector<config::IniText> bases;
   if (const std::string init = flag_value(argc, argv, "--init"); takes_init && !init.empty()) {

@@ -21,13 +21,12 @@ struct StageStart {
   bool answered = false;                      // --help or --print-config printed: exit 0
   std::optional<std::filesystem::path> init;  // the resolved --init checkpoint, if given
   io::CheckpointInfo init_info;
-  std::string ini;  // the resolved configuration (config::to_ini)
+  std::string ini;            // the resolved configuration (config::to_ini)
   std::string device_choice;  // what train.device = auto became and why; "" when it was not auto
 };
 
-StageStart start_stage(int argc, char** argv, const config::po::options_description& opts,
-                       const config::Schema& schema, config::Config& cfg, unsigned sections,
-                       const CommonFlags& flags, const std::string& help_usage, bool takes_init,
-                       const std::set<std::string>& not_inherited = {});
+StageStart start_stage(int argc, char** argv, const config::po::options_description& opts, const config::Schema& schema,
+                       config::Config& cfg, unsigned sections, const CommonFlags& flags, const std::string& help_usage,
+                       bool takes_init, const std::set<std::string>& not_inherited = {});
 
 }  // namespace headroom::app

@@ -85,32 +85,29 @@ train::SampleFn sft_sampler(const config::Config& cfg, std::shared_ptr<data::Sha
   const auto& d = cfg.data;
   std::vector<data::SftPair> pairs;
   if (!d.sft_file.empty()) pairs = data::read_sft_jsonl(d.sft_file);
-  data::SftSpec spec{cfg.train.seq_len, d.seed, d.sft_file_share, d.synthetic_ratio,
-                     config::parse_task_list(d.synthetic_tasks), d.synthetic_min_len};
-  auto packer = std::make_shared<data::SftPacker>(
-      spec, data::read_shard_tokenizer(*shard), pairs,
-      data::shard_haystack(*shard, data::read_doc_offsets(*shard)));
-  description = cat("sft examples packed into windows of ", cfg.train.seq_len + 1,
-                    " tokens, loss on responses + EOS; ");
+  data::SftSpec spec{
+      cfg.train.seq_len,  d.seed, d.sft_file_share, d.synthetic_ratio, config::parse_task_list(d.synthetic_tasks),
+      d.synthetic_min_len};
+  auto packer = std::make_shared<data::SftPacker>(spec, data::read_shard_tokenizer(*shard), pairs,
+                                                  data::shard_haystack(*shard, data::read_doc_offsets(*shard)));
+  description =
+      cat("sft examples packed into windows of ", cfg.train.seq_len + 1, " tokens, loss on responses + EOS; ");
   if (pairs.empty())
     description += "no data.sft_file: all examples generated";
   else
-    description += cat(packer->file_examples(), " pairs from ", d.sft_file, " (",
-                       packer->dropped_too_long(), " longer than a window dropped), share ",
-                       d.sft_file_share);
+    description += cat(packer->file_examples(), " pairs from ", d.sft_file, " (", packer->dropped_too_long(),
+                       " longer than a window dropped), share ", d.sft_file_share);
   if (pairs.empty() || d.sft_file_share < 1)
-    description += cat("; generated: synthetic tasks (", d.synthetic_tasks, ") with probability ",
-                       d.synthetic_ratio, ", else docqa over ", d.train, "; sizes [",
-                       packer->min_generated(), ", ", cfg.train.seq_len + 1, "]");
-  return [packer, shard](int64_t index, int32_t* ids, int32_t* targets) {
-    packer->sample(index, ids, targets);
-  };
+    description +=
+        cat("; generated: synthetic tasks (", d.synthetic_tasks, ") with probability ", d.synthetic_ratio,
+            ", else docqa over ", d.train, "; sizes [", packer->min_generated(), ", ", cfg.train.seq_len + 1, "]");
+  return [packer, shard](int64_t index, int32_t* ids, int32_t* targets) { packer->sample(index, ids, targets); };
 }
 
 // pretrain/extend: text windows (fixed grid, or whole documents for long context), with synthetic
 // retrieval examples mixed in at data.synthetic_ratio.
-train::SampleFn text_sampler(config::Stage stage, const config::Config& cfg,
-                             std::shared_ptr<data::ShardReader> shard, std::string& description) {
+train::SampleFn text_sampler(config::Stage stage, const config::Config& cfg, std::shared_ptr<data::ShardReader> shard,
+                             std::string& description) {
   const auto& d = cfg.data;
   const int64_t T = cfg.train.seq_len;
   const config::Sampler kind = d.sampler != config::Sampler::kAuto ? d.sampler
@@ -119,26 +116,28 @@ train::SampleFn text_sampler(config::Stage stage, const config::Config& cfg,
   std::shared_ptr<data::DocumentStream> docs;
   if (kind == config::Sampler::kDocuments) {
     docs = std::make_shared<data::DocumentStream>(data::read_doc_offsets(*shard), T, cfg.train.seed);
-    description = cat("whole documents of ", d.train, " concatenated (BOS-separated) into windows of ",
-                      T + 1, " tokens");
+    description =
+        cat("whole documents of ", d.train, " concatenated (BOS-separated) into windows of ", T + 1, " tokens");
   } else {
     description = cat("windows of ", T + 1, " tokens on a fixed grid over ", d.train);
   }
   std::shared_ptr<data::SyntheticMixer> mixer;
   if (d.synthetic_ratio > 0) {
-    data::MixerSpec spec{d.synthetic_ratio, config::parse_task_list(d.synthetic_tasks), d.seed,
-                         d.synthetic_min_len, d.synthetic_loss == config::SyntheticLoss::kAll};
+    data::MixerSpec spec{d.synthetic_ratio, config::parse_task_list(d.synthetic_tasks), d.seed, d.synthetic_min_len,
+                         d.synthetic_loss == config::SyntheticLoss::kAll};
     if (d.warmup_steps > 0) {
       if (!d.warmup_tasks.empty()) spec.warmup_tasks = config::parse_task_list(d.warmup_tasks);
       spec.warmup_samples = d.warmup_steps * cfg.train.global_batch;
       spec.warmup_max_len = d.warmup_max_len;
     }
     mixer = std::make_shared<data::SyntheticMixer>(spec, data::read_shard_tokenizer(*shard), T);
-    description += cat("; synthetic tasks (", d.synthetic_tasks, ") end ", 100 * d.synthetic_ratio,
-                       "% of the windows, loss on ", d.synthetic_loss == config::SyntheticLoss::kAll ? "every token" : "the answer");
+    description +=
+        cat("; synthetic tasks (", d.synthetic_tasks, ") end ", 100 * d.synthetic_ratio, "% of the windows, loss on ",
+            d.synthetic_loss == config::SyntheticLoss::kAll ? "every token" : "the answer");
     if (d.warmup_steps > 0)
-      description += cat(" (the first ", d.warmup_steps, " steps: ", d.warmup_tasks,
-                         d.warmup_max_len > 0 ? cat(" of at most ", d.warmup_max_len, " tokens growing to the window") : "", ")");
+      description +=
+          cat(" (the first ", d.warmup_steps, " steps: ", d.warmup_tasks,
+              d.warmup_max_len > 0 ? cat(" of at most ", d.warmup_max_len, " tokens growing to the window") : "", ")");
   }
   const data::StreamSpec stream{T, cfg.train.seed};
   auto window = std::make_shared<std::vector<int32_t>>(static_cast<size_t>(T + 1));
@@ -176,8 +175,9 @@ void resolve_vocab(config::Config& cfg, const data::ShardReader& shard) {
 
 // --memory-plan: the plan of rank 0 of a job of --world-size ranks, printed on rank 0.
 int answer_plan(const StageSpec& spec, config::Config cfg, const PlanFlags& plan, bool device_was_auto) {
-  const parallel::Degrees d = parallel::resolve_degrees(static_cast<int>(cfg.parallel.tp), static_cast<int>(cfg.parallel.dp),
-                                                        static_cast<int>(cfg.parallel.cp), plan.world_size);
+  const parallel::Degrees d =
+      parallel::resolve_degrees(static_cast<int>(cfg.parallel.tp), static_cast<int>(cfg.parallel.dp),
+                                static_cast<int>(cfg.parallel.cp), plan.world_size);
   if (cfg.model.vocab_size == 0) {
     if (!fs::exists(cfg.data.train))
       fail("--memory-plan: model.vocab_size = 0 takes the vocabulary of data.train = ", cfg.data.train,
@@ -190,8 +190,8 @@ int answer_plan(const StageSpec& spec, config::Config cfg, const PlanFlags& plan
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return 0;
-  std::cout << config::name_of(spec.stage) << " --memory-plan: " << plan.world_size << " rank(s) as tp=" << d.tp << " cp=" << d.cp
-            << " dp=" << d.dp << ", train.device = " << config::name_of(cfg.train.device) << "\n";
+  std::cout << config::name_of(spec.stage) << " --memory-plan: " << plan.world_size << " rank(s) as tp=" << d.tp
+            << " cp=" << d.cp << " dp=" << d.dp << ", train.device = " << config::name_of(cfg.train.device) << "\n";
   return answer_memory_plan(p, plan);
 }
 
@@ -204,12 +204,11 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   std::string run_dir, resume, init;
   po::options_description opts = common_options(flags);
   add_plan_options(opts, plan);
-  opts.add_options()
-      ("run-dir", po::value(&run_dir)->default_value("runs/" + name),
-       "run directory: config.ini, log.txt, metrics.jsonl, checkpoints/, DONE")
-      ("resume", po::value(&resume)->default_value(""),
-       "auto: continue from the newest checkpoint in --run-dir that loads (a damaged one is "
-       "skipped with a warning)");
+  opts.add_options()("run-dir", po::value(&run_dir)->default_value("runs/" + name),
+                     "run directory: config.ini, log.txt, metrics.jsonl, checkpoints/, DONE")(
+      "resume", po::value(&resume)->default_value(""),
+      "auto: continue from the newest checkpoint in --run-dir that loads (a damaged one is "
+      "skipped with a warning)");
   if (spec.takes_init)
     opts.add_options()("init", po::value(&init),
                        "checkpoint to start from: a .h5 file, or a run directory meaning its latest "
@@ -234,22 +233,23 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
   if (!resume.empty() && resume != "auto") fail("--resume takes 'auto', not '", resume, "'");
 
   parallel::Grid grid = parallel::make_grid(static_cast<int>(cfg.parallel.tp), static_cast<int>(cfg.parallel.dp),
-                                                 static_cast<int>(cfg.parallel.cp));
+                                            static_cast<int>(cfg.parallel.cp));
   auto shard = std::make_shared<data::ShardReader>(data::open_shard(cfg.data.train));
   resolve_vocab(cfg, *shard);
   // Like every check of the inputs: refused before the run directory is touched.
   if (shard->vocab_size != cfg.model.vocab_size)
-    fail("model.vocab_size = ", cfg.model.vocab_size, " but the data ", cfg.data.train,
-         " was made with tokenizer '", shard->tokenizer_id, "' of vocabulary ", shard->vocab_size,
-         "; set model.vocab_size = ", shard->vocab_size);
+    fail("model.vocab_size = ", cfg.model.vocab_size, " but the data ", cfg.data.train, " was made with tokenizer '",
+         shard->tokenizer_id, "' of vocabulary ", shard->vocab_size, "; set model.vocab_size = ", shard->vocab_size);
   if (init_path && init_info.tokenizer_id != shard->tokenizer_id)
-    fail("checkpoint ", init_path->string(), " was trained with tokenizer '", init_info.tokenizer_id,
-         "' but the data ", cfg.data.train, " uses '", shard->tokenizer_id, "'");
+    fail("checkpoint ", init_path->string(), " was trained with tokenizer '", init_info.tokenizer_id, "' but the data ",
+         cfg.data.train, " uses '", shard->tokenizer_id, "'");
   const data::Tokenizer shard_tok = data::read_shard_tokenizer(*shard);
   const std::optional<int32_t> bos = data::bos_id(shard_tok);
   if (cfg.data.document_mask && !bos)
-    fail("data.document_mask = true needs a tokenizer with a BOS token to find where documents begin, but "
-         "the data ", cfg.data.train, " uses tokenizer '", shard->tokenizer_id, "', which has none");
+    fail(
+        "data.document_mask = true needs a tokenizer with a BOS token to find where documents begin, but "
+        "the data ",
+        cfg.data.train, " uses tokenizer '", shard->tokenizer_id, "', which has none");
   // Before anything large is allocated or the run directory is touched (app/memory_check.h); the
   // GPU plan against this rank's own GPU.
   if (cfg.train.device == config::Device::kCuda) parallel::select_local_gpu();
@@ -278,7 +278,7 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
     job.run_dir = run_dir;
     std::string data_description;
     job.sample = spec.stage == config::Stage::kSft ? sft_sampler(cfg, shard, data_description)
-                                                  : text_sampler(spec.stage, cfg, shard, data_description);
+                                                   : text_sampler(spec.stage, cfg, shard, data_description);
     if (grid.is_root()) io::log_line(*run, "data: " + data_description);
     if (cfg.train.probe_every > 0) job.probe = probe_sampler(cfg);
     job.tokenizer_id = shard->tokenizer_id;
@@ -291,8 +291,8 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
     const train::TrainResult r = train::run_training(job, grid, run.get());
     if (grid.is_root() && r.exit_code == 0) {
       io::mark_finished(*run, cat(name, " steps=", r.steps_done, " loss=", r.final_loss));
-      io::log_line(*run, cat("done: ", r.steps_done, " steps, final loss ", r.final_loss,
-                             "; checkpoints in ", (fs::path(run_dir) / "checkpoints").string()));
+      io::log_line(*run, cat("done: ", r.steps_done, " steps, final loss ", r.final_loss, "; checkpoints in ",
+                             (fs::path(run_dir) / "checkpoints").string()));
     }
     return r.exit_code;
   } catch (const std::exception& e) {

@@ -42,7 +42,8 @@ using NameList = std::array<std::pair<E, std::string_view>, N>;
 
 template <>
 struct ChoiceNames<QkNorm> {
-  static constexpr NameList<QkNorm, 3> list{{{QkNorm::kNone, "none"}, {QkNorm::kLayer, "layer"}, {QkNorm::kHead, "head"}}};
+  static constexpr NameList<QkNorm, 3> list{
+      {{QkNorm::kNone, "none"}, {QkNorm::kLayer, "layer"}, {QkNorm::kHead, "head"}}};
 };
 template <>
 struct ChoiceNames<NormOrder> {
@@ -120,7 +121,9 @@ struct ChoiceNames<PromptChoice> {
 };
 
 template <class E>
-concept Choice = requires { ChoiceNames<E>::list; };
+concept Choice = requires {
+  ChoiceNames<E>::list;
+};
 
 // The INI name of a value ("layer" for QkNorm::kLayer).
 template <Choice E>

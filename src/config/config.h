@@ -64,11 +64,11 @@ struct TrainConfig {
   double min_lr;
   long warmup_steps;
   Schedule schedule;
-  long decay_steps;      // wsd: length of the final decay
+  long decay_steps;  // wsd: length of the final decay
   double weight_decay;
   double beta1, beta2, adam_eps;
   bool decay_embeddings;
-  double grad_clip;       // max global norm; 0 disables
+  double grad_clip;  // max global norm; 0 disables
   Nonfinite nonfinite;
   long log_every;
   long checkpoint_every;  // 0: only at the end
@@ -76,19 +76,19 @@ struct TrainConfig {
   long steps_per_run;     // stop (checkpoint, exit 75) after this many steps of one invocation; 0 = no limit
   Device device;
   AttentionKernel attention_kernel;  // on cuda: cuDNN where it supports the shape, or the own kernels
-  double peak_tflops;     // MFU denominator per rank; 0 = nominal GPU peak or measured GEMM rate
-  long probe_every;        // steps between retrieval-probe scores (train/probe.h); 0 = off
-  long probe_samples;      // probe examples
-  std::string probe_tasks;  // synthetic tasks of the probe
-  std::string spike_rules;  // the spike monitor's rules (config/spike_rules.h)
-  Recompute recompute;      // what the backward pass recomputes (activation memory)
+  double peak_tflops;                // MFU denominator per rank; 0 = nominal GPU peak or measured GEMM rate
+  long probe_every;                  // steps between retrieval-probe scores (train/probe.h); 0 = off
+  long probe_samples;                // probe examples
+  std::string probe_tasks;           // synthetic tasks of the probe
+  std::string spike_rules;           // the spike monitor's rules (config/spike_rules.h)
+  Recompute recompute;               // what the backward pass recomputes (activation memory)
 };
 
 struct ParallelConfig {
   long tp;
-  long cp;  // context-parallel ranks: the sequence split in 2·cp zig-zag chunks
-  long dp;  // 0: world size / (tp · cp)
-  bool zero1;  // shard AdamW moments across the cp × dp ranks that hold the same weights (ZeRO stage 1)
+  long cp;                 // context-parallel ranks: the sequence split in 2·cp zig-zag chunks
+  long dp;                 // 0: world size / (tp · cp)
+  bool zero1;              // shard AdamW moments across the cp × dp ranks that hold the same weights (ZeRO stage 1)
   bool sequence_parallel;  // tp ranks split the tokens outside attention and the MLP
 };
 
@@ -96,17 +96,17 @@ struct DataConfig {
   std::string train;  // path to a train.h5 shard
   std::string val;
   unsigned long seed;
-  Sampler sampler;              // documents: whole documents (long-context data)
-  double synthetic_ratio;       // share of windows (sft: of generated examples) with a synthetic task
-  std::string synthetic_tasks;  // comma-separated: kv, needle, vt, docqa, copy
-  long synthetic_min_len;       // smallest synthetic/generated example, tokens
+  Sampler sampler;               // documents: whole documents (long-context data)
+  double synthetic_ratio;        // share of windows (sft: of generated examples) with a synthetic task
+  std::string synthetic_tasks;   // comma-separated: kv, needle, vt, docqa, copy
+  long synthetic_min_len;        // smallest synthetic/generated example, tokens
   SyntheticLoss synthetic_loss;  // pretrain/extend windows
-  std::string warmup_tasks;     // synthetic tasks of the first warmup_steps steps ("" = none)
-  long warmup_steps;            // curriculum: steps that draw from warmup_tasks
-  long warmup_max_len;          // largest warm-up example, tokens (0 = the window)
-  std::string sft_file;         // JSONL of {"prompt", "response"}; "" = generated examples only
-  double sft_file_share;        // share of sft examples drawn from sft_file
-  bool document_mask;           // packed training windows attend only within each document
+  std::string warmup_tasks;      // synthetic tasks of the first warmup_steps steps ("" = none)
+  long warmup_steps;             // curriculum: steps that draw from warmup_tasks
+  long warmup_max_len;           // largest warm-up example, tokens (0 = the window)
+  std::string sft_file;          // JSONL of {"prompt", "response"}; "" = generated examples only
+  double sft_file_share;         // share of sft examples drawn from sft_file
+  bool document_mask;            // packed training windows attend only within each document
 };
 
 struct Config {

@@ -50,8 +50,10 @@ std::map<std::string, std::string> ini_map(const std::string& text) {
   std::map<std::string, int> seen;
   for (const auto& e : ini_entries(text)) {
     const std::string key = (e.section.empty() ? "" : e.section + ".") + e.key;
-    if (seen[key]++ && !out[key].empty()) out[key] += "\n" + e.value;
-    else out[key] = e.value;
+    if (seen[key]++ && !out[key].empty())
+      out[key] += "\n" + e.value;
+    else
+      out[key] = e.value;
   }
   return out;
 }

@@ -23,15 +23,13 @@ void add_model_keys(Schema& s, ModelConfig& m) {
   add_key(s, "model", "n_kv_heads", m.n_kv_heads, 4L,
           "key/value heads per layer: = n_heads is MHA, 1 is MQA, between is GQA", pos);
   add_key(s, "model", "head_dim_qk", m.head_dim_qk, 64L,
-          "query/key width per head (attention scale 1/sqrt(head_dim_qk))",
-          in_range<long>(1, kMaxHeadDim));
-  add_key(s, "model", "head_dim_v", m.head_dim_v, 64L, "value width per head",
-          in_range<long>(1, kMaxHeadDim));
+          "query/key width per head (attention scale 1/sqrt(head_dim_qk))", in_range<long>(1, kMaxHeadDim));
+  add_key(s, "model", "head_dim_v", m.head_dim_v, 64L, "value width per head", in_range<long>(1, kMaxHeadDim));
   add_choice_key(s, "model", "qk_norm", m.qk_norm, QkNorm::kNone,
-          "RMSNorm on queries and keys before RoPE: none; layer (over all heads' concatenated "
-          "vector, OLMo 2/3); head (per head over head_dim_qk, weight shared by heads, Qwen 3)");
+                 "RMSNorm on queries and keys before RoPE: none; layer (over all heads' concatenated "
+                 "vector, OLMo 2/3); head (per head over head_dim_qk, weight shared by heads, Qwen 3)");
   add_choice_key(s, "model", "norm_order", m.norm_order, NormOrder::kPre,
-          "pre: h = x + f(norm(x)); post: h = x + norm(f(x)) (OLMo 2 reordered norm)");
+                 "pre: h = x + f(norm(x)); post: h = x + norm(f(x)) (OLMo 2 reordered norm)");
   add_key(s, "model", "layer_pattern", m.layer_pattern, std::string("F"),
           "attention kind per layer, repeated over depth: F = full causal, S = sliding window "
           "(e.g. SSSF = three sliding layers then one full)",
@@ -41,50 +39,41 @@ void add_model_keys(Schema& s, ModelConfig& m) {
               if (c != 'S' && c != 'F') return cat("has '", c, "'; only S and F are allowed");
             return std::string();
           }));
-  add_key(s, "model", "window", m.window, 512L,
-          "keys a sliding-window layer sees, the query itself included", pos);
+  add_key(s, "model", "window", m.window, 512L, "keys a sliding-window layer sees, the query itself included", pos);
   add_key(s, "model", "rope_base_full", m.rope_base_full, 10000.0,
           "RoPE base on full-attention layers (extension raises it)", at_least<double>(1.0));
-  add_key(s, "model", "rope_base_swa", m.rope_base_swa, 10000.0,
-          "RoPE base on sliding-window layers", at_least<double>(1.0));
-  add_key(s, "model", "rope_dims_full", m.rope_dims_full, -1L,
-          "rotated dims per head on full layers (partial RoPE); 0 = NoPE, -1 = all of head_dim_qk",
-          at_least<long>(-1));
-  add_key(s, "model", "rope_dims_swa", m.rope_dims_swa, -1L,
-          "rotated dims per head on sliding layers; 0 = NoPE, -1 = all of head_dim_qk",
-          at_least<long>(-1));
-  add_choice_key(s, "model", "rope_scaling", m.rope_scaling, RopeScaling::kNone,
-          "RoPE scaling: none; yarn (Hugging Face's YaRN: ramp between correction dims, "
-          "attention factor 0.1 ln(factor) + 1 on cos and sin; layers: yarn_layers); llama3 "
-          "(Llama 3.1's bands: wavelengths above llama3_original_len / low_freq_factor divided by "
-          "llama3_factor, below llama3_original_len / high_freq_factor kept, a smooth blend "
-          "between; every layer)");
-  add_key(s, "model", "yarn_factor", m.yarn_factor, 1.0, "YaRN scale factor s",
+  add_key(s, "model", "rope_base_swa", m.rope_base_swa, 10000.0, "RoPE base on sliding-window layers",
           at_least<double>(1.0));
+  add_key(s, "model", "rope_dims_full", m.rope_dims_full, -1L,
+          "rotated dims per head on full layers (partial RoPE); 0 = NoPE, -1 = all of head_dim_qk", at_least<long>(-1));
+  add_key(s, "model", "rope_dims_swa", m.rope_dims_swa, -1L,
+          "rotated dims per head on sliding layers; 0 = NoPE, -1 = all of head_dim_qk", at_least<long>(-1));
+  add_choice_key(s, "model", "rope_scaling", m.rope_scaling, RopeScaling::kNone,
+                 "RoPE scaling: none; yarn (Hugging Face's YaRN: ramp between correction dims, "
+                 "attention factor 0.1 ln(factor) + 1 on cos and sin; layers: yarn_layers); llama3 "
+                 "(Llama 3.1's bands: wavelengths above llama3_original_len / low_freq_factor divided by "
+                 "llama3_factor, below llama3_original_len / high_freq_factor kept, a smooth blend "
+                 "between; every layer)");
+  add_key(s, "model", "yarn_factor", m.yarn_factor, 1.0, "YaRN scale factor s", at_least<double>(1.0));
   add_key(s, "model", "yarn_original_len", m.yarn_original_len, 4096L,
           "YaRN: context length the model was pretrained at", pos);
-  add_key(s, "model", "yarn_beta_fast", m.yarn_beta_fast, 32.0, "YaRN beta_fast",
-          at_least<double>(0.0));
-  add_key(s, "model", "yarn_beta_slow", m.yarn_beta_slow, 1.0, "YaRN beta_slow",
-          at_least<double>(0.0));
+  add_key(s, "model", "yarn_beta_fast", m.yarn_beta_fast, 32.0, "YaRN beta_fast", at_least<double>(0.0));
+  add_key(s, "model", "yarn_beta_slow", m.yarn_beta_slow, 1.0, "YaRN beta_slow", at_least<double>(0.0));
   add_choice_key(s, "model", "yarn_layers", m.yarn_layers, YarnLayers::kAll,
-          "layers YaRN applies to: all, or full (full-attention layers only)");
+                 "layers YaRN applies to: all, or full (full-attention layers only)");
   add_key(s, "model", "llama3_factor", m.llama3_factor, 8.0,
           "llama3 RoPE scaling: the factor low frequencies are divided by", at_least<double>(1.0));
   add_key(s, "model", "llama3_low_freq_factor", m.llama3_low_freq_factor, 1.0,
-          "llama3 RoPE scaling: wavelengths above original_len / this are scaled",
-          at_least<double>(1e-6));
+          "llama3 RoPE scaling: wavelengths above original_len / this are scaled", at_least<double>(1e-6));
   add_key(s, "model", "llama3_high_freq_factor", m.llama3_high_freq_factor, 4.0,
-          "llama3 RoPE scaling: wavelengths below original_len / this are kept",
-          at_least<double>(1e-6));
+          "llama3 RoPE scaling: wavelengths below original_len / this are kept", at_least<double>(1e-6));
   add_key(s, "model", "llama3_original_len", m.llama3_original_len, 8192L,
           "llama3 RoPE scaling: context length the model was pretrained at", pos);
   add_key(s, "model", "tie_embeddings", m.tie_embeddings, false,
           "share the input embedding with the output projection");
-  add_key(s, "model", "norm_eps", m.norm_eps, 1e-6, "RMSNorm epsilon (QK norms too)",
-          in_range<double>(1e-12, 1.0));
-  add_key(s, "model", "init_std", m.init_std, 0.02,
-          "standard deviation of the normal initializer", in_range<double>(1e-6, 1.0));
+  add_key(s, "model", "norm_eps", m.norm_eps, 1e-6, "RMSNorm epsilon (QK norms too)", in_range<double>(1e-12, 1.0));
+  add_key(s, "model", "init_std", m.init_std, 0.02, "standard deviation of the normal initializer",
+          in_range<double>(1e-6, 1.0));
   add_key(s, "model", "seed", m.seed, 1UL,
           "initialization seed; weights depend only on (seed, parameter name, element index)");
   add_key(s, "model", "freeze", m.freeze, std::string(""),
@@ -94,10 +83,9 @@ void add_model_keys(Schema& s, ModelConfig& m) {
 
 void add_train_keys(Schema& s, TrainConfig& t) {
   section(s, "train", "Training [train]");
-  add_key(s, "train", "seq_len", t.seq_len, 512L, "tokens per training window",
-          at_least<long>(2));
-  add_key(s, "train", "global_batch", t.global_batch, 8L,
-          "windows per optimizer step over all data-parallel ranks", at_least<long>(1));
+  add_key(s, "train", "seq_len", t.seq_len, 512L, "tokens per training window", at_least<long>(2));
+  add_key(s, "train", "global_batch", t.global_batch, 8L, "windows per optimizer step over all data-parallel ranks",
+          at_least<long>(1));
   add_key(s, "train", "micro_batch", t.micro_batch, 0L,
           "windows per forward/backward on one rank; the rank's share of global_batch is run in "
           "micro-batches of this size and gradients accumulated (0 = the whole share at once)",
@@ -105,49 +93,46 @@ void add_train_keys(Schema& s, TrainConfig& t) {
   add_key(s, "train", "steps", t.steps, 100L, "optimizer steps", at_least<long>(0));
   add_key(s, "train", "seed", t.seed, 1UL, "seed of the data order");
   add_key(s, "train", "lr", t.lr, 3e-3, "peak learning rate", in_range(0.0, 10.0));
-  add_key(s, "train", "min_lr", t.min_lr, 3e-4, "final learning rate of the decay",
-          in_range(0.0, 10.0));
-  add_key(s, "train", "warmup_steps", t.warmup_steps, 10L,
-          "linear warmup: lr · (step + 1) / warmup_steps", at_least<long>(0));
-  add_choice_key(s, "train", "schedule", t.schedule, Schedule::kCosine,
-          "cosine (warmup, cosine to min_lr), wsd (warmup, stable, linear decay over the last "
-          "decay_steps), linear (warmup, linear to min_lr), constant");
-  add_key(s, "train", "decay_steps", t.decay_steps, 0L, "wsd: steps of the final decay",
+  add_key(s, "train", "min_lr", t.min_lr, 3e-4, "final learning rate of the decay", in_range(0.0, 10.0));
+  add_key(s, "train", "warmup_steps", t.warmup_steps, 10L, "linear warmup: lr · (step + 1) / warmup_steps",
           at_least<long>(0));
-  add_key(s, "train", "weight_decay", t.weight_decay, 0.1,
-          "AdamW decoupled weight decay on 2-D weights (norms never)", in_range(0.0, 10.0));
+  add_choice_key(s, "train", "schedule", t.schedule, Schedule::kCosine,
+                 "cosine (warmup, cosine to min_lr), wsd (warmup, stable, linear decay over the last "
+                 "decay_steps), linear (warmup, linear to min_lr), constant");
+  add_key(s, "train", "decay_steps", t.decay_steps, 0L, "wsd: steps of the final decay", at_least<long>(0));
+  add_key(s, "train", "weight_decay", t.weight_decay, 0.1, "AdamW decoupled weight decay on 2-D weights (norms never)",
+          in_range(0.0, 10.0));
   add_key(s, "train", "beta1", t.beta1, 0.9, "AdamW beta1", in_range(0.0, 0.999999));
   add_key(s, "train", "beta2", t.beta2, 0.95, "AdamW beta2", in_range(0.0, 0.999999));
   add_key(s, "train", "adam_eps", t.adam_eps, 1e-8, "AdamW epsilon", in_range(0.0, 1.0));
-  add_key(s, "train", "decay_embeddings", t.decay_embeddings, false,
-          "also decay embed.weight and lm_head.weight");
-  add_key(s, "train", "grad_clip", t.grad_clip, 1.0,
-          "clip the global gradient norm to this value; 0 disables", at_least<double>(0.0));
+  add_key(s, "train", "decay_embeddings", t.decay_embeddings, false, "also decay embed.weight and lm_head.weight");
+  add_key(s, "train", "grad_clip", t.grad_clip, 1.0, "clip the global gradient norm to this value; 0 disables",
+          at_least<double>(0.0));
   add_choice_key(s, "train", "nonfinite", t.nonfinite, Nonfinite::kStop,
-          "on NaN/Inf in the loss or gradients: stop (checkpoint-free exit naming the step and "
-          "parameter) or skip (drop the update, log it, continue)");
-  add_key(s, "train", "log_every", t.log_every, 10L, "steps between progress lines",
-          at_least<long>(1));
+                 "on NaN/Inf in the loss or gradients: stop (checkpoint-free exit naming the step and "
+                 "parameter) or skip (drop the update, log it, continue)");
+  add_key(s, "train", "log_every", t.log_every, 10L, "steps between progress lines", at_least<long>(1));
   add_key(s, "train", "checkpoint_every", t.checkpoint_every, 0L,
           "steps between checkpoints (0: only at the end and on a signal)", at_least<long>(0));
-  add_key(s, "train", "keep_last", t.keep_last, 3L,
-          "checkpoints kept in the run directory (0 keeps all)", at_least<long>(0));
+  add_key(s, "train", "keep_last", t.keep_last, 3L, "checkpoints kept in the run directory (0 keeps all)",
+          at_least<long>(0));
   add_key(s, "train", "steps_per_run", t.steps_per_run, 0L,
           "end this invocation after so many steps as if preempted (checkpoint, exit 75; "
           "--resume auto continues): for time-sliced queues; 0 = no limit",
           at_least<long>(0));
   add_choice_key(s, "train", "device", t.device, Device::kAuto,
-          "auto (cuda when every rank sees a GPU, else cpu; the choice is logged and stored as "
-          "cpu or cuda, and a later stage chooses again on its own machine), cpu (fp32 "
-          "reference), or cuda (one GPU per rank, bf16 GEMMs and flash attention with fp32 "
-          "master weights, NCCL between ranks; checkpoints are the same format)");
-  add_choice_key(s, "train", "attention_kernel", t.attention_kernel, AttentionKernel::kAuto,
-          "attention kernels on cuda (pretrain, extend, sft, evaluate; analyze uses auto): auto (cuDNN's fused attention "
-          "where cuDNN supports the shape: head widths up to 256, equal query-key and value "
-          "widths, causal or sliding window, GQA; Headroom's own flash attention elsewhere; each "
-          "choice logged once per shape), flash (the own bf16 flash attention always: the second "
-          "reference for cuDNN), or simt (the own exact fp32 attention: tells an attention problem "
-          "from rounding); ignored on cpu");
+                 "auto (cuda when every rank sees a GPU, else cpu; the choice is logged and stored as "
+                 "cpu or cuda, and a later stage chooses again on its own machine), cpu (fp32 "
+                 "reference), or cuda (one GPU per rank, bf16 GEMMs and flash attention with fp32 "
+                 "master weights, NCCL between ranks; checkpoints are the same format)");
+  add_choice_key(
+      s, "train", "attention_kernel", t.attention_kernel, AttentionKernel::kAuto,
+      "attention kernels on cuda (pretrain, extend, sft, evaluate; analyze uses auto): auto (cuDNN's fused attention "
+      "where cuDNN supports the shape: head widths up to 256, equal query-key and value "
+      "widths, causal or sliding window, GQA; Headroom's own flash attention elsewhere; each "
+      "choice logged once per shape), flash (the own bf16 flash attention always: the second "
+      "reference for cuDNN), or simt (the own exact fp32 attention: tells an attention problem "
+      "from rounding); ignored on cpu");
   add_key(s, "train", "peak_tflops", t.peak_tflops, 0.0,
           "the peak that MFU is reported against, TFLOP/s per rank; 0 = on cuda the device's nominal "
           "dense bf16 peak when known (H100/H200 989, A100 312, L40S 362, L4 121, ...), else the GEMM "
@@ -159,8 +144,7 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "same examples for every configuration and seed; also at step 0 and the last step): "
           "learning curves of retrieval; 0 = off",
           at_least<long>(0));
-  add_key(s, "train", "probe_samples", t.probe_samples, 64L, "examples of the retrieval probe",
-          at_least<long>(1));
+  add_key(s, "train", "probe_samples", t.probe_samples, 64L, "examples of the retrieval probe", at_least<long>(1));
   add_key(s, "train", "probe_tasks", t.probe_tasks, std::string("kv"),
           "synthetic tasks of the retrieval probe, comma-separated (as data.synthetic_tasks; "
           "each example's task drawn uniformly)",
@@ -172,27 +156,26 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "monitor), or name:window:sigmas:one|two:lookback for a rule of your own",
           Check<std::string>(check_spike_rules));
   add_choice_key(s, "train", "recompute", t.recompute, Recompute::kNone,
-          "activation recomputation: none (keep every layer's activations for the backward pass), "
-          "selective (keep each layer's MLP input, recompute the gate, up and SwiGLU products of the "
-          "MLP in the backward pass: about 3·d_ff of the ~8·d_model + 3·d_ff floats a layer keeps per "
-          "token, for one more gate/up product per layer), or full (keep only each layer's input and "
-          "run the layer's forward pass again before its backward pass: activation memory of one "
-          "layer plus the residual streams, for one more forward pass). Gradients are the same to "
-          "fp32 rounding; the memory plan (--memory-plan) counts what each keeps");
+                 "activation recomputation: none (keep every layer's activations for the backward pass), "
+                 "selective (keep each layer's MLP input, recompute the gate, up and SwiGLU products of the "
+                 "MLP in the backward pass: about 3·d_ff of the ~8·d_model + 3·d_ff floats a layer keeps per "
+                 "token, for one more gate/up product per layer), or full (keep only each layer's input and "
+                 "run the layer's forward pass again before its backward pass: activation memory of one "
+                 "layer plus the residual streams, for one more forward pass). Gradients are the same to "
+                 "fp32 rounding; the memory plan (--memory-plan) counts what each keeps");
 }
 
 void add_parallel_keys(Schema& s, ParallelConfig& p) {
   section(s, "parallel", "Parallelism [parallel]");
-  add_key(s, "parallel", "tp", p.tp, 1L,
-          "tensor-parallel ranks (innermost); must divide n_heads and d_ff", at_least<long>(1));
+  add_key(s, "parallel", "tp", p.tp, 1L, "tensor-parallel ranks (innermost); must divide n_heads and d_ff",
+          at_least<long>(1));
   add_key(s, "parallel", "cp", p.cp, 1L,
           "context-parallel ranks (between tp and dp in the rank order): each sequence is cut into "
           "2·cp chunks and rank r keeps chunks r and 2·cp−1−r (zig-zag: every rank gets the same share "
           "of the causal attention work); keys and values are all-gathered over the cp ranks for "
           "attention and their gradients reduce-scattered back. train.seq_len must be a multiple of 2·cp",
           at_least<long>(1));
-  add_key(s, "parallel", "dp", p.dp, 0L,
-          "data-parallel ranks; 0 = world size / (tp · cp)", at_least<long>(0));
+  add_key(s, "parallel", "dp", p.dp, 0L, "data-parallel ranks; 0 = world size / (tp · cp)", at_least<long>(0));
   add_key(s, "parallel", "zero1", p.zero1, false,
           "ZeRO-1: each of the cp × dp ranks that hold the same weights keeps the AdamW moments of "
           "1/(cp·dp) of the parameters, updates those and all-gathers the rest (checkpoints stay the "
@@ -207,17 +190,14 @@ void add_parallel_keys(Schema& s, ParallelConfig& p) {
 
 void add_data_keys(Schema& s, DataConfig& d) {
   section(s, "data", "Data [data]");
-  add_key(s, "data", "train", d.train, std::string("data/shards/train.h5"),
-          "training token shard written by prepare");
-  add_key(s, "data", "val", d.val, std::string("data/shards/val.h5"),
-          "held-out token shard written by prepare");
-  add_key(s, "data", "seed", d.seed, 1UL,
-          "seed of the synthetic task mixer and of the sft example packing");
+  add_key(s, "data", "train", d.train, std::string("data/shards/train.h5"), "training token shard written by prepare");
+  add_key(s, "data", "val", d.val, std::string("data/shards/val.h5"), "held-out token shard written by prepare");
+  add_key(s, "data", "seed", d.seed, 1UL, "seed of the synthetic task mixer and of the sft example packing");
   add_choice_key(s, "data", "sampler", d.sampler, Sampler::kAuto,
-          "how training windows are cut: windows (fixed grid over the shard, documents may be cut "
-          "anywhere), documents (whole documents concatenated up to seq_len + 1, BOS-separated, "
-          "only the last one cut: long-context data), auto (extend: documents, pretrain: "
-          "windows); sft always packs prompt/response examples");
+                 "how training windows are cut: windows (fixed grid over the shard, documents may be cut "
+                 "anywhere), documents (whole documents concatenated up to seq_len + 1, BOS-separated, "
+                 "only the last one cut: long-context data), auto (extend: documents, pretrain: "
+                 "windows); sft always packs prompt/response examples");
   add_key(s, "data", "synthetic_ratio", d.synthetic_ratio, 0.0,
           "pretrain/extend: share of windows that end with a synthetic retrieval example; "
           "sft: share of generated examples that are synthetic tasks (the rest are retrieval "
@@ -229,7 +209,8 @@ void add_data_keys(Schema& s, DataConfig& d) {
           "prefix, token for token), niah_keys (2-3 of those needles with distinct keys, RULER's question "
           "and answer prefix without the template's header, so that key matching fits short windows), "
           "niah_mix (RULER's eight niah tasks, one drawn per example: UUIDs, "
-          "distractor keys, needle haystacks, several values or queries), vt (variable tracking), docqa (which word follows a phrase of the text), copy "
+          "distractor keys, needle haystacks, several values or queries), vt (variable tracking), docqa (which word "
+          "follows a phrase of the text), copy "
           "(the induction warm-up: repeat a random digit string), words (the same with distinct words, "
           "so induction is unambiguous), uuids (the same with RULER's UUIDs: hex letters, digits, dashes)",
           Check<std::string>(check_task_list));
@@ -238,8 +219,8 @@ void add_data_keys(Schema& s, DataConfig& d) {
           "[synthetic_min_len, seq_len + 1]",
           at_least<long>(16));
   add_choice_key(s, "data", "synthetic_loss", d.synthetic_loss, SyntheticLoss::kAnswer,
-          "loss on a synthetic example in pretrain/extend windows: answer (answer tokens and EOS "
-          "only) or all (every token)");
+                 "loss on a synthetic example in pretrain/extend windows: answer (answer tokens and EOS "
+                 "only) or all (every token)");
   add_key(s, "data", "warmup_tasks", d.warmup_tasks, std::string(""),
           "pretrain/extend: synthetic tasks of the first data.warmup_steps steps, in place of "
           "data.synthetic_tasks (a curriculum: e.g. words, the induction warm-up, before niah); "
@@ -260,8 +241,7 @@ void add_data_keys(Schema& s, DataConfig& d) {
           "sft: JSONL file of {\"prompt\": ..., \"response\": ...} pairs; empty = only "
           "generated examples");
   add_key(s, "data", "sft_file_share", d.sft_file_share, 0.5,
-          "sft: share of examples drawn from sft_file (the rest are generated); 1 = file only",
-          in_range(0.0, 1.0));
+          "sft: share of examples drawn from sft_file (the rest are generated); 1 = file only", in_range(0.0, 1.0));
   add_key(s, "data", "document_mask", d.document_mask, false,
           "pretrain/extend/sft: attend only within each document of a packed window (intra-document "
           "masking): a token sees the keys from its document's start, which is the window's first "
@@ -286,17 +266,15 @@ std::string model_problems(const ModelConfig& m, const Parsed& p, const TrainCon
             shown(p, "model.n_kv_heads", m.n_kv_heads)));
   const bool has_sliding = m.layer_pattern.find('S') != std::string::npos;
   const bool has_full = m.layer_pattern.find('F') != std::string::npos;
-  for (const auto& [key, dims, used] :
-       {std::tuple{"model.rope_dims_full", m.rope_dims_full, has_full},
-        std::tuple{"model.rope_dims_swa", m.rope_dims_swa, has_sliding}}) {
+  for (const auto& [key, dims, used] : {std::tuple{"model.rope_dims_full", m.rope_dims_full, has_full},
+                                        std::tuple{"model.rope_dims_swa", m.rope_dims_swa, has_sliding}}) {
     if (!used || dims < 0) continue;
     if (dims > m.head_dim_qk)
       add(cat(shown(p, key, dims), " exceeds ", shown(p, "model.head_dim_qk", m.head_dim_qk)));
     else if (dims % 2 != 0)
       add(cat(shown(p, key, dims), " must be even (RoPE rotates pairs of dimensions)"));
   }
-  if (m.head_dim_qk % 2 != 0 &&
-      ((has_full && m.rope_dims_full < 0) || (has_sliding && m.rope_dims_swa < 0)))
+  if (m.head_dim_qk % 2 != 0 && ((has_full && m.rope_dims_full < 0) || (has_sliding && m.rope_dims_swa < 0)))
     add(cat(shown(p, "model.head_dim_qk", m.head_dim_qk),
             " is odd, so RoPE over the whole head is impossible; set rope_dims_* to an even width"));
   if (m.rope_scaling == RopeScaling::kYarn && m.yarn_beta_fast <= m.yarn_beta_slow)
@@ -306,8 +284,7 @@ std::string model_problems(const ModelConfig& m, const Parsed& p, const TrainCon
     add(cat(shown(p, "model.llama3_high_freq_factor", m.llama3_high_freq_factor), " must exceed ",
             shown(p, "model.llama3_low_freq_factor", m.llama3_low_freq_factor)));
   if (t && has_sliding && m.window > t->seq_len)
-    add(cat(shown(p, "model.window", m.window), " is longer than the sequence ",
-            shown(p, "train.seq_len", t->seq_len),
+    add(cat(shown(p, "model.window", m.window), " is longer than the sequence ", shown(p, "train.seq_len", t->seq_len),
             ": every sliding layer would be full attention"));
   return out;
 }
@@ -315,14 +292,11 @@ std::string model_problems(const ModelConfig& m, const Parsed& p, const TrainCon
 std::string train_problems(const TrainConfig& t, const Parsed& p) {
   std::string out;
   auto add = [&out](const std::string& s) { out += "\n  " + s; };
-  if (t.min_lr > t.lr)
-    add(cat(shown(p, "train.min_lr", t.min_lr), " exceeds ", shown(p, "train.lr", t.lr)));
+  if (t.min_lr > t.lr) add(cat(shown(p, "train.min_lr", t.min_lr), " exceeds ", shown(p, "train.lr", t.lr)));
   if (t.micro_batch > t.global_batch)
-    add(cat(shown(p, "train.micro_batch", t.micro_batch), " exceeds ",
-            shown(p, "train.global_batch", t.global_batch)));
+    add(cat(shown(p, "train.micro_batch", t.micro_batch), " exceeds ", shown(p, "train.global_batch", t.global_batch)));
   if (t.schedule == Schedule::kWsd && t.decay_steps > t.steps)
-    add(cat(shown(p, "train.decay_steps", t.decay_steps), " exceeds ",
-            shown(p, "train.steps", t.steps)));
+    add(cat(shown(p, "train.decay_steps", t.decay_steps), " exceeds ", shown(p, "train.steps", t.steps)));
   return out;
 }
 
@@ -340,8 +314,7 @@ Schema make_schema(Config& cfg, unsigned sections) {
 void validate(const Config& cfg, unsigned sections, const Schema& schema, const Parsed& parsed) {
   check_keys(schema, parsed);
   std::string problems;
-  if (sections & kModel)
-    problems += model_problems(cfg.model, parsed, (sections & kTrain) ? &cfg.train : nullptr);
+  if (sections & kModel) problems += model_problems(cfg.model, parsed, (sections & kTrain) ? &cfg.train : nullptr);
   if (sections & kTrain) problems += train_problems(cfg.train, parsed);
   if (!problems.empty()) fail("invalid configuration:", problems);
 }

@@ -43,8 +43,7 @@ std::string suggestion(const Schema& schema, const std::string& name) {
   return best.empty() ? "" : cat(" (did you mean '", best, "'?)");
 }
 
-po::options_description all_options(const po::options_description& app_options,
-                                    const Schema& schema) {
+po::options_description all_options(const po::options_description& app_options, const Schema& schema) {
   po::options_description all;
   all.add(app_options);
   for (const auto& s : schema.sections) all.add(s.options);
@@ -53,8 +52,7 @@ po::options_description all_options(const po::options_description& app_options,
 
 // Stores one source into the map. Boost keeps the first value stored for a key, so sources are
 // stored from the highest precedence down.
-void store_source(const po::parsed_options& opts, const std::string& origin, const Schema& schema,
-                  Parsed& out) {
+void store_source(const po::parsed_options& opts, const std::string& origin, const Schema& schema, Parsed& out) {
   try {
     po::store(opts, out.vm);
   } catch (const po::error_with_option_name& e) {
@@ -78,15 +76,15 @@ void keep_last_occurrence(po::parsed_options& opts, const Schema& schema) {
   };
   std::vector<po::option> kept;
   for (auto it = opts.options.rbegin(); it != opts.options.rend(); ++it) {
-    const bool seen = std::any_of(kept.begin(), kept.end(),
-                                  [&](const po::option& o) { return o.string_key == it->string_key; });
+    const bool seen =
+        std::any_of(kept.begin(), kept.end(), [&](const po::option& o) { return o.string_key == it->string_key; });
     if (!seen || it->string_key.empty() || accumulates(it->string_key)) kept.push_back(*it);
   }
   opts.options.assign(kept.rbegin(), kept.rend());
 }
 
-po::parsed_options parse_ini(const std::string& text, const std::string& origin,
-                             const po::options_description& all, const Schema& schema) {
+po::parsed_options parse_ini(const std::string& text, const std::string& origin, const po::options_description& all,
+                             const Schema& schema) {
   std::istringstream in(text);
   try {
     return po::parse_config_file(in, all, /*allow_unregistered=*/false);
@@ -109,20 +107,18 @@ std::string read_text(const std::string& path) {
 
 }  // namespace
 
-Parsed parse_config(int argc, const char* const* argv, const po::options_description& app_options,
-                    const Schema& schema, const std::vector<IniText>& bases) {
+Parsed parse_config(int argc, const char* const* argv, const po::options_description& app_options, const Schema& schema,
+                    const std::vector<IniText>& bases) {
   const po::options_description all = all_options(app_options, schema);
   Parsed out;
   po::parsed_options cli(&all);
   try {
     // No prefix guessing: "--vocab" must not silently mean "--vocab-size".
-    const int style = po::command_line_style::default_style &
-                      ~po::command_line_style::allow_guessing;
+    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
     cli = po::command_line_parser(argc, argv).options(all).style(style).run();
   } catch (const po::unknown_option& e) {
     const std::string name = e.get_option_name().substr(e.get_option_name().find_first_not_of('-'));
-    fail("command line: unknown option '--", name, "'", suggestion(schema, name),
-         "; see --help");
+    fail("command line: unknown option '--", name, "'", suggestion(schema, name), "; see --help");
   } catch (const po::error& e) {
     fail("command line: ", e.what());
   }
@@ -156,8 +152,7 @@ void check_keys(const Schema& schema, const Parsed& parsed) {
   for (const auto& k : schema.keys) {
     if (!k.check) continue;
     const std::string why = k.check();
-    if (!why.empty())
-      problems += cat("\n  ", k.name, " = ", k.print(), " (", origin_of(parsed, k.name), "): ", why);
+    if (!why.empty()) problems += cat("\n  ", k.name, " = ", k.print(), " (", origin_of(parsed, k.name), "): ", why);
   }
   if (!problems.empty()) fail("invalid configuration:", problems);
 }
@@ -182,8 +177,7 @@ std::string to_ini(const Schema& schema, bool with_help) {
   return s.str();
 }
 
-std::string help_text(const std::string& usage, const po::options_description& app_options,
-                      const Schema& schema) {
+std::string help_text(const std::string& usage, const po::options_description& app_options, const Schema& schema) {
   std::ostringstream s;
   s << usage << "\n\n" << app_options << "\n";
   if (!schema.sections.empty()) {
@@ -202,9 +196,12 @@ std::string cell(const std::string& text, bool code) {
   if (text.empty()) return code ? "(empty)" : "";
   std::string out;
   for (char c : text) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
   }
   return code ? "`" + out + "`" : out;
 }
@@ -219,8 +216,8 @@ std::string reference_markdown(const Schema& schema) {
     for (const auto& k : schema.keys) {
       if (k.section != sec.name) continue;
       const std::string shown = k.list ? "(none; repeatable)" : cell(k.default_text, true);
-      s << "| `" << k.name << "` | " << shown << " | " << cell(k.allowed, false) << " | "
-        << cell(k.help, false) << " |\n";
+      s << "| `" << k.name << "` | " << shown << " | " << cell(k.allowed, false) << " | " << cell(k.help, false)
+        << " |\n";
     }
     s << "\n";
   }

@@ -25,8 +25,8 @@ struct Parsed {
 // Precedence, highest first: command line, the last --config file, ..., the first, `bases` (last
 // first), the schema defaults. Unknown keys, malformed values and unreadable files throw
 // headroom::Error naming the file (or "command line"), the section and the key.
-Parsed parse_config(int argc, const char* const* argv, const po::options_description& app_options,
-                    const Schema& schema, const std::vector<IniText>& bases = {});
+Parsed parse_config(int argc, const char* const* argv, const po::options_description& app_options, const Schema& schema,
+                    const std::vector<IniText>& bases = {});
 
 // "command line", "file inputs/x.ini", or "default".
 std::string origin_of(const Parsed& parsed, const std::string& key);
@@ -39,8 +39,7 @@ void check_keys(const Schema& schema, const Parsed& parsed);
 std::string to_ini(const Schema& schema, bool with_help = true);
 
 // --help: usage line, the app's own options, then every key of every section with default and meaning.
-std::string help_text(const std::string& usage, const po::options_description& app_options,
-                      const Schema& schema);
+std::string help_text(const std::string& usage, const po::options_description& app_options, const Schema& schema);
 
 // --config-reference: every key of every section as a Markdown table (key, default, allowed values,
 // meaning), from the same descriptions --help prints; docs/config.md is made from it.

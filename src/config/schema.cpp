@@ -28,16 +28,17 @@ void add_list_key(Schema& schema, const std::string& section_name, const std::st
                   std::vector<std::string>& target, const std::string& help) {
   Section* sec = &declared_section(schema, section_name);
   const std::string full = section_name.empty() ? name : section_name + "." + name;
-  sec->options.add_options()(full.c_str(),
-                             po::value<std::vector<std::string>>(&target)->multitoken(),
-                             help.c_str());
-  Key key{full, section_name, help,
+  sec->options.add_options()(full.c_str(), po::value<std::vector<std::string>>(&target)->multitoken(), help.c_str());
+  Key key{full,
+          section_name,
+          help,
           [&target] {
             std::string out;
             for (const auto& v : target) out += (out.empty() ? "" : "\n") + v;
             return out;
           },
-          {}, true};
+          {},
+          true};
   schema.keys.push_back(std::move(key));
 }
 

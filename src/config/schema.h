@@ -24,9 +24,9 @@ struct Key {
   std::string help;
   std::function<std::string()> print;  // the bound value as INI text
   std::function<std::string()> check;  // "" when valid, else why not
-  bool list = false;  // print() returns one value per line; INI repeats the key
-  std::string default_text = {};  // the default as INI text (the config reference prints it)
-  std::string allowed = {};       // the values the key's own check accepts, in words; "" = any
+  bool list = false;                   // print() returns one value per line; INI repeats the key
+  std::string default_text = {};       // the default as INI text (the config reference prints it)
+  std::string allowed = {};            // the values the key's own check accepts, in words; "" = any
 };
 
 // A section named "" holds top-level keys (no "[section]" in INI, "--name" on the command line).
@@ -58,8 +58,8 @@ struct Check {
 
   Check() = default;
   template <class F>
-    requires std::is_invocable_r_v<std::string, const F&, const T&>
-  Check(F f, std::string allowed_text = {}) : test(std::move(f)), allowed(std::move(allowed_text)) {}
+  requires std::is_invocable_r_v<std::string, const F&, const T&> Check(F f, std::string allowed_text = {})
+      : test(std::move(f)), allowed(std::move(allowed_text)) {}
   explicit operator bool() const { return static_cast<bool>(test); }
   std::string operator()(const T& v) const { return test(v); }
 };
@@ -76,8 +76,8 @@ void add_list_key(Schema& schema, const std::string& section_name, const std::st
 
 // Binds `section.name` to `target`, sets the default, and registers printing and checking.
 template <class T>
-void add_key(Schema& schema, const std::string& section_name, const std::string& name, T& target,
-             T default_value, const std::string& help, Check<T> check = {});
+void add_key(Schema& schema, const std::string& section_name, const std::string& name, T& target, T default_value,
+             const std::string& help, Check<T> check = {});
 
 // A key whose value is one of an enum's names (config/choices.h). Boost reads the text; its notifier
 // sets `target` when the text names a value, and the key's check reports any other text with the

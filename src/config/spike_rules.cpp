@@ -87,8 +87,7 @@ std::string check_spike_rules(const std::string& text) {
 }
 
 std::vector<SpikeRule> parse_spike_rules(const std::string& text) {
-  if (const std::string why = check_spike_rules(text); !why.empty())
-    fail("train.spike_rules = '", text, "': ", why);
+  if (const std::string why = check_spike_rules(text); !why.empty()) fail("train.spike_rules = '", text, "': ", why);
   std::vector<SpikeRule> out;
   for (const std::string& entry : split(text, ',')) {
     std::string why;

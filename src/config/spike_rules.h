@@ -22,9 +22,9 @@ struct SpikeRule {
 
 inline constexpr long kMaxSpikeLength = 1L << 26;  // largest window / lookback accepted
 
-SpikeRule paper_spike_rule();                      // {"paper", 1000, 7, true, 1000}
-SpikeRule olmo_spike_rule();                       // {"olmo", 10000, 6, false, 128}
-std::vector<SpikeRule> default_spike_rules();      // {paper, olmo}
+SpikeRule paper_spike_rule();                         // {"paper", 1000, 7, true, 1000}
+SpikeRule olmo_spike_rule();                          // {"olmo", 10000, 6, false, 128}
+std::vector<SpikeRule> default_spike_rules();         // {paper, olmo}
 SpikeRule builtin_spike_rule(std::string_view name);  // "paper" | "olmo"; throws otherwise
 
 // "" when the rule is usable, else why (window in [1, 2^26], lookback in [2, 2^26], finite

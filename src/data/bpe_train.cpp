@@ -14,9 +14,7 @@ namespace headroom::data {
 
 namespace {
 
-uint64_t pair_key(int32_t left, int32_t right) {
-  return (uint64_t(uint32_t(left)) << 32) | uint32_t(right);
-}
+uint64_t pair_key(int32_t left, int32_t right) { return (uint64_t(uint32_t(left)) << 32) | uint32_t(right); }
 int32_t key_left(uint64_t k) { return int32_t(uint32_t(k >> 32)); }
 int32_t key_right(uint64_t k) { return int32_t(uint32_t(k)); }
 
@@ -49,8 +47,7 @@ struct LowerPriority {
 Tokenizer train_bpe(std::span<const std::string_view> docs, int32_t vocab_size,
                     const std::function<void(int32_t done, int32_t total)>& progress, bool split_digits) {
   if (vocab_size < kFirstMerge || vocab_size > (int32_t{1} << 20))
-    fail("train_bpe: vocab_size ", vocab_size, " is outside [", kFirstMerge, ", ", int32_t{1} << 20,
-         "]");
+    fail("train_bpe: vocab_size ", vocab_size, " is outside [", kFirstMerge, ", ", int32_t{1} << 20, "]");
   const int32_t total = vocab_size - kFirstMerge;
   Tokenizer tok;
   if (total == 0) return tok;

@@ -30,7 +30,6 @@ namespace headroom::data {
 // progress(done, total), if set, is called after each merge with total = vocab_size - 259.
 // Throws headroom::Error if vocab_size < 259 or vocab_size > 1 << 20.
 Tokenizer train_bpe(std::span<const std::string_view> docs, int32_t vocab_size,
-                    const std::function<void(int32_t done, int32_t total)>& progress = {},
-                    bool split_digits = false);
+                    const std::function<void(int32_t done, int32_t total)>& progress = {}, bool split_digits = false);
 
 }  // namespace headroom::data

@@ -61,8 +61,7 @@ Documents read_documents(const std::vector<std::string>& inputs) {
     if (ec || !fs::exists(status)) fail("input ", input, ": does not exist");
     if (fs::is_directory(status)) {
       std::vector<fs::path> files;
-      for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it);
-           it.increment(ec)) {
+      for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it); it.increment(ec)) {
         const std::string name = it->path().filename().string();
         if (!name.empty() && name[0] == '.') {
           if (it->is_directory()) it.disable_recursion_pending();

@@ -26,10 +26,14 @@ size_t utf8_len(std::string_view s, size_t i) {
   if (b0 < 0x80) return 1;
   size_t n;
   unsigned char lo = 0x80, hi = 0xBF;
-  if (b0 >= 0xC2 && b0 <= 0xDF) n = 2;
-  else if (b0 >= 0xE0 && b0 <= 0xEF) n = 3, lo = b0 == 0xE0 ? 0xA0 : 0x80, hi = b0 == 0xED ? 0x9F : 0xBF;
-  else if (b0 >= 0xF0 && b0 <= 0xF4) n = 4, lo = b0 == 0xF0 ? 0x90 : 0x80, hi = b0 == 0xF4 ? 0x8F : 0xBF;
-  else return 0;
+  if (b0 >= 0xC2 && b0 <= 0xDF)
+    n = 2;
+  else if (b0 >= 0xE0 && b0 <= 0xEF)
+    n = 3, lo = b0 == 0xE0 ? 0xA0 : 0x80, hi = b0 == 0xED ? 0x9F : 0xBF;
+  else if (b0 >= 0xF0 && b0 <= 0xF4)
+    n = 4, lo = b0 == 0xF0 ? 0x90 : 0x80, hi = b0 == 0xF4 ? 0x8F : 0xBF;
+  else
+    return 0;
   for (size_t k = 1; k < n; ++k) {
     if (i + k >= s.size()) return 0;
     const auto b = static_cast<unsigned char>(s[i + k]);
@@ -159,8 +163,8 @@ struct HfEncoder::Impl {
       regexes.push_back(uregex_openUText(pattern, 0, &pe, &st));
       utext_close(pattern);
       if (U_FAILURE(st))
-        fail("Hugging Face tokenizer: ICU rejects the pre-tokenizer regex '", step.regex, "' at offset ",
-             pe.offset, ": ", u_errorName(st));
+        fail("Hugging Face tokenizer: ICU rejects the pre-tokenizer regex '", step.regex, "' at offset ", pe.offset,
+             ": ", u_errorName(st));
     }
     for (size_t i = 0; i < bpe->added.size(); ++i) {
       auto& set = bpe->added[i].normalized ? norm_set : raw_set;
@@ -169,9 +173,8 @@ struct HfEncoder::Impl {
       first[static_cast<unsigned char>(bpe->added_match[i][0])] = true;
     }
     for (auto* set : {&raw_set, &norm_set})
-      std::stable_sort(set->begin(), set->end(), [&](size_t a, size_t b) {
-        return bpe->added_match[a].size() > bpe->added_match[b].size();
-      });
+      std::stable_sort(set->begin(), set->end(),
+                       [&](size_t a, size_t b) { return bpe->added_match[a].size() > bpe->added_match[b].size(); });
   }
   ~Impl() {
     for (auto* r : regexes)

@@ -15,10 +15,9 @@ namespace {
 
 // General categories: \p{..} means the same in both engines for these.
 bool known_category(std::string_view name) {
-  static const char* const kNames[] = {"L",  "Lu", "Ll", "Lt", "Lm", "Lo", "M",  "Mn", "Mc", "Me",
-                                       "N",  "Nd", "Nl", "No", "P",  "Pc", "Pd", "Ps", "Pe", "Pi",
-                                       "Pf", "Po", "S",  "Sm", "Sc", "Sk", "So", "Z",  "Zs", "Zl",
-                                       "Zp", "C",  "Cc", "Cf", "Co", "Cn"};
+  static const char* const kNames[] = {"L",  "Lu", "Ll", "Lt", "Lm", "Lo", "M",  "Mn", "Mc", "Me", "N",  "Nd",
+                                       "Nl", "No", "P",  "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "S",  "Sm",
+                                       "Sc", "Sk", "So", "Z",  "Zs", "Zl", "Zp", "C",  "Cc", "Cf", "Co", "Cn"};
   for (const char* n : kNames)
     if (name == n) return true;
   return false;
@@ -61,8 +60,7 @@ class Translator {
 
   void in_class(char c) {
     if (c == ']') --depth_;
-    if ((c == '&' || c == '-') && i_ + 1 < p_.size() && p_[i_ + 1] == c)
-      refuse(cat("the class operator '", c, c, "'"));
+    if ((c == '&' || c == '-') && i_ + 1 < p_.size() && p_[i_ + 1] == c) refuse(cat("the class operator '", c, c, "'"));
     out_ += c;
     ++i_;
   }
@@ -101,17 +99,28 @@ class Translator {
     switch (c) {
       // Oniguruma's \s is Unicode White_Space. ICU documents its \s as [\t\n\f\r\p{Z}] (no \v,
       // no U+0085) though ICU 72 implements White_Space; spelling it out does not depend on which.
-      case 's': return emit("\\p{White_Space}", 2);
-      case 'S': return emit("\\P{White_Space}", 2);
-      case 'v': return emit("\\x{0B}", 2);  // ICU's \v is any vertical whitespace
-      case 'd': return emit("\\p{Nd}", 2);
-      case 'D': return emit("\\P{Nd}", 2);
-      case 'r': case 'n': case 't': case 'f': return emit(p_.substr(i_, 2), 2);
-      case 'p': case 'P': return property();
-      case 'x': return hex_escape();
+      case 's':
+        return emit("\\p{White_Space}", 2);
+      case 'S':
+        return emit("\\P{White_Space}", 2);
+      case 'v':
+        return emit("\\x{0B}", 2);  // ICU's \v is any vertical whitespace
+      case 'd':
+        return emit("\\p{Nd}", 2);
+      case 'D':
+        return emit("\\P{Nd}", 2);
+      case 'r':
+      case 'n':
+      case 't':
+      case 'f':
+        return emit(p_.substr(i_, 2), 2);
+      case 'p':
+      case 'P':
+        return property();
+      case 'x':
+        return hex_escape();
       case 'u':
-        if (i_ + 6 <= p_.size() && all_hex(std::string_view(p_).substr(i_ + 2, 4)))
-          return emit(p_.substr(i_, 6), 6);
+        if (i_ + 6 <= p_.size() && all_hex(std::string_view(p_).substr(i_ + 2, 4))) return emit(p_.substr(i_, 6), 6);
         refuse("a malformed \\u escape");
       default:
         break;
@@ -155,8 +164,6 @@ class Translator {
 
 }  // namespace
 
-std::string onig_to_icu(const std::string& pattern, const std::string& what) {
-  return Translator(pattern, what).run();
-}
+std::string onig_to_icu(const std::string& pattern, const std::string& what) { return Translator(pattern, what).run(); }
 
 }  // namespace headroom::data

@@ -40,8 +40,8 @@ bool flag(const json& obj, const char* key, bool fallback, const std::string& wh
 }
 
 // Requires obj[key] to be null/absent or one of the accepted values.
-void require_null_or(const json& obj, const char* key, std::initializer_list<json> ok,
-                     const std::string& what, const std::string& path) {
+void require_null_or(const json& obj, const char* key, std::initializer_list<json> ok, const std::string& what,
+                     const std::string& path) {
   const json& v = at(obj, key);
   if (v.is_null()) return;
   for (const json& o : ok)
@@ -133,7 +133,8 @@ void parse_model(HfBpe& bpe, const json& model, const std::string& what) {
   auto id_of = [&](const std::string& tok, size_t i) {
     const auto raw = token_bytes(tok);
     const auto it = raw ? bpe.vocab.find(*raw) : bpe.vocab.end();
-    if (it == bpe.vocab.end()) refuse(what, cat(p, "merges[", i, "]"), merges[i], cat("names '", tok, "', which is not in the vocab"));
+    if (it == bpe.vocab.end())
+      refuse(what, cat(p, "merges[", i, "]"), merges[i], cat("names '", tok, "', which is not in the vocab"));
     return it->second;
   };
   int32_t rank = 0;
@@ -172,7 +173,8 @@ void parse_added(HfBpe& bpe, const json& added, const std::string& what) {
     HfAddedToken a;
     if (!at(t, "content").is_string() || at(t, "content").get<std::string>().empty())
       refuse(what, p + "content", at(t, "content"), "is not a non-empty string");
-    if (!at(t, "id").is_number_integer() || at(t, "id").get<int64_t>() < 0 || at(t, "id").get<int64_t>() >= (int64_t{1} << 30))
+    if (!at(t, "id").is_number_integer() || at(t, "id").get<int64_t>() < 0 ||
+        at(t, "id").get<int64_t>() >= (int64_t{1} << 30))
       refuse(what, p + "id", at(t, "id"), "is not an id");
     a.content = at(t, "content").get<std::string>();
     a.id = at(t, "id").get<int32_t>();
@@ -185,12 +187,13 @@ void parse_added(HfBpe& bpe, const json& added, const std::string& what) {
     const auto raw = token_bytes(a.content);
     const auto in_vocab = raw ? bpe.vocab.find(*raw) : bpe.vocab.end();
     const int32_t n = bpe.model_vocab_count;
-    const int32_t expected = in_vocab != bpe.vocab.end() ? in_vocab->second
-                             : max_added < 0                ? n
-                             : (max_added >= n || n == 0)   ? max_added + 1
-                                                            : n;
+    const int32_t expected = in_vocab != bpe.vocab.end()  ? in_vocab->second
+                             : max_added < 0              ? n
+                             : (max_added >= n || n == 0) ? max_added + 1
+                                                          : n;
     if (expected != a.id)
-      refuse(what, p + "id", t["id"], cat("differs from the id ", expected, " Hugging Face tokenizers assigns to '", a.content, "'"));
+      refuse(what, p + "id", t["id"],
+             cat("differs from the id ", expected, " Hugging Face tokenizers assigns to '", a.content, "'"));
     max_added = std::max(max_added, a.id);
     bpe.added_ids[a.content] = a.id;
     bpe.added.push_back(std::move(a));
@@ -204,8 +207,7 @@ void parse_normalizer(HfBpe& bpe, const json& n, const std::string& what) {
 }
 
 // GPT-2's pattern, which ByteLevel uses when use_regex is true.
-constexpr const char* kGpt2Pattern =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 void parse_byte_level(HfBpe& bpe, const json& pt, const std::string& what, const std::string& p) {
   if (!at(pt, "add_prefix_space").is_boolean())
@@ -238,7 +240,8 @@ void parse_pre_tokenizer(HfBpe& bpe, const json& pt, const std::string& what) {
     } else if (t == "ByteLevel" && i + 1 == list.size()) {
       parse_byte_level(bpe, list[i], what, p);
     } else {
-      refuse(what, p + "type", t, t == "ByteLevel" ? "is not supported before the end of the sequence" : "is not supported");
+      refuse(what, p + "type", t,
+             t == "ByteLevel" ? "is not supported before the end of the sequence" : "is not supported");
     }
   }
   if (at(list.back(), "type") != "ByteLevel")
@@ -312,8 +315,10 @@ std::shared_ptr<HfBpe> parse_hf_tokenizer_json(std::string json_text, const std:
     bpe->id_bytes[size_t(a.id)] = decoded_bytes(a.content);
     bpe->id_assigned[size_t(a.id)] = 1;
     if (a.special) special_contents[a.content] = true;
-    if (a.normalized && bpe->nfc) bpe->added_match.push_back(nfc_of(a.content));
-    else bpe->added_match.push_back(a.content);
+    if (a.normalized && bpe->nfc)
+      bpe->added_match.push_back(nfc_of(a.content));
+    else
+      bpe->added_match.push_back(a.content);
   }
   // tokenizers skips a token whose string is a special token's content, whichever id it has.
   for (const auto& a : bpe->added)

@@ -59,7 +59,7 @@ struct HfPreStep {
 
 // The parsed tokenizer.json plus the specials named by tokenizer_config.json. Immutable.
 struct HfBpe {
-  std::string tokenizer_json;  // verbatim
+  std::string tokenizer_json;                                  // verbatim
   std::optional<std::string> bos_token, eos_token, pad_token;  // as the config names them
   std::optional<int32_t> bos;
   int32_t eos = 0, pad = 0;
@@ -70,17 +70,17 @@ struct HfBpe {
   bool nfc = false;
   bool ignore_merges = false;
   std::vector<HfPreStep> pre_steps;
-  std::vector<HfAddedToken> added;     // as listed
-  std::vector<std::string> added_match;  // parallel to added: the text matched (NFC when normalized)
+  std::vector<HfAddedToken> added;                     // as listed
+  std::vector<std::string> added_match;                // parallel to added: the text matched (NFC when normalized)
   std::unordered_map<std::string, int32_t> added_ids;  // content -> id
-  std::optional<std::string> template_bos;  // the special token a TemplateProcessing prepends
-  std::unordered_map<std::string, int32_t> vocab;  // raw bytes of byte-level tokens -> id
-  int32_t model_vocab_count = 0;                   // entries of model.vocab
-  std::array<int32_t, 256> byte_id{};  // -1: the byte's character is not in the vocab
+  std::optional<std::string> template_bos;             // the special token a TemplateProcessing prepends
+  std::unordered_map<std::string, int32_t> vocab;      // raw bytes of byte-level tokens -> id
+  int32_t model_vocab_count = 0;                       // entries of model.vocab
+  std::array<int32_t, 256> byte_id{};                  // -1: the byte's character is not in the vocab
   std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges;  // (left<<32|right) -> rank, id
-  std::vector<std::string> id_bytes;   // id -> what the ByteLevel decoder makes of its token
-  std::vector<uint8_t> id_assigned;    // 1 where the id is a token
-  std::vector<uint8_t> id_special;     // 1: decode skips it (a special added token's content)
+  std::vector<std::string> id_bytes;  // id -> what the ByteLevel decoder makes of its token
+  std::vector<uint8_t> id_assigned;   // 1 where the id is a token
+  std::vector<uint8_t> id_special;    // 1: decode skips it (a special added token's content)
 };
 
 // Parses tokenizer.json text; `what` (a file name) starts every error. Specials are resolved by

@@ -72,8 +72,8 @@ std::string native_split_pattern() {
   const std::string hi = "\u0080-\U0010FFFF";  // every non-ASCII character, written literally
   const std::string S = "[ \\t\\n\\x0B\\f\\r]", NS = "[^ \\t\\n\\x0B\\f\\r]";
   const std::string L = "[A-Za-z" + hi + "]", D = "[0-9]", O = "[^ \\t\\n\\x0B\\f\\rA-Za-z0-9" + hi + "]";
-  return " " + L + "{1,255}| " + D + "{1,255}| " + O + "{1,255}|" + S + "{1,256}(?= " + NS + ")|" + S +
-         "{1,256}|" + L + "{1,256}|" + D + "{1,256}|" + O + "{1,256}";
+  return " " + L + "{1,255}| " + D + "{1,255}| " + O + "{1,255}|" + S + "{1,256}(?= " + NS + ")|" + S + "{1,256}|" + L +
+         "{1,256}|" + D + "{1,256}|" + O + "{1,256}";
 }
 
 std::string native_tokenizer_json(const Tokenizer& tok) {
@@ -83,21 +83,26 @@ std::string native_tokenizer_json(const Tokenizer& tok) {
   std::unordered_map<std::string, int32_t> seen;
   auto add = [&](const std::string& token, int32_t id) {
     if (!seen.emplace(token, id).second)
-      fail("tokenizer ", tokenizer_id(tok), " cannot be written as tokenizer.json: ids ", seen[token], " and ",
-           id, " are the same string '", token, "' (a tokenizer.json vocab maps each string to one id)");
+      fail("tokenizer ", tokenizer_id(tok), " cannot be written as tokenizer.json: ids ", seen[token], " and ", id,
+           " are the same string '", token, "' (a tokenizer.json vocab maps each string to one id)");
     vocab[token] = id;
   };
   for (int b = 0; b < 256; ++b) {
     bytes_of[size_t(b)] = std::string(1, char(b));
     add(byte_level_string(bytes_of[size_t(b)]), b);
   }
-  const std::pair<const char*, int32_t> specials[3] = {{"<|bos|>", *bos_id(tok)}, {"<|eos|>", eos_id(tok)},
-                                                        {"<|pad|>", pad_id(tok)}};
+  const std::pair<const char*, int32_t> specials[3] = {
+      {"<|bos|>", *bos_id(tok)}, {"<|eos|>", eos_id(tok)}, {"<|pad|>", pad_id(tok)}};
   json added = json::array();
   for (const auto& [name, id] : specials) {
     add(name, id);
-    added.push_back({{"id", id}, {"content", name}, {"single_word", false}, {"lstrip", false},
-                     {"rstrip", false}, {"normalized", false}, {"special", true}});
+    added.push_back({{"id", id},
+                     {"content", name},
+                     {"single_word", false},
+                     {"lstrip", false},
+                     {"rstrip", false},
+                     {"normalized", false},
+                     {"special", true}});
   }
   json merges = json::array();
   for (size_t i = 0; i < tok.merges.size(); ++i) {
@@ -107,21 +112,33 @@ std::string native_tokenizer_json(const Tokenizer& tok) {
     add(byte_level_string(bytes_of[size_t(id)]), id);
     merges.push_back(json::array({byte_level_string(bytes_of[size_t(l)]), byte_level_string(bytes_of[size_t(r)])}));
   }
-  const json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false},
-                           {"use_regex", false}};
-  json root = {
-      {"version", "1.0"}, {"truncation", nullptr}, {"padding", nullptr}, {"added_tokens", added},
-      {"normalizer", nullptr},
-      {"pre_tokenizer",
-       {{"type", "Sequence"},
-        {"pretokenizers", json::array({{{"type", "Split"}, {"pattern", {{"Regex", native_split_pattern()}}},
-                                        {"behavior", "Isolated"}, {"invert", false}},
-                                       byte_level})}}},
-      {"post_processor", nullptr}, {"decoder", byte_level},
-      {"model",
-       {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
-        {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
-        {"ignore_merges", false}, {"vocab", vocab}, {"merges", merges}}}};
+  const json byte_level = {
+      {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}};
+  json root = {{"version", "1.0"},
+               {"truncation", nullptr},
+               {"padding", nullptr},
+               {"added_tokens", added},
+               {"normalizer", nullptr},
+               {"pre_tokenizer",
+                {{"type", "Sequence"},
+                 {"pretokenizers", json::array({{{"type", "Split"},
+                                                 {"pattern", {{"Regex", native_split_pattern()}}},
+                                                 {"behavior", "Isolated"},
+                                                 {"invert", false}},
+                                                byte_level})}}},
+               {"post_processor", nullptr},
+               {"decoder", byte_level},
+               {"model",
+                {{"type", "BPE"},
+                 {"dropout", nullptr},
+                 {"unk_token", nullptr},
+                 {"continuing_subword_prefix", nullptr},
+                 {"end_of_word_suffix", nullptr},
+                 {"fuse_unk", false},
+                 {"byte_fallback", false},
+                 {"ignore_merges", false},
+                 {"vocab", vocab},
+                 {"merges", merges}}}};
   return root.dump(1) + "\n";
 }
 
@@ -131,10 +148,13 @@ Tokenizer load_hf_tokenizer_dir(const fs::path& path) {
   const bool is_dir = fs::is_directory(path);
   const fs::path json_path = is_dir ? path / "tokenizer.json" : path;
   const fs::path config_path = (is_dir ? path : path.parent_path()) / "tokenizer_config.json";
-  if (!fs::exists(json_path)) fail(json_path.string(), ": no such file (a Hugging Face model directory holds tokenizer.json)");
+  if (!fs::exists(json_path))
+    fail(json_path.string(), ": no such file (a Hugging Face model directory holds tokenizer.json)");
   if (!fs::exists(config_path))
-    fail(config_path.string(), ": no such file; it names the model's special tokens (eos_token, bos_token, "
-         "pad_token) that Headroom needs beside ", json_path.string());
+    fail(config_path.string(),
+         ": no such file; it names the model's special tokens (eos_token, bos_token, "
+         "pad_token) that Headroom needs beside ",
+         json_path.string());
   json config;
   try {
     config = json::parse(read_text(config_path));
@@ -150,8 +170,10 @@ Tokenizer load_any_tokenizer(const std::string& spec) {
   const fs::path path(spec);
   if (fs::is_directory(path)) return load_hf_tokenizer_dir(path);
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail("tokenizer ", spec, ": cannot open (expected 'byte', a tokenizer file, a Hugging Face model "
-                "directory or a tokenizer.json)");
+  if (!in)
+    fail("tokenizer ", spec,
+         ": cannot open (expected 'byte', a tokenizer file, a Hugging Face model "
+         "directory or a tokenizer.json)");
   std::string head(18, '\0');
   in.read(head.data(), std::streamsize(head.size()));
   head.resize(size_t(in.gcount()));
@@ -187,7 +209,8 @@ std::string to_tokenizer_json(const Tokenizer& tok) {
 std::string to_tokenizer_config_json(const Tokenizer& tok) {
   json config;
   if (tok.hf) {
-    config = {{"bos_token", name_json(tok.hf->bos_token)}, {"eos_token", name_json(tok.hf->eos_token)},
+    config = {{"bos_token", name_json(tok.hf->bos_token)},
+              {"eos_token", name_json(tok.hf->eos_token)},
               {"pad_token", name_json(tok.hf->pad_token)}};
   } else {
     config = {{"bos_token", "<|bos|>"}, {"eos_token", "<|eos|>"}, {"pad_token", "<|pad|>"}};

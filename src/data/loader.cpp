@@ -5,9 +5,7 @@
 
 namespace headroom::data {
 
-int64_t window_count(int64_t n_tokens, int64_t seq_len) {
-  return n_tokens > 0 ? (n_tokens - 1) / seq_len : 0;
-}
+int64_t window_count(int64_t n_tokens, int64_t seq_len) { return n_tokens > 0 ? (n_tokens - 1) / seq_len : 0; }
 
 int64_t permute_index(int64_t i, int64_t n, uint64_t key) {
   if (n <= 1) return 0;
@@ -32,9 +30,7 @@ int64_t permute_index(int64_t i, int64_t n, uint64_t key) {
 
 int64_t window_start(int64_t n_tokens, const StreamSpec& spec, int64_t index) {
   const int64_t n = window_count(n_tokens, spec.seq_len);
-  if (n == 0)
-    fail("the shard holds ", n_tokens, " tokens, fewer than one window of seq_len + 1 = ",
-         spec.seq_len + 1);
+  if (n == 0) fail("the shard holds ", n_tokens, " tokens, fewer than one window of seq_len + 1 = ", spec.seq_len + 1);
   const int64_t epoch = index / n;
   const uint64_t key = mix64(spec.seed ^ mix64(static_cast<uint64_t>(epoch) + 0x5eed));
   return permute_index(index % n, n, key) * spec.seq_len;
@@ -48,8 +44,7 @@ SampleRange dp_slice(int64_t step, int64_t global_batch, int dp_size, int dp_ran
   if (dp_size <= 0 || dp_rank < 0 || dp_rank >= dp_size)
     fail("internal: data-parallel rank ", dp_rank, " of ", dp_size);
   if (global_batch % dp_size != 0)
-    fail("train.global_batch = ", global_batch, " is not divisible by the data-parallel size ",
-         dp_size);
+    fail("train.global_batch = ", global_batch, " is not divisible by the data-parallel size ", dp_size);
   const int64_t per_rank = global_batch / dp_size;
   return {step * global_batch + dp_rank * per_rank, per_rank};
 }

@@ -39,9 +39,7 @@ const DocumentStream::Plan& DocumentStream::plan(int64_t epoch) {
   return plan_;
 }
 
-int64_t DocumentStream::windows_in_epoch(int64_t epoch) {
-  return static_cast<int64_t>(plan(epoch).first.size());
-}
+int64_t DocumentStream::windows_in_epoch(int64_t epoch) { return static_cast<int64_t>(plan(epoch).first.size()); }
 
 std::vector<DocumentPiece> DocumentStream::pieces(int64_t index) {
   if (index < 0) fail("internal: negative sample index ", index);

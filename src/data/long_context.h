@@ -18,9 +18,9 @@
 namespace headroom::data {
 
 struct DocumentPiece {
-  int64_t doc = 0;        // document index in the shard
-  int64_t length = 0;     // tokens of it in the window (from its beginning)
-  bool whole = false;     // the whole document is in the window
+  int64_t doc = 0;     // document index in the shard
+  int64_t length = 0;  // tokens of it in the window (from its beginning)
+  bool whole = false;  // the whole document is in the window
 };
 
 class DocumentStream {

@@ -17,8 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 Tokenizer make_tokenizer(const PrepareOptions& opt, const std::vector<std::string>& texts,
-                         const std::vector<bool>& is_val,
-                         const std::function<void(const std::string&)>& log) {
+                         const std::vector<bool>& is_val, const std::function<void(const std::string&)>& log) {
   if (opt.tokenizer == "byte") return Tokenizer{};
   if (opt.tokenizer != "bpe") {
     log(cat("loading tokenizer ", opt.tokenizer));
@@ -27,20 +26,21 @@ Tokenizer make_tokenizer(const PrepareOptions& opt, const std::vector<std::strin
   std::vector<std::string_view> train;
   for (size_t i = 0; i < texts.size(); ++i)
     if (!is_val[i]) train.emplace_back(texts[i]);
-  log(cat("training byte-level BPE to vocab ", opt.vocab_size, " on ", train.size(),
-          " documents"));
+  log(cat("training byte-level BPE to vocab ", opt.vocab_size, " on ", train.size(), " documents"));
   const auto t0 = std::chrono::steady_clock::now();
   int last_reported = -1;
-  return train_bpe(train, static_cast<int32_t>(opt.vocab_size),
-                   [&](int32_t done, int32_t total) {
-                     const int pct = total > 0 ? static_cast<int>(100.0 * done / total) : 100;
-                     if (pct / 10 == last_reported / 10 && done != total) return;
-                     last_reported = pct;
-                     const double el = seconds_since(t0);
-                     const double eta = done > 0 ? el * (total - done) / done : 0;
-                     log(cat("  bpe merges ", done, "/", total, " (", pct, "%), elapsed ",
-                             format_duration(el), ", eta ", format_duration(eta)));
-                   }, opt.split_digits);
+  return train_bpe(
+      train, static_cast<int32_t>(opt.vocab_size),
+      [&](int32_t done, int32_t total) {
+        const int pct = total > 0 ? static_cast<int>(100.0 * done / total) : 100;
+        if (pct / 10 == last_reported / 10 && done != total) return;
+        last_reported = pct;
+        const double el = seconds_since(t0);
+        const double eta = done > 0 ? el * (total - done) / done : 0;
+        log(cat("  bpe merges ", done, "/", total, " (", pct, "%), elapsed ", format_duration(el), ", eta ",
+                format_duration(eta)));
+      },
+      opt.split_digits);
 }
 
 // Both shards need a whole document; refused before a tokenizer is trained or a file written.
@@ -52,18 +52,18 @@ void check_splits(const PrepareOptions& opt, const Documents& docs, const std::v
   for (const auto& i : opt.inputs) inputs += (inputs.empty() ? "" : ", ") + i;
   if (docs.texts.size() < 2)
     fail("the inputs (", inputs, ") hold ", docs.texts.size(), " document (", docs.bytes, " bytes), so the ",
-         n_train == 0 ? "train" : "val", " split would hold no tokens: prepare splits whole documents into "
+         n_train == 0 ? "train" : "val",
+         " split would hold no tokens: prepare splits whole documents into "
          "train and val and needs at least 2 documents (a .jsonl file holds one per line, any other file is "
          "one); nothing was written");
-  fail("--val-fraction = ", opt.val_fraction, " puts ", n_val, " of the ", docs.texts.size(), " documents of (",
-       inputs, ") in the val split, so the ", n_train == 0 ? "train" : "val",
+  fail("--val-fraction = ", opt.val_fraction, " puts ", n_val, " of the ", docs.texts.size(), " documents of (", inputs,
+       ") in the val split, so the ", n_train == 0 ? "train" : "val",
        " split would hold no tokens; use a fraction above 0 (and below 1); nothing was written");
 }
 
 }  // namespace
 
-std::vector<bool> split_validation(const std::vector<std::string>& texts, double val_fraction,
-                                   unsigned long seed) {
+std::vector<bool> split_validation(const std::vector<std::string>& texts, double val_fraction, unsigned long seed) {
   std::vector<bool> is_val(texts.size(), false);
   std::vector<double> u(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) {
@@ -133,8 +133,7 @@ PrepareSummary run_prepare(const PrepareOptions& opt, const PrepareInput& in, co
   const Documents& docs = in.docs;
   const std::vector<bool>& is_val = in.is_val;
   sum.bytes = docs.bytes;
-  log(cat("read ", docs.texts.size(), " documents, ", docs.bytes, " bytes, from ",
-          docs.files.size(), " files"));
+  log(cat("read ", docs.texts.size(), " documents, ", docs.bytes, " bytes, from ", docs.files.size(), " files"));
 
   auto t0 = std::chrono::steady_clock::now();
   const Tokenizer tok = make_tokenizer(opt, docs.texts, is_val, log);
@@ -159,18 +158,17 @@ PrepareSummary run_prepare(const PrepareOptions& opt, const PrepareInput& in, co
       if (seconds_since(last) < 5.0) return;
       last = std::chrono::steady_clock::now();
       const double el = seconds_since(start);
-      log(cat("  encoding ", name, ": ", done >> 20, "/", total >> 20, " MiB, ",
-              format_duration(el), " elapsed, eta ",
+      log(cat("  encoding ", name, ": ", done >> 20, "/", total >> 20, " MiB, ", format_duration(el), " elapsed, eta ",
               format_duration(done > 0 ? el * static_cast<double>(total - done) / done : 0)));
     });
     if (c.tokens.size() < 2)
-      fail("the ", name, " split of the inputs holds no tokens; add input text or change "
+      fail("the ", name,
+           " split of the inputs holds no tokens; add input text or change "
            "--val-fraction");
     write_shard(out / (name + ".h5"), c, tok, ShardMeta{name, config_ini});
     (val ? sum.val_docs : sum.train_docs) = static_cast<int64_t>(split.size());
     (val ? sum.val_tokens : sum.train_tokens) = static_cast<int64_t>(c.tokens.size());
-    log(cat("wrote ", (out / (name + ".h5")).string(), ": ", split.size(), " documents, ",
-            c.tokens.size(), " tokens"));
+    log(cat("wrote ", (out / (name + ".h5")).string(), ": ", split.size(), " documents, ", c.tokens.size(), " tokens"));
   }
   sum.encode_seconds = seconds_since(t0);
   return sum;

@@ -23,8 +23,7 @@ struct PrepareOptions {
 
 // Whole documents go to val when a hash of (seed, document text) falls below val_fraction, so the
 // split does not depend on input order; at least one document lands on each side when there are two.
-std::vector<bool> split_validation(const std::vector<std::string>& texts, double val_fraction,
-                                   unsigned long seed);
+std::vector<bool> split_validation(const std::vector<std::string>& texts, double val_fraction, unsigned long seed);
 
 // Encodes documents (each as BOS + tokens) in parallel; progress(done_bytes, total_bytes).
 ShardContents encode_documents(const Tokenizer& tok, const std::vector<const std::string*>& docs,

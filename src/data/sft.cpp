@@ -57,8 +57,7 @@ HaystackFn shard_haystack(const ShardReader& shard, std::vector<uint64_t> doc_of
   };
 }
 
-SftPacker::SftPacker(SftSpec spec, const Tokenizer& tok, const std::vector<SftPair>& pairs,
-                     HaystackFn docs)
+SftPacker::SftPacker(SftSpec spec, const Tokenizer& tok, const std::vector<SftPair>& pairs, HaystackFn docs)
     : spec_(std::move(spec)), gen_(tok), docs_(std::move(docs)) {
   const int64_t W = spec_.seq_len + 1;
   for (const auto& p : pairs) {
@@ -71,8 +70,10 @@ SftPacker::SftPacker(SftSpec spec, const Tokenizer& tok, const std::vector<SftPa
     file_.push_back(std::move(e));
   }
   if (!pairs.empty() && file_.empty())
-    fail("every one of the ", pairs.size(), " prompt/response pairs of data.sft_file is longer than "
-         "a window of train.seq_len + 1 = ", W, " tokens");
+    fail("every one of the ", pairs.size(),
+         " prompt/response pairs of data.sft_file is longer than "
+         "a window of train.seq_len + 1 = ",
+         W, " tokens");
   const bool generates = file_.empty() || spec_.file_share < 1.0;
   if (generates) {
     if (spec_.tasks.empty()) fail("data.synthetic_tasks names no task");
@@ -80,9 +81,11 @@ SftPacker::SftPacker(SftSpec spec, const Tokenizer& tok, const std::vector<SftPa
     for (const auto& t : spec_.tasks)
       min_generated_ = std::max(min_generated_, gen_.min_tokens(t, ExampleFormat::kInstruction));
     if (min_generated_ > W)
-      fail("generated sft examples need at least ", min_generated_, " tokens (data.synthetic_min_len "
+      fail("generated sft examples need at least ", min_generated_,
+           " tokens (data.synthetic_min_len "
            "and the smallest example of data.synthetic_tasks with this tokenizer) but a window is "
-           "train.seq_len + 1 = ", W, "; raise train.seq_len");
+           "train.seq_len + 1 = ",
+           W, "; raise train.seq_len");
   }
   window_.resize(static_cast<size_t>(W));
   loss_.resize(static_cast<size_t>(W));
@@ -107,7 +110,8 @@ std::vector<PackedExample> SftPacker::pack(int64_t index, int32_t* window, uint8
     if (!e) {
       if (!generates || room < min_generated_) break;
       const int64_t span = W - spec_.min_len + 1;
-      const int64_t size = std::min(room, spec_.min_len + static_cast<int64_t>(r.next() % static_cast<uint64_t>(std::max<int64_t>(1, span))));
+      const int64_t size = std::min(
+          room, spec_.min_len + static_cast<int64_t>(r.next() % static_cast<uint64_t>(std::max<int64_t>(1, span))));
       const bool synthetic = r.unit() < spec_.synthetic_ratio;
       const SyntheticTask task = synthetic ? spec_.tasks[r.next() % spec_.tasks.size()] : SyntheticTask::kDocqa;
       generated = gen_.make(task, r.next(), std::max(size, min_generated_), docs_, ExampleFormat::kInstruction);

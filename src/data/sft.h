@@ -39,11 +39,11 @@ std::vector<SftPair> read_sft_jsonl(const std::filesystem::path& path);
 
 struct SftSpec {
   int64_t seq_len = 0;
-  uint64_t seed = 0;              // data.seed
-  double file_share = 0.5;        // data.sft_file_share (used only with a file)
-  double synthetic_ratio = 0.5;   // data.synthetic_ratio
+  uint64_t seed = 0;                 // data.seed
+  double file_share = 0.5;           // data.sft_file_share (used only with a file)
+  double synthetic_ratio = 0.5;      // data.synthetic_ratio
   std::vector<SyntheticTask> tasks;  // data.synthetic_tasks
-  int64_t min_len = 96;           // data.synthetic_min_len
+  int64_t min_len = 96;              // data.synthetic_min_len
 };
 
 // An example's place in a window: window[begin, end), its response and EOS in

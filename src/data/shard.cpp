@@ -11,8 +11,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string shard_image(const std::string& path, const ShardContents& c, const Tokenizer& tok,
-                        const ShardMeta& meta) {
+std::string shard_image(const std::string& path, const ShardContents& c, const Tokenizer& tok, const ShardMeta& meta) {
   io::H5File file = io::h5_create_memory_file(path);
   const hsize_t n = c.tokens.size();
   if (vocab_size(tok) <= 65536) {
@@ -59,37 +58,32 @@ ShardReader open_shard(const fs::path& path, const std::string& expected_tokeniz
   ShardReader s;
   s.path = path.string();
   s.file = io::h5_open_file(s.path);
-  const std::string format = io::h5_has_attr(s.file, "/", "format")
-                                 ? io::h5_attr_string(s.file, "/", "format")
-                                 : "";
+  const std::string format = io::h5_has_attr(s.file, "/", "format") ? io::h5_attr_string(s.file, "/", "format") : "";
   if (format != kShardFormat)
-    fail(s.path, ": not a Headroom token shard (attribute format = '", format, "', expected '",
-         kShardFormat, "'); make shards with `prepare`");
+    fail(s.path, ": not a Headroom token shard (attribute format = '", format, "', expected '", kShardFormat,
+         "'); make shards with `prepare`");
   const int64_t version = io::h5_attr_int(s.file, "/", "format_version");
-  if (version != kShardVersion)
-    fail(s.path, ": shard format_version ", version, ", this build reads ", kShardVersion);
+  if (version != kShardVersion) fail(s.path, ": shard format_version ", version, ", this build reads ", kShardVersion);
   s.tokenizer_id = io::h5_attr_string(s.file, "/", "tokenizer_id");
   s.vocab_size = io::h5_attr_int(s.file, "/", "vocab_size");
   s.n_docs = io::h5_attr_int(s.file, "/", "n_docs");
   if (!expected_tokenizer_id.empty() && s.tokenizer_id != expected_tokenizer_id)
-    fail(s.path, ": shard was made with tokenizer '", s.tokenizer_id, "' but '",
-         expected_tokenizer_id, "' was asked for; re-run prepare with that tokenizer");
+    fail(s.path, ": shard was made with tokenizer '", s.tokenizer_id, "' but '", expected_tokenizer_id,
+         "' was asked for; re-run prepare with that tokenizer");
   const auto dims = io::h5_shape(s.file, "/tokens");
   if (dims.size() != 1) fail(s.path, ": /tokens must be 1-D, has rank ", dims.size());
   s.n_tokens = static_cast<int64_t>(dims[0]);
   if (s.n_tokens != io::h5_attr_int(s.file, "/", "n_tokens"))
     fail(s.path, ": /tokens has ", s.n_tokens, " elements but attribute n_tokens says ",
          io::h5_attr_int(s.file, "/", "n_tokens"), " (truncated or corrupted file)");
-  s.tokens = io::H5Handle(
-      io::h5_check_id(H5Dopen2(s.file, "/tokens", H5P_DEFAULT), s.path + ": /tokens", "H5Dopen"),
-      H5Dclose);
+  s.tokens = io::H5Handle(io::h5_check_id(H5Dopen2(s.file, "/tokens", H5P_DEFAULT), s.path + ": /tokens", "H5Dopen"),
+                          H5Dclose);
   return s;
 }
 
 Tokenizer read_shard_tokenizer(const ShardReader& s) {
   const auto dims = io::h5_shape(s.file, "/tokenizer/merges");
-  if (dims.size() != 2 || dims[1] != 2)
-    fail(s.path, ": /tokenizer/merges must have shape [n, 2]");
+  if (dims.size() != 2 || dims[1] != 2) fail(s.path, ": /tokenizer/merges must have shape [n, 2]");
   const auto flat = io::h5_read<int32_t>(s.file, "/tokenizer/merges");
   Tokenizer tok;
   for (size_t i = 0; i + 1 < flat.size(); i += 2) tok.merges.emplace_back(flat[i], flat[i + 1]);
@@ -116,8 +110,8 @@ void read_tokens(const ShardReader& s, int64_t offset, int64_t count, int32_t* o
     fail(s.path, ": token range [", offset, ", ", offset + count, ") outside [0, ", s.n_tokens, ")");
   static_assert(sizeof(int32_t) == sizeof(uint32_t));
   // HDF5 converts uint16/uint32 on disk to uint32 in memory; ids < 2^31 so int32 is the same bits.
-  io::h5_read_range(s.tokens.get(), s.path + ": /tokens", static_cast<hsize_t>(offset),
-                    static_cast<hsize_t>(count), reinterpret_cast<uint32_t*>(out));
+  io::h5_read_range(s.tokens.get(), s.path + ": /tokens", static_cast<hsize_t>(offset), static_cast<hsize_t>(count),
+                    reinterpret_cast<uint32_t*>(out));
 }
 
 }  // namespace headroom::data

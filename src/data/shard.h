@@ -36,8 +36,8 @@ struct ShardMeta {
 };
 
 // Writes `path` atomically (temporary + rename); throws naming the file on failure.
-void write_shard(const std::filesystem::path& path, const ShardContents& contents,
-                 const Tokenizer& tokenizer, const ShardMeta& meta);
+void write_shard(const std::filesystem::path& path, const ShardContents& contents, const Tokenizer& tokenizer,
+                 const ShardMeta& meta);
 
 // An open shard: the header in memory, tokens read on demand by hyperslab so shards larger than
 // memory work.
@@ -53,8 +53,7 @@ struct ShardReader {
 
 // Opens and checks the format attributes; when expected_tokenizer_id is non-empty, refuses a shard
 // made by another tokenizer, naming both.
-ShardReader open_shard(const std::filesystem::path& path,
-                       const std::string& expected_tokenizer_id = "");
+ShardReader open_shard(const std::filesystem::path& path, const std::string& expected_tokenizer_id = "");
 
 // The tokenizer stored in the shard.
 Tokenizer read_shard_tokenizer(const ShardReader& shard);

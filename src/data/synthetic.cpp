@@ -20,17 +20,15 @@ namespace {
 using Rng = SplitMix64;
 
 constexpr std::array<const char*, 40> kAdjectives{
-    "quiet", "bright", "hollow", "ancient", "silver", "frozen", "gentle", "crimson", "rapid",
-    "humble", "golden", "narrow", "wooden", "bitter", "distant", "hidden", "velvet", "restless",
-    "shallow", "sturdy", "amber", "brisk", "clever", "dusty", "eager", "faint", "grand", "hasty",
-    "idle", "jolly", "keen", "lively", "mellow", "noble", "olive", "proud", "rustic", "solemn",
-    "tidy", "vivid"};
+    "quiet",  "bright", "hollow", "ancient", "silver",  "frozen", "gentle", "crimson",  "rapid",   "humble",
+    "golden", "narrow", "wooden", "bitter",  "distant", "hidden", "velvet", "restless", "shallow", "sturdy",
+    "amber",  "brisk",  "clever", "dusty",   "eager",   "faint",  "grand",  "hasty",    "idle",    "jolly",
+    "keen",   "lively", "mellow", "noble",   "olive",   "proud",  "rustic", "solemn",   "tidy",    "vivid"};
 constexpr std::array<const char*, 40> kNouns{
-    "river", "lantern", "harbor", "meadow", "falcon", "compass", "orchard", "anchor", "candle",
-    "glacier", "thimble", "castle", "pepper", "violin", "ladder", "island", "marble", "forest",
-    "kettle", "beacon", "canyon", "pillow", "saddle", "tunnel", "garden", "helmet", "jacket",
-    "ribbon", "mirror", "bucket", "cottage", "feather", "quarry", "spindle", "trumpet", "wagon",
-    "cabinet", "dolphin", "engine", "fountain"};
+    "river",   "lantern", "harbor", "meadow",  "falcon",  "compass", "orchard", "anchor",  "candle", "glacier",
+    "thimble", "castle",  "pepper", "violin",  "ladder",  "island",  "marble",  "forest",  "kettle", "beacon",
+    "canyon",  "pillow",  "saddle", "tunnel",  "garden",  "helmet",  "jacket",  "ribbon",  "mirror", "bucket",
+    "cottage", "feather", "quarry", "spindle", "trumpet", "wagon",   "cabinet", "dolphin", "engine", "fountain"};
 constexpr const char* kNoise =
     " The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.";
 
@@ -137,7 +135,8 @@ TaskExample build_words(const Draw& d, int64_t n_words) {
   n_words = std::clamp<int64_t>(n_words, 1, static_cast<int64_t>(kWordPool));
   std::string s;
   for (int64_t i = 0; i < n_words; ++i) {
-    std::swap(pool[static_cast<size_t>(i)], pool[static_cast<size_t>(i + r.below(static_cast<int64_t>(kWordPool) - i))]);
+    std::swap(pool[static_cast<size_t>(i)],
+              pool[static_cast<size_t>(i + r.below(static_cast<int64_t>(kWordPool) - i))]);
     if (i) s += ' ';
     s += pool[static_cast<size_t>(i)];
   }
@@ -214,11 +213,13 @@ TaskExample build_needle(const NeedleDraw& n, const std::string& hay) {
 // template's header (niah_keys) several needles fit a short window.
 TaskExample build_niah(const NeedleDraw& n, const std::string& hay, bool header = true) {
   std::vector<std::pair<double, std::string>> items;
-  for (size_t i = 0; i < n.keys.size(); ++i) items.emplace_back(n.where[i], cat(" ", niah_needle("numbers", n.keys[i], n.values[i])));
+  for (size_t i = 0; i < n.keys.size(); ++i)
+    items.emplace_back(n.where[i], cat(" ", niah_needle("numbers", n.keys[i], n.values[i])));
   auto [tmpl, prefix] = niah_template("numbers", 1);
   if (!header) tmpl.erase(0, tmpl.find("{context}"));
   const std::string& query = n.keys[n.query];
-  TaskExample ex{header ? "niah" : "niah_keys", fill(tmpl, {{"query", query}, {"context", insert_at_words(hay, items)}}), n.values[n.query]};
+  TaskExample ex{header ? "niah" : "niah_keys",
+                 fill(tmpl, {{"query", query}, {"context", insert_at_words(hay, items)}}), n.values[n.query]};
   ex.answer_prefix = fill(prefix, {{"query", query}});
   return ex;
 }
@@ -232,7 +233,7 @@ struct MixDraw {
   std::vector<std::string> needles;  // RULER's sentences, shuffled
   std::vector<double> where;         // sorted fractions, one per needle
   std::vector<size_t> queried;
-  uint64_t lines_key;                // the distractor needles of a "needles" haystack
+  uint64_t lines_key;  // the distractor needles of a "needles" haystack
 };
 
 template <class T>
@@ -340,15 +341,13 @@ ChainDraw draw_chain(const Draw& d, int max_len, bool allow_distractor) {
 
 TaskExample build_vt(const ChainDraw& c, const std::string& hay) {
   std::vector<std::pair<double, std::string>> items;
-  auto chain = [&](const std::vector<std::string>& names, const std::vector<double>& where,
-                   const std::string& value) {
+  auto chain = [&](const std::vector<std::string>& names, const std::vector<double>& where, const std::string& value) {
     for (size_t i = 0; i < names.size(); ++i)
       items.emplace_back(where[i], cat(" VAR ", names[i], " = ", i == 0 ? value : names[i - 1], "."));
   };
   chain(c.names, c.where, c.value);
   chain(c.distractor, c.where_distractor, c.distractor_value);
-  std::stable_sort(items.begin(), items.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string answer;
   for (const auto& n : c.names) answer += (answer.empty() ? "" : " ") + n;
   TaskExample ex{"vt", insert_at_words(hay, items), answer};
@@ -417,8 +416,7 @@ void specials_to_newlines(const Tokenizer& tok, std::vector<int32_t>& tokens, si
 }
 
 uint64_t sample_key(uint64_t seed, int64_t index, int64_t slot, uint64_t purpose) {
-  return mix64(mix64(mix64(seed ^ mix64(purpose)) ^ static_cast<uint64_t>(index)) ^
-               static_cast<uint64_t>(slot));
+  return mix64(mix64(mix64(seed ^ mix64(purpose)) ^ static_cast<uint64_t>(index)) ^ static_cast<uint64_t>(slot));
 }
 
 TaskGenerator::TaskGenerator(const Tokenizer& tok) : tok_(tok), enc_(tok) {}
@@ -527,7 +525,8 @@ bool make_niah_keys(const Draw& d, bool full, int64_t n, Haystack& hay, TaskExam
 // One of RULER's shapes, drawn by the key; too big for the budget, a single needle in the same
 // kind of haystack (noise, else text).
 bool make_niah_mix(const Draw& d, bool full, int64_t n, Haystack& hay, TaskExample& ex) {
-  const RulerNiahShape& shape = kRulerNiahShapes[static_cast<size_t>(mix64(d.key ^ 0x5e4aull) % kRulerNiahShapes.size())];
+  const RulerNiahShape& shape =
+      kRulerNiahShapes[static_cast<size_t>(mix64(d.key ^ 0x5e4aull) % kRulerNiahShapes.size())];
   const bool noise = std::string(shape.haystack) == "noise";
   const MixDraw m = draw_mix(d, full ? shape : kRulerNiahShapes[noise ? 0 : 1]);
   const std::string kind = m.shape.haystack;
@@ -550,16 +549,19 @@ struct HaystackTask {
 };
 
 constexpr HaystackTask kHaystackTasks[] = {
-    {SyntheticTask::kNeedle, make_needle},     {SyntheticTask::kNiah, make_niah},
-    {SyntheticTask::kNiahKeys, make_niah_keys}, {SyntheticTask::kNiahMix, make_niah_mix},
-    {SyntheticTask::kVt, make_vt},             {SyntheticTask::kDocqa, make_docqa},
+    {SyntheticTask::kNeedle, make_needle},
+    {SyntheticTask::kNiah, make_niah},
+    {SyntheticTask::kNiahKeys, make_niah_keys},
+    {SyntheticTask::kNiahMix, make_niah_mix},
+    {SyntheticTask::kVt, make_vt},
+    {SyntheticTask::kDocqa, make_docqa},
 };
 
 // Measures the fixed part (no haystack), then fills the rest with haystack text. docqa needs text
 // to be built at all, so its fixed part is its question alone; without a usable phrase it returns
 // nothing, and the caller makes a key-value example instead.
-std::optional<EncodedExample> make_haystack(const HaystackTask& task, const Draw& d, int64_t budget,
-                                            Haystack& hay, const Encoding& encode) {
+std::optional<EncodedExample> make_haystack(const HaystackTask& task, const Draw& d, int64_t budget, Haystack& hay,
+                                            const Encoding& encode) {
   const bool docqa = task.kind == SyntheticTask::kDocqa;
   TaskExample ex;
   bool full = true;
@@ -589,8 +591,8 @@ std::optional<EncodedExample> make_haystack(const HaystackTask& task, const Draw
 
 }  // namespace
 
-EncodedExample TaskGenerator::make(SyntheticTask task, uint64_t key, int64_t budget,
-                                   const HaystackFn& haystack, ExampleFormat fmt) {
+EncodedExample TaskGenerator::make(SyntheticTask task, uint64_t key, int64_t budget, const HaystackFn& haystack,
+                                   ExampleFormat fmt) {
   const Draw d{key};
   const Encoding encode{tok_, enc_, fmt};
   for (const CountedTask& t : kCountedTasks)
@@ -601,8 +603,8 @@ EncodedExample TaskGenerator::make(SyntheticTask task, uint64_t key, int64_t bud
     if (auto e = make_haystack(t, d, budget, hay, encode)) return std::move(*e);
     return make(SyntheticTask::kKv, key, budget, haystack, fmt);  // docqa: not enough usable text
   }
-  fail("synthetic task '", config::name_of(task), "' has no generator (tasks are ",
-       config::synthetic_task_names(), ")");
+  fail("synthetic task '", config::name_of(task), "' has no generator (tasks are ", config::synthetic_task_names(),
+       ")");
 }
 
 int64_t TaskGenerator::min_tokens(SyntheticTask task, ExampleFormat fmt) {
@@ -612,10 +614,11 @@ int64_t TaskGenerator::min_tokens(SyntheticTask task, ExampleFormat fmt) {
   const SyntheticTask t = docqa ? SyntheticTask::kKv : task;  // docqa falls back to kv when text is short
   for (uint64_t k = 0; k < 32; ++k)
     most = std::max<int64_t>(most, static_cast<int64_t>(make(t, mix64(k + 17), 1, none, fmt).tokens.size()));
-  if (docqa) most += 24;  // room for a few words of text besides the question
+  if (docqa) most += 24;              // room for a few words of text besides the question
   if (task == SyntheticTask::kWords)  // one word of any length, not only the sampled ones
     for (const std::string& w : word_pool())
-      most = std::max<int64_t>(most, static_cast<int64_t>(encode_example(tok_, enc_, words_example(w), fmt).tokens.size()));
+      most = std::max<int64_t>(most,
+                               static_cast<int64_t>(encode_example(tok_, enc_, words_example(w), fmt).tokens.size()));
   return most;
 }
 
@@ -623,26 +626,26 @@ SyntheticMixer::SyntheticMixer(MixerSpec spec, const Tokenizer& tok, int64_t seq
     : spec_(std::move(spec)), seq_len_(seq_len), gen_(tok) {
   // A curriculum over synthetic examples that never occur would be ignored without a word.
   if (spec_.ratio <= 0 && spec_.warmup_samples > 0)
-    fail("data.warmup_steps > 0 with data.synthetic_ratio = 0: the warm-up replaces synthetic "
-         "examples and there are none; set data.warmup_steps = 0 or a synthetic_ratio above 0");
+    fail(
+        "data.warmup_steps > 0 with data.synthetic_ratio = 0: the warm-up replaces synthetic "
+        "examples and there are none; set data.warmup_steps = 0 or a synthetic_ratio above 0");
   if (spec_.ratio <= 0) return;
   if (spec_.tasks.empty()) fail("data.synthetic_tasks names no task");
   if (spec_.min_len > seq_len + 1)
-    fail("data.synthetic_min_len = ", spec_.min_len, " exceeds the window of train.seq_len + 1 = ",
-         seq_len + 1, " tokens");
-  if (spec_.warmup_samples > 0 && spec_.warmup_tasks.empty())
-    fail("data.warmup_steps > 0 needs data.warmup_tasks");
+    fail("data.synthetic_min_len = ", spec_.min_len, " exceeds the window of train.seq_len + 1 = ", seq_len + 1,
+         " tokens");
+  if (spec_.warmup_samples > 0 && spec_.warmup_tasks.empty()) fail("data.warmup_steps > 0 needs data.warmup_tasks");
   if (spec_.warmup_samples > 0 && spec_.warmup_max_len > 0 && spec_.warmup_max_len < spec_.min_len)
-    fail("data.warmup_max_len = ", spec_.warmup_max_len, " is below data.synthetic_min_len = ",
-         spec_.min_len);
+    fail("data.warmup_max_len = ", spec_.warmup_max_len, " is below data.synthetic_min_len = ", spec_.min_len);
   const auto check_fits = [&](const std::vector<SyntheticTask>& tasks, const char* key) {
     for (const SyntheticTask t : tasks) {
       const int64_t m = gen_.min_tokens(t, ExampleFormat::kRaw);
       const std::string name = config::name_of(t);
       if (m > seq_len + 1)
-        fail("synthetic task '", name, "' needs at least ", m, " tokens with this tokenizer but a "
-             "window is train.seq_len + 1 = ", seq_len + 1, "; raise train.seq_len or drop '", name,
-             "' from ", key);
+        fail("synthetic task '", name, "' needs at least ", m,
+             " tokens with this tokenizer but a "
+             "window is train.seq_len + 1 = ",
+             seq_len + 1, "; raise train.seq_len or drop '", name, "' from ", key);
     }
   };
   check_fits(spec_.tasks, "data.synthetic_tasks");

@@ -57,12 +57,12 @@ inline constexpr const char* kRawAnswerPrefix = "\nAnswer:";
 
 using config::SyntheticTask;  // its names: those of data.synthetic_tasks (config::name_of)
 
-
 struct TaskExample {
   std::string task;
   std::string prompt;  // context then question
   std::string answer;  // no leading space
-  std::string answer_prefix = {};  // what precedes the answer; "" = the format's own ("\nAnswer:" raw, none in instruction)
+  std::string answer_prefix =
+      {};  // what precedes the answer; "" = the format's own ("\nAnswer:" raw, none in instruction)
 };
 
 enum class ExampleFormat { kRaw, kInstruction };
@@ -85,8 +85,7 @@ class TaskGenerator {
   // An example of `task` whose encoding is at most `budget` tokens, as large as the task allows
   // within it (more pairs, a longer haystack); never smaller than min_tokens(task, fmt). When even
   // the smallest example exceeds the budget, the smallest is returned (callers check).
-  EncodedExample make(SyntheticTask task, uint64_t key, int64_t budget,
-                      const HaystackFn& haystack, ExampleFormat fmt);
+  EncodedExample make(SyntheticTask task, uint64_t key, int64_t budget, const HaystackFn& haystack, ExampleFormat fmt);
 
   // Tokens of the smallest example of `task` (an upper bound over keys).
   int64_t min_tokens(SyntheticTask task, ExampleFormat fmt);
@@ -101,14 +100,14 @@ class TaskGenerator {
 
 // data.synthetic_* as the mixer needs them.
 struct MixerSpec {
-  double ratio = 0;                // fraction of windows that carry an example
-  std::vector<SyntheticTask> tasks;  // drawn uniformly
-  uint64_t seed = 0;               // data.seed
-  int64_t min_len = 96;            // smallest example, in tokens
-  bool loss_on_prompt = false;     // data.synthetic_loss = all
+  double ratio = 0;                              // fraction of windows that carry an example
+  std::vector<SyntheticTask> tasks;              // drawn uniformly
+  uint64_t seed = 0;                             // data.seed
+  int64_t min_len = 96;                          // smallest example, in tokens
+  bool loss_on_prompt = false;                   // data.synthetic_loss = all
   std::vector<SyntheticTask> warmup_tasks = {};  // drawn instead of `tasks` by windows < warmup_samples
-  int64_t warmup_samples = 0;                 // data.warmup_steps x train.global_batch
-  int64_t warmup_max_len = 0;                 // largest first warm-up example, growing to the window; 0 = the window
+  int64_t warmup_samples = 0;                    // data.warmup_steps x train.global_batch
+  int64_t warmup_max_len = 0;                    // largest first warm-up example, growing to the window; 0 = the window
 };
 
 // Where the example sits in a window of seq_len + 1 tokens.

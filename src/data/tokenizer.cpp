@@ -16,9 +16,7 @@ namespace headroom::data {
 
 namespace {
 
-uint64_t pair_key(int32_t left, int32_t right) {
-  return (uint64_t(uint32_t(left)) << 32) | uint32_t(right);
-}
+uint64_t pair_key(int32_t left, int32_t right) { return (uint64_t(uint32_t(left)) << 32) | uint32_t(right); }
 
 bool is_special(int32_t id) { return id == kBos || id == kEos || id == kPad; }
 
@@ -84,8 +82,7 @@ void validate(const Tokenizer& tok) {
     const int32_t self = kFirstMerge + int32_t(i);
     for (const int32_t part : {tok.merges[i].first, tok.merges[i].second}) {
       if (part < 0 || part >= self || is_special(part))
-        fail("tokenizer: merge ", i, " (id ", self, ") has part ", part,
-             ", which is not a byte or an earlier merge");
+        fail("tokenizer: merge ", i, " (id ", self, ") has part ", part, ", which is not a byte or an earlier merge");
     }
     if (!seen.insert(pair_key(tok.merges[i].first, tok.merges[i].second)).second)
       fail("tokenizer: merge ", i, " (id ", self, ") repeats the pair ", tok.merges[i].first, " ",
@@ -247,8 +244,8 @@ void Encoder::encode_chunk(std::string_view chunk, std::vector<int32_t>& out) {
   const uint64_t m = cache_.size() - 1;
   slot = hash & m;
   while (cache_[slot].key_len != 0) slot = (slot + 1) & m;
-  cache_[slot] = CacheSlot{hash, uint32_t(cache_keys_.size()), uint32_t(cache_ids_.size()),
-                           uint16_t(chunk.size()), uint16_t(count)};
+  cache_[slot] = CacheSlot{hash, uint32_t(cache_keys_.size()), uint32_t(cache_ids_.size()), uint16_t(chunk.size()),
+                           uint16_t(count)};
   cache_keys_.append(chunk);
   cache_ids_.insert(cache_ids_.end(), out.begin() + ptrdiff_t(start), out.end());
   ++cache_used_;

@@ -45,7 +45,7 @@ class HfEncoder;
 
 struct Tokenizer {  // ids 0..255 = bytes, 256 = BOS, 257 = EOS, 258 = PAD, 259 + i = merge i
   std::vector<std::pair<int32_t, int32_t>> merges;  // empty => byte-level tokenizer
-  std::shared_ptr<const HfBpe> hf;  // set: a Hugging Face tokenizer (merges then empty)
+  std::shared_ptr<const HfBpe> hf;                  // set: a Hugging Face tokenizer (merges then empty)
 };
 
 // kFirstMerge + merges.size(); for Hugging Face, 1 + the largest id of its vocab and added tokens.

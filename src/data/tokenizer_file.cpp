@@ -19,18 +19,15 @@ constexpr int64_t kMaxMerges = (int64_t{1} << 20) - kFirstMerge;
 
 class Lines {
  public:
-  Lines(const std::filesystem::path& path, std::string text)
-      : path_(path.string()), text_(std::move(text)) {}
+  Lines(const std::filesystem::path& path, std::string text) : path_(path.string()), text_(std::move(text)) {}
 
   // The next line without its '\n'; fails if the file ends first (what names what was expected).
   std::string_view next(std::string_view what) {
     if (pos_ >= text_.size())
-      fail("tokenizer file ", path_, ":", line_ + 1, ": truncated: expected ", what,
-           ", found end of file");
+      fail("tokenizer file ", path_, ":", line_ + 1, ": truncated: expected ", what, ", found end of file");
     const size_t end = text_.find('\n', pos_);
     ++line_;
-    if (end == std::string::npos)
-      fail("tokenizer file ", path_, ":", line_, ": truncated: line has no line end");
+    if (end == std::string::npos) fail("tokenizer file ", path_, ":", line_, ": truncated: line has no line end");
     std::string_view line(text_.data() + pos_, end - pos_);
     pos_ = end + 1;
     return line;
@@ -72,8 +69,8 @@ class Lines {
 
 void save_tokenizer(const Tokenizer& tok, const std::filesystem::path& path) {
   validate(tok);
-  std::string text = cat(kMagic, " 1\ntype ", tok.merges.empty() ? "byte" : "bpe", "\nvocab_size ",
-                         vocab_size(tok), "\nmerges ", tok.merges.size(), "\n");
+  std::string text = cat(kMagic, " 1\ntype ", tok.merges.empty() ? "byte" : "bpe", "\nvocab_size ", vocab_size(tok),
+                         "\nmerges ", tok.merges.size(), "\n");
   for (const auto& [l, r] : tok.merges) {
     text += std::to_string(l);
     text += ' ';
@@ -105,8 +102,7 @@ Tokenizer load_tokenizer(const std::filesystem::path& path) {
   if (vocab != kFirstMerge + count)
     fail("tokenizer file ", path.string(), ":", vocab_line, ": vocab_size ", vocab, " does not match ", count,
          " merges (expected ", kFirstMerge + count, ")");
-  if ((type == "byte") != (count == 0))
-    lines.error("type ", type, " does not match ", count, " merges");
+  if ((type == "byte") != (count == 0)) lines.error("type ", type, " does not match ", count, " merges");
 
   Tokenizer tok;
   tok.merges.reserve(size_t(count));
@@ -114,8 +110,8 @@ Tokenizer load_tokenizer(const std::filesystem::path& path) {
   seen.reserve(size_t(count) * 2);
   for (int64_t i = 0; i < count; ++i) {
     if (lines.at_end())
-      fail("tokenizer file ", path.string(), ":", lines.line() + 1, ": truncated: expected ", count,
-           " merges, found ", i);
+      fail("tokenizer file ", path.string(), ":", lines.line() + 1, ": truncated: expected ", count, " merges, found ",
+           i);
     const std::string_view line = lines.next("a merge line");
     const size_t space = line.find(' ');
     if (space == std::string_view::npos) lines.error("expected 'left right', found '", line, "'");
@@ -123,8 +119,7 @@ Tokenizer load_tokenizer(const std::filesystem::path& path) {
     int64_t parts[2] = {lines.number(line.substr(0, space), "left id"),
                         lines.number(line.substr(space + 1), "right id")};
     for (const int64_t p : parts) {
-      if (p >= self)
-        lines.error("merge ", i, " (id ", self, ") references id ", p, ", which is not below its own id");
+      if (p >= self) lines.error("merge ", i, " (id ", self, ") references id ", p, ", which is not below its own id");
       if (p == kBos || p == kEos || p == kPad)
         lines.error("merge ", i, " (id ", self, ") references the special id ", p);
     }

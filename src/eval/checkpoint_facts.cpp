@@ -17,7 +17,8 @@ namespace headroom::eval {
 
 data::Tokenizer checkpoint_tokenizer(const io::CheckpointInfo& info, long model_vocab) {
   if (info.tokenizer_id.empty())
-    fail("checkpoint ", info.path, " has no tokenizer (the /config tokenizer_id attribute is empty); "
+    fail("checkpoint ", info.path,
+         " has no tokenizer (the /config tokenizer_id attribute is empty); "
          "evaluate needs the tokenizer the model was trained with to build and count prompts");
   data::Tokenizer tok{info.merges, nullptr};
   try {
@@ -30,8 +31,8 @@ data::Tokenizer checkpoint_tokenizer(const io::CheckpointInfo& info, long model_
   }
   const char* stored = info.tokenizer_hf.empty() ? "/tokenizer/merges" : "/tokenizer/hf";
   if (data::tokenizer_id(tok) != info.tokenizer_id)
-    fail("checkpoint ", info.path, " records tokenizer '", info.tokenizer_id, "' but its ", stored, " ",
-         "make '", data::tokenizer_id(tok), "'",
+    fail("checkpoint ", info.path, " records tokenizer '", info.tokenizer_id, "' but its ", stored, " ", "make '",
+         data::tokenizer_id(tok), "'",
          info.merges.empty() && info.tokenizer_hf.empty() ? " (the merges are missing)" : "");
   if (data::vocab_size(tok) > model_vocab)
     fail("checkpoint ", info.path, ": tokenizer '", info.tokenizer_id, "' has ", data::vocab_size(tok),
@@ -70,9 +71,11 @@ int64_t trained_length(const io::CheckpointInfo& info) {
 int64_t addressable_length(const io::CheckpointInfo& info, const config::ModelConfig& model) {
   int64_t len = trained_length(info);
   if (model.rope_scaling == config::RopeScaling::kYarn)
-    len = std::max(len, static_cast<int64_t>(std::floor(static_cast<double>(model.yarn_original_len) * model.yarn_factor)));
+    len = std::max(len,
+                   static_cast<int64_t>(std::floor(static_cast<double>(model.yarn_original_len) * model.yarn_factor)));
   if (model.rope_scaling == config::RopeScaling::kLlama3)
-    len = std::max(len, static_cast<int64_t>(std::floor(static_cast<double>(model.llama3_original_len) * model.llama3_factor)));
+    len = std::max(
+        len, static_cast<int64_t>(std::floor(static_cast<double>(model.llama3_original_len) * model.llama3_factor)));
   return len;
 }
 

@@ -10,8 +10,8 @@ void combine_exact(parallel::Comm& comm, std::vector<double>& values) {
   if (comm.size() > 1 && !values.empty()) comm.allreduce_sum(values.data(), static_cast<int64_t>(values.size()));
 }
 
-std::vector<std::string> gather_strings(parallel::Comm& comm,
-                                        const std::vector<std::pair<int64_t, std::string>>& mine, int64_t n) {
+std::vector<std::string> gather_strings(parallel::Comm& comm, const std::vector<std::pair<int64_t, std::string>>& mine,
+                                        int64_t n) {
   std::vector<std::string> out(static_cast<size_t>(n));
   // Each rank in turn broadcasts its pairs packed as [index:int64][length:int64][bytes]...
   for (int r = 0; r < comm.size(); ++r) {

@@ -18,7 +18,7 @@ void combine_exact(parallel::Comm& comm, std::vector<double>& values);
 
 // Every rank's strings, placed by index: rank r passes its (index, text) pairs; every rank gets
 // the full vector of n entries (indices nobody sent stay empty).
-std::vector<std::string> gather_strings(parallel::Comm& comm,
-                                        const std::vector<std::pair<int64_t, std::string>>& mine, int64_t n);
+std::vector<std::string> gather_strings(parallel::Comm& comm, const std::vector<std::pair<int64_t, std::string>>& mine,
+                                        int64_t n);
 
 }  // namespace headroom::eval

@@ -60,12 +60,14 @@ Builder cwe_builder_with(const std::string& task, const std::vector<std::string>
     const auto order = d.distinct(pool_size, pool_size);
     auto words_at = [&](int64_t from, int64_t count) {
       std::vector<std::string> w;
-      for (int64_t i = from; i < from + count; ++i) w.push_back(pool[static_cast<size_t>(order[static_cast<size_t>(i)])]);
+      for (int64_t i = from; i < from + count; ++i)
+        w.push_back(pool[static_cast<size_t>(order[static_cast<size_t>(i)])]);
       return w;
     };
     const auto demo = words_at(0, f.demo_words), words = words_at(f.demo_words, n);
-    const std::string example = fill(kCweTemplate, {{"context", numbered_list(d, demo, f.demo_common, f.demo_uncommon)}}) +
-                                kCweAnswerPrefix + " " + numbered_answer(demo);
+    const std::string example =
+        fill(kCweTemplate, {{"context", numbered_list(d, demo, f.demo_common, f.demo_uncommon)}}) + kCweAnswerPrefix +
+        " " + numbered_answer(demo);
     Sample s;
     s.prompt = example + "\n" + fill(kCweTemplate, {{"context", numbered_list(d, words, f.common, f.uncommon)}});
     s.answer_prefix = kCweAnswerPrefix;
@@ -80,7 +82,8 @@ Builder cwe_builder_with(const std::string& task, const std::vector<std::string>
 Builder cwe_builder(const std::string& task, const std::vector<std::string>& pool, const SampleKey& key) {
   const CweFrequencies f = cwe_frequencies(key.length);
   Builder b = cwe_builder_with(task, pool, key, f);
-  if (f.common == kCweLarge.common) b.fallback = std::make_shared<Builder>(cwe_builder_with(task, pool, key, kCweSmall));
+  if (f.common == kCweLarge.common)
+    b.fallback = std::make_shared<Builder>(cwe_builder_with(task, pool, key, kCweSmall));
   return b;
 }
 

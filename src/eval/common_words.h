@@ -16,8 +16,7 @@ inline constexpr const char* kCweTemplate =
     "Below is a numbered list of words. In these words, some appear more often than others. "
     "Memorize the ones that appear most often.\n{context}\nQuestion: What are the 10 most common "
     "words in the above list?";
-inline constexpr const char* kCweAnswerPrefix =
-    " Answer: The top 10 words that appear most often in the list are:";
+inline constexpr const char* kCweAnswerPrefix = " Answer: The top 10 words that appear most often in the list are:";
 inline constexpr int kCweCommon = 10;
 
 struct CweFrequencies {

@@ -17,15 +17,13 @@ std::vector<int64_t> Draws::distinct(int64_t k, int64_t n) {
   }
   std::vector<int64_t> all(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) all[static_cast<size_t>(i)] = i;
-  for (int64_t i = 0; i < k; ++i)
-    std::swap(all[static_cast<size_t>(i)], all[static_cast<size_t>(i + below(n - i))]);
+  for (int64_t i = 0; i < k; ++i) std::swap(all[static_cast<size_t>(i)], all[static_cast<size_t>(i + below(n - i))]);
   return {all.begin(), all.begin() + k};
 }
 
 std::string Draws::letters(int64_t len, std::string_view alphabet) {
   std::string s;
-  for (int64_t i = 0; i < len; ++i)
-    s += alphabet[static_cast<size_t>(below(static_cast<int64_t>(alphabet.size())))];
+  for (int64_t i = 0; i < len; ++i) s += alphabet[static_cast<size_t>(below(static_cast<int64_t>(alphabet.size())))];
   return s;
 }
 
@@ -37,8 +35,8 @@ std::string Draws::number(int digits) {
 
 std::string Draws::uuid() {
   uint64_t hi = bits(), lo = bits();
-  hi = (hi & ~0xF000ull) | 0x4000ull;                        // version 4
-  lo = (lo & ~(0xC000ull << 48)) | (0x8000ull << 48);        // RFC 4122 variant
+  hi = (hi & ~0xF000ull) | 0x4000ull;                  // version 4
+  lo = (lo & ~(0xC000ull << 48)) | (0x8000ull << 48);  // RFC 4122 variant
   static const char* hex = "0123456789abcdef";
   std::string s;
   for (int i = 0; i < 32; ++i) {

@@ -19,10 +19,10 @@ void add_eval_keys(config::Schema& s, EvalConfig& e) {
           "comma-separated context lengths in tokens of the model's tokenizer (1024 or 1K); empty = "
           "the longest length the checkpoint was trained at");
   config::add_choice_key(s, "eval", "template", e.prompt_template, config::PromptChoice::kAuto,
-          "how prompts are framed: auto (instruction when the checkpoint's lineage has an sft stage, "
-          "else base), base (the raw prompt), instruction (sft's template), chat (an imported Hugging "
-          "Face chat model's own role markers: ChatML as Qwen 3 with thinking off, or Llama 3's "
-          "headers; refused for a tokenizer without them)");
+                         "how prompts are framed: auto (instruction when the checkpoint's lineage has an sft stage, "
+                         "else base), base (the raw prompt), instruction (sft's template), chat (an imported Hugging "
+                         "Face chat model's own role markers: ChatML as Qwen 3 with thinking off, or Llama 3's "
+                         "headers; refused for a tokenizer without them)");
   add_key(s, "eval", "samples", e.samples, 20L, "samples per task and length (RULER uses 500)",
           config::at_least<long>(1));
   add_key(s, "eval", "seed", e.seed, 1UL,
@@ -45,8 +45,7 @@ void add_eval_keys(config::Schema& s, EvalConfig& e) {
   add_key(s, "eval", "loss_windows", e.loss_windows, 8L,
           "held-out windows per length for loss_by_position (from data.val)", config::at_least<long>(1));
   add_key(s, "eval", "prefill_chunk", e.prefill_chunk, 512L,
-          "tokens per prefill block; memory is the KV cache plus one block's activations",
-          config::at_least<long>(1));
+          "tokens per prefill block; memory is the KV cache plus one block's activations", config::at_least<long>(1));
   add_key(s, "eval", "write_samples", e.write_samples, true,
           "write samples.jsonl: every generated sample's prediction, references and score");
   add_key(s, "eval", "ruler_pred", e.ruler_pred, false,

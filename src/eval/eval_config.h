@@ -11,19 +11,19 @@
 namespace headroom::eval {
 
 struct EvalConfig {
-  std::string tasks;     // comma-separated task names or groups (tasks.h)
-  std::string lengths;   // comma-separated context lengths in tokens; "" = the addressable length
-  long samples;          // per task and length
+  std::string tasks;    // comma-separated task names or groups (tasks.h)
+  std::string lengths;  // comma-separated context lengths in tokens; "" = the addressable length
+  long samples;         // per task and length
   unsigned long seed;
   bool allow_beyond_training;
-  long max_new_tokens;   // 0 = each task's own (RULER's tokens_to_generate)
-  std::string essay;     // JSONL file or directory of the essay haystack
-  std::string word_dir;  // adjectives.txt, nouns.txt, verbs.txt
-  std::string mc_file;   // JSONL {"query", "choices", "gold"}
-  long loss_windows;     // held-out windows per length for loss_by_position
-  long prefill_chunk;    // tokens per prefill block (memory: one block's activations)
-  bool write_samples;    // samples.jsonl with every prompt's prediction and score
-  bool ruler_pred;       // ruler_pred/<length>/<task>.jsonl in RULER's prediction-file fields
+  long max_new_tokens;                   // 0 = each task's own (RULER's tokens_to_generate)
+  std::string essay;                     // JSONL file or directory of the essay haystack
+  std::string word_dir;                  // adjectives.txt, nouns.txt, verbs.txt
+  std::string mc_file;                   // JSONL {"query", "choices", "gold"}
+  long loss_windows;                     // held-out windows per length for loss_by_position
+  long prefill_chunk;                    // tokens per prefill block (memory: one block's activations)
+  bool write_samples;                    // samples.jsonl with every prompt's prediction and score
+  bool ruler_pred;                       // ruler_pred/<length>/<task>.jsonl in RULER's prediction-file fields
   config::PromptChoice prompt_template;  // eval.template
 };
 

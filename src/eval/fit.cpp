@@ -22,9 +22,9 @@ Sample fit_to_length(const std::string& task, const Builder& b, PromptBuilder& p
     }
   }
   if (best_tokens > budget)
-    throw TooLong(cat(task, ": the prompt takes ", best_tokens, " tokens with the smallest haystack (",
-                      min_units, " units), but length ", length, " leaves ", budget,
-                      " after the ", max_new, " tokens to generate; not scored (a prompt without its haystack "
+    throw TooLong(cat(task, ": the prompt takes ", best_tokens, " tokens with the smallest haystack (", min_units,
+                      " units), but length ", length, " leaves ", budget, " after the ", max_new,
+                      " tokens to generate; not scored (a prompt without its haystack "
                       "is no long-context sample)"));
   // Invariant: lo fits; hi does not fit, or hi = max_units + 1.
   int64_t lo = min_units, hi = max_units + 1;

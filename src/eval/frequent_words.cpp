@@ -12,7 +12,8 @@ std::vector<int64_t> zipf_counts(int64_t n, int64_t v) {
   constexpr double kZeta2 = 1.6449340668482264;  // ζ(2) = π²/6
   std::vector<int64_t> c;
   for (int64_t k = 1; k <= v; ++k)
-    c.push_back(static_cast<int64_t>(static_cast<double>(n) / (static_cast<double>(k) * static_cast<double>(k)) / kZeta2));
+    c.push_back(
+        static_cast<int64_t>(static_cast<double>(n) / (static_cast<double>(k) * static_cast<double>(k)) / kZeta2));
   return c;
 }
 

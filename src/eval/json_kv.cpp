@@ -38,8 +38,8 @@ Builder json_kv_builder(const std::string& task, const SampleKey& key) {
     std::string demo_text;
     for (const auto& [k, v] : demos) demo_text += "Key: \"" + k + "\"\nCorresponding value: \"" + v + "\"\n\n";
     Sample s;
-    s.prompt = "JSON data:\n" + json_object(rest) + "\n\n" + kJsonKvInstruction + "\n\n" + demo_text +
-               "Key: \"" + query.first + "\"";
+    s.prompt = "JSON data:\n" + json_object(rest) + "\n\n" + kJsonKvInstruction + "\n\n" + demo_text + "Key: \"" +
+               query.first + "\"";
     s.answer_prefix = "\nCorresponding value:";
     s.references = {query.second};
     return s;

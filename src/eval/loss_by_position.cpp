@@ -16,8 +16,8 @@ std::vector<std::pair<int64_t, int64_t>> position_buckets(int64_t length) {
   return b;
 }
 
-std::vector<double> window_bucket_losses(Decoder& dec, const data::ShardReader& val, int64_t length,
-                                         uint64_t seed, int64_t index) {
+std::vector<double> window_bucket_losses(Decoder& dec, const data::ShardReader& val, int64_t length, uint64_t seed,
+                                         int64_t index) {
   if (data::window_count(val.n_tokens, length) < 1)
     fail("loss_by_position: the val shard ", val.path, " holds ", val.n_tokens, " tokens, fewer than one window of ",
          length + 1, "; use a larger data.val or shorter eval.lengths");

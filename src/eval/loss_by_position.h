@@ -19,7 +19,7 @@ std::vector<std::pair<int64_t, int64_t>> position_buckets(int64_t length);
 
 // The per-bucket loss sums of window `index` at `length`: {sum_0, count_0, sum_1, count_1, ...}
 // (natural-log cross-entropy of predicting token t + 1 at position t).
-std::vector<double> window_bucket_losses(Decoder& dec, const data::ShardReader& val, int64_t length,
-                                         uint64_t seed, int64_t index);
+std::vector<double> window_bucket_losses(Decoder& dec, const data::ShardReader& val, int64_t length, uint64_t seed,
+                                         int64_t index);
 
 }  // namespace headroom::eval

@@ -41,8 +41,7 @@ std::vector<McItem> read_mc_file(const std::filesystem::path& path) {
   return items;
 }
 
-std::pair<std::vector<int32_t>, std::vector<int32_t>> encode_pair(PromptBuilder& prompts,
-                                                                  const std::string& query,
+std::pair<std::vector<int32_t>, std::vector<int32_t>> encode_pair(PromptBuilder& prompts, const std::string& query,
                                                                   const std::string& choice) {
   std::string context = prompts.text(query, ""), continuation = choice;
   const size_t kept = context.find_last_not_of(" \t\n\r\v\f") + 1;  // Python's rstrip(); npos + 1 == 0
@@ -66,7 +65,8 @@ McResult score_mc_item(Decoder& dec, PromptBuilder& prompts, const McItem& item)
   std::vector<double> norm;
   for (const auto& choice : item.choices) {
     auto [ctx, cont] = encode_pair(prompts, item.query, choice);
-    if (choice.empty() || cont.empty()) fail("multiple choice: choice '", choice, "' of query '", item.query, "' encodes to no tokens");
+    if (choice.empty() || cont.empty())
+      fail("multiple choice: choice '", choice, "' of query '", item.query, "' encodes to no tokens");
     std::vector<int32_t> ids = ctx;
     ids.insert(ids.end(), cont.begin(), cont.end());
     double ll = 0;

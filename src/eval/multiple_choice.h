@@ -26,12 +26,11 @@ std::vector<McItem> read_mc_file(const std::filesystem::path& path);
 
 // Context and continuation ids for one choice (the context starts with BOS; the prompt template
 // wraps the query).
-std::pair<std::vector<int32_t>, std::vector<int32_t>> encode_pair(PromptBuilder& prompts,
-                                                                  const std::string& query,
+std::pair<std::vector<int32_t>, std::vector<int32_t>> encode_pair(PromptBuilder& prompts, const std::string& query,
                                                                   const std::string& choice);
 
 struct McResult {
-  std::vector<double> loglik;  // per choice
+  std::vector<double> loglik;    // per choice
   double acc = 0, acc_norm = 0;  // 0 or 1
 };
 

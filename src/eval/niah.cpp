@@ -12,9 +12,12 @@ namespace {
 
 std::string draw_needle(Draws& d, NeedleType t, const Resources& res) {
   switch (t) {
-    case NeedleType::kWords: return d.pick(res.adjectives) + "-" + d.pick(res.nouns);
-    case NeedleType::kNumbers: return d.number(7);
-    case NeedleType::kUuids: return d.uuid();
+    case NeedleType::kWords:
+      return d.pick(res.adjectives) + "-" + d.pick(res.nouns);
+    case NeedleType::kNumbers:
+      return d.number(7);
+    case NeedleType::kUuids:
+      return d.uuid();
   }
   return {};
 }
@@ -105,9 +108,12 @@ std::string essay_context(const Essay& essay, int64_t n, const Plan& p) {
 
 const char* needle_type_name(NeedleType t) {
   switch (t) {
-    case NeedleType::kWords: return "words";
-    case NeedleType::kNumbers: return "numbers";
-    case NeedleType::kUuids: return "uuids";
+    case NeedleType::kWords:
+      return "words";
+    case NeedleType::kNumbers:
+      return "numbers";
+    case NeedleType::kUuids:
+      return "uuids";
   }
   return "";
 }

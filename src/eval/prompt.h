@@ -19,7 +19,7 @@ struct PromptBuilder {
   data::PromptTemplate tmpl = data::PromptTemplate::kBase;
   std::vector<int32_t> bos;  // the tokenizer's BOS, or nothing (a Hugging Face model without one)
 
-  data::ChatMarkers chat;    // kChat: the tokenizer's role markers
+  data::ChatMarkers chat;  // kChat: the tokenizer's role markers
 
   // kChat with a tokenizer that has no role markers Headroom knows throws naming the tokenizer.
   PromptBuilder(const data::Tokenizer& tok, data::PromptTemplate t);

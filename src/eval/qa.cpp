@@ -10,19 +10,18 @@
 namespace headroom::eval {
 namespace {
 
-const std::vector<std::string> kOnsets = {"b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n",
-                                          "p", "r", "s", "t", "v", "w", "z", "br", "cr", "dr", "gr",
+const std::vector<std::string> kOnsets = {"b",  "c",  "d",  "f",  "g",  "h",  "j",  "k",  "l",  "m",  "n",
+                                          "p",  "r",  "s",  "t",  "v",  "w",  "z",  "br", "cr", "dr", "gr",
                                           "pr", "tr", "st", "sh", "ch", "th", "fl", "gl", "pl", "sl"};
 const std::vector<std::string> kVowels = {"a", "e", "i", "o", "u", "ai", "ea", "ou", "io"};
 const std::vector<std::string> kCodas = {"", "", "", "n", "r", "l", "s", "th", "m", "nd", "rk", "st"};
 const std::vector<std::string> kTownEnds = {"", "ford", "ton", "ville", "mouth", "bury", "field", "haven"};
-const std::vector<std::string> kOrgKinds = {"Works", "Company", "Mills", "Press", "Foundry",
+const std::vector<std::string> kOrgKinds = {"Works",         "Company",      "Mills",     "Press", "Foundry",
                                             "Trading House", "Laboratories", "Shipyards", "Bank"};
 const std::vector<std::string> kProfessions = {
-    "baker", "carpenter", "chemist", "surveyor", "teacher", "pilot", "weaver", "printer",
-    "engineer", "librarian", "gardener", "tailor", "potter", "sailor", "nurse", "architect",
-    "jeweller", "miller", "clockmaker", "bookbinder", "glassblower", "cartographer", "brewer",
-    "translator"};
+    "baker",    "carpenter", "chemist",    "surveyor",   "teacher",     "pilot",        "weaver", "printer",
+    "engineer", "librarian", "gardener",   "tailor",     "potter",      "sailor",       "nurse",  "architect",
+    "jeweller", "miller",    "clockmaker", "bookbinder", "glassblower", "cartographer", "brewer", "translator"};
 
 // Unique invented names within one sample.
 struct Names {
@@ -31,7 +30,8 @@ struct Names {
 
   std::string word(int syllables) {
     std::string w;
-    for (int i = 0; i < syllables; ++i) w += d.pick(kOnsets) + d.pick(kVowels) + (i + 1 == syllables ? d.pick(kCodas) : "");
+    for (int i = 0; i < syllables; ++i)
+      w += d.pick(kOnsets) + d.pick(kVowels) + (i + 1 == syllables ? d.pick(kCodas) : "");
     w[0] = static_cast<char>(w[0] - 'a' + 'A');
     return w;
   }
@@ -41,9 +41,15 @@ struct Names {
       if (seen.insert(s).second) return s;
     }
   }
-  std::string person() { return unique([&] { return word(2) + " " + word(static_cast<int>(d.between(2, 3))); }); }
-  std::string town() { return unique([&] { return word(2) + d.pick(kTownEnds); }); }
-  std::string org() { return unique([&] { return word(2) + " " + d.pick(kOrgKinds); }); }
+  std::string person() {
+    return unique([&] { return word(2) + " " + word(static_cast<int>(d.between(2, 3))); });
+  }
+  std::string town() {
+    return unique([&] { return word(2) + d.pick(kTownEnds); });
+  }
+  std::string org() {
+    return unique([&] { return word(2) + " " + d.pick(kOrgKinds); });
+  }
 };
 
 std::string thing(Draws& d, const Resources& res) { return d.pick(res.adjectives) + " " + d.pick(res.nouns); }
@@ -56,9 +62,9 @@ struct Person {
 // qa_1 document: one person, three facts.
 Person person_doc(Names& n, const Resources& res) {
   Person p{n.person(), n.town(), n.org(), n.d.pick(kProfessions), ""};
-  p.doc = p.name + " was born in " + p.town + " in " + year(n.d) + ". After school " + p.name +
-          " trained as a " + p.job + " and later worked at " + p.org + ". " + p.name +
-          " is known among friends for a " + thing(n.d, res) + ".";
+  p.doc = p.name + " was born in " + p.town + " in " + year(n.d) + ". After school " + p.name + " trained as a " +
+          p.job + " and later worked at " + p.org + ". " + p.name + " is known among friends for a " + thing(n.d, res) +
+          ".";
   return p;
 }
 
@@ -86,7 +92,8 @@ QaPlan plan_one_hop(Names& n, const Resources& res) {
 QaPlan plan_two_hop(Names& n, const Resources& res) {
   const std::string person = n.person(), org = n.org(), town = n.town();
   return {{founder_doc(person, org, n.d, res), company_doc(org, town, n.d, res)},
-          "In which town is the company founded by " + person + " headquartered?", town};
+          "In which town is the company founded by " + person + " headquartered?",
+          town};
 }
 
 // Distractor i: qa_1, another person; qa_2, alternately a founder and that founder's company, so

@@ -137,8 +137,8 @@ Results parse_results_json(const std::string& text, const std::string& origin) {
     }
     if (j.contains("ruler") && j["ruler"].is_object()) {
       for (const auto& a : j["ruler"].value("by_length", json::array()))
-        r.ruler_by_length.push_back({a.at("length").get<int64_t>(), read_optional_number(a, "score"),
-                                     a.value("n_tasks", int64_t{0})});
+        r.ruler_by_length.push_back(
+            {a.at("length").get<int64_t>(), read_optional_number(a, "score"), a.value("n_tasks", int64_t{0})});
       r.ruler_average = read_optional_number(j["ruler"], "average");
     }
     for (const auto& c : j.value("loss_by_position", json::array())) {
@@ -172,7 +172,8 @@ std::string results_csv(const Results& r) {
   };
   for (const auto& t : r.task_scores) row(t.task, t.length, t.score, t.n);
   for (const auto& a : r.ruler_by_length) row("ruler_average", a.length, a.score, a.n_tasks);
-  if (!r.ruler_by_length.empty()) row("ruler_average", 0, r.ruler_average, static_cast<int64_t>(r.ruler_by_length.size()));
+  if (!r.ruler_by_length.empty())
+    row("ruler_average", 0, r.ruler_average, static_cast<int64_t>(r.ruler_by_length.size()));
   for (const auto& c : r.loss) row("loss_by_position", c.length, c.mean_loss, c.windows);
   if (r.mc) {
     row("mc_acc", 0, r.mc->acc, r.mc->n);

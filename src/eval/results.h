@@ -17,8 +17,8 @@ struct TaskScore {
   int64_t n = 0;                // samples scored
   int64_t skipped = 0;          // samples that did not fit the length (see skip_reason)
   std::string skip_reason;
-  double mean_tokens = 0;       // prompt tokens as fed to the model, over scored samples
-  double mean_units = 0;        // haystack units
+  double mean_tokens = 0;  // prompt tokens as fed to the model, over scored samples
+  double mean_units = 0;   // haystack units
 };
 
 struct LengthAverage {
@@ -60,9 +60,9 @@ struct Results {
   std::vector<std::string> tasks;
   double seconds = 0;
   // Scores.
-  std::vector<TaskScore> task_scores;           // RULER tasks, then json_kv; by task, then length
+  std::vector<TaskScore> task_scores;  // RULER tasks, then json_kv; by task, then length
   std::vector<LengthAverage> ruler_by_length;
-  std::optional<double> ruler_average;          // mean of ruler_by_length over lengths with a score
+  std::optional<double> ruler_average;  // mean of ruler_by_length over lengths with a score
   std::vector<LossCurve> loss;
   std::optional<McSummary> mc;
 };

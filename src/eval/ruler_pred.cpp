@@ -20,7 +20,8 @@ std::map<std::string, std::string> ruler_pred_files(const std::vector<std::strin
     r["others"] = {{"headroom_score", *s.score}, {"tokens", s.tokens}, {"units", s.units}};
     r["truncation"] = -1;
     r["length"] = s.tokens;
-    files[cat(s.length, "/", s.task, ".jsonl")] += r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    files[cat(s.length, "/", s.task, ".jsonl")] +=
+        r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   return files;
 }

@@ -157,8 +157,7 @@ Results aggregate(const EvalJob& job, const Work& w, const Partial& all, const s
       ++c.n;
     } else {
       ++c.skipped;
-      if (c.skip_reason.empty())
-        c.skip_reason = parse_sample_line(lines[it.slot]).skipped;
+      if (c.skip_reason.empty()) c.skip_reason = parse_sample_line(lines[it.slot]).skipped;
     }
   }
   for (size_t t = 0; t < job.tasks.size(); ++t)
@@ -255,8 +254,8 @@ EvalOutput run_evaluation(const EvalJob& job, model::Model<float>& model, parall
     try {
       val = std::make_unique<data::ShardReader>(data::open_shard(job.val_path, data::tokenizer_id(job.tokenizer)));
     } catch (const std::exception& e) {
-      fail("loss_by_position reads the held-out shard data.val = ", job.val_path, " (the checkpoint's, or --data.val): ",
-           e.what());
+      fail("loss_by_position reads the held-out shard data.val = ", job.val_path,
+           " (the checkpoint's, or --data.val): ", e.what());
     }
   }
   const Resources res = want_gen ? load_resources(job.eval.word_dir, want_essay ? job.eval.essay : "") : Resources{};
@@ -273,7 +272,8 @@ EvalOutput run_evaluation(const EvalJob& job, model::Model<float>& model, parall
   const int rank = world.rank(), size = world.size();
   Progress progress;
   for (size_t j = 0; j < w.items.size(); ++j)
-    if (static_cast<int>(j % static_cast<size_t>(size)) == rank) progress.total += cost_of(w.items[j]), ++progress.items;
+    if (static_cast<int>(j % static_cast<size_t>(size)) == rank)
+      progress.total += cost_of(w.items[j]), ++progress.items;
   for (size_t j = rank; j < w.items.size(); j += static_cast<size_t>(size)) {
     const Item& it = w.items[j];
     std::string what;

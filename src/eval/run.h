@@ -21,10 +21,10 @@ struct EvalJob {
   EvalConfig eval;
   std::vector<std::string> tasks;  // expanded (tasks.h)
   std::vector<int64_t> lengths;
-  std::string val_path;            // data.val, for loss_by_position
+  std::string val_path;  // data.val, for loss_by_position
   data::Tokenizer tokenizer;
   data::PromptTemplate tmpl = data::PromptTemplate::kBase;
-  Results header;                  // provenance, copied into the result
+  Results header;  // provenance, copied into the result
 };
 
 struct EvalOutput {

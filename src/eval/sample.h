@@ -9,8 +9,8 @@ namespace headroom::eval {
 
 // How a prediction is compared with the references (scoring.h).
 enum class Metric {
-  kMatchAll,   // RULER string_match_all: mean over references of a case-insensitive substring test
-  kMatchPart,  // RULER string_match_part: max over references
+  kMatchAll,        // RULER string_match_all: mean over references of a case-insensitive substring test
+  kMatchPart,       // RULER string_match_part: max over references
   kSubstringExact,  // HELMET substring exact match after SQuAD normalisation
 };
 
@@ -20,8 +20,8 @@ struct Sample {
   std::string prompt;         // the task text; the model's prompt template wraps it
   std::string answer_prefix;  // put after the template, before the model's answer
   std::vector<std::string> references;
-  int64_t units = 0;   // haystack units in the context (lines, words, documents, pairs)
-  int64_t tokens = 0;  // prompt tokens as the model sees them: BOS, template, answer prefix
+  int64_t units = 0;      // haystack units in the context (lines, words, documents, pairs)
+  int64_t tokens = 0;     // prompt tokens as the model sees them: BOS, template, answer prefix
   bool fallback = false;  // built by the task's fallback builder (fit.h)
 };
 

@@ -12,11 +12,11 @@ namespace headroom::eval {
 
 struct SampleRecord {
   std::string task;
-  int64_t length = 0;  // the evaluated context length
-  int64_t index = 0;   // sample index within (task, length)
+  int64_t length = 0;           // the evaluated context length
+  int64_t index = 0;            // sample index within (task, length)
   std::optional<double> score;  // in [0, 1]; empty when the sample was skipped
-  int64_t tokens = 0;  // prompt tokens as the model saw them (scored samples)
-  int64_t units = 0;   // haystack units in the prompt (scored samples)
+  int64_t tokens = 0;           // prompt tokens as the model saw them (scored samples)
+  int64_t units = 0;            // haystack units in the prompt (scored samples)
   std::string prediction;
   std::vector<std::string> references;
   std::string input;    // the whole prompt text, written only when eval.ruler_pred is on

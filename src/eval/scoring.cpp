@@ -5,9 +5,7 @@
 namespace headroom::eval {
 namespace {
 
-bool py_space(unsigned char c) {
-  return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
-}
+bool py_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f); }
 
 std::string_view strip(std::string_view s) {
   while (!s.empty() && py_space(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -36,9 +34,12 @@ double contains_lower(const std::string& pred_lower, const std::string& ref) {
 
 const char* metric_name(Metric m) {
   switch (m) {
-    case Metric::kMatchAll: return "string_match_all";
-    case Metric::kMatchPart: return "string_match_part";
-    case Metric::kSubstringExact: return "substring_exact_match";
+    case Metric::kMatchAll:
+      return "string_match_all";
+    case Metric::kMatchPart:
+      return "string_match_part";
+    case Metric::kSubstringExact:
+      return "substring_exact_match";
   }
   return "";
 }
@@ -94,9 +95,12 @@ double substring_exact_match(std::string_view prediction, const std::vector<std:
 
 double score_prediction(Metric metric, std::string_view prediction, const std::vector<std::string>& references) {
   switch (metric) {
-    case Metric::kMatchAll: return string_match_all(postprocess_prediction(prediction), references);
-    case Metric::kMatchPart: return string_match_part(postprocess_prediction(prediction), references);
-    case Metric::kSubstringExact: return substring_exact_match(prediction, references);
+    case Metric::kMatchAll:
+      return string_match_all(postprocess_prediction(prediction), references);
+    case Metric::kMatchPart:
+      return string_match_part(postprocess_prediction(prediction), references);
+    case Metric::kSubstringExact:
+      return substring_exact_match(prediction, references);
   }
   return 0;
 }

@@ -30,15 +30,19 @@ NiahSpec niah_spec(const data::RulerNiahShape& r) {
 }
 
 TaskSpec niah(const std::string& name, NiahSpec spec) {
-  return {name, Metric::kMatchAll, 128, true, spec.haystack == Haystack::kEssay,
+  return {name,
+          Metric::kMatchAll,
+          128,
+          true,
+          spec.haystack == Haystack::kEssay,
           [name, spec](TaskContext& c, const SampleKey& k) { return niah_builder(name, spec, c.res, k); }};
 }
 
 std::vector<TaskSpec> make_tasks() {
   std::vector<TaskSpec> t;
   for (const data::RulerNiahShape& r : data::kRulerNiahShapes) t.push_back(niah(r.task, niah_spec(r)));
-  t.push_back({"vt", Metric::kMatchAll, 30, true, false,
-               [](TaskContext&, const SampleKey& k) { return vt_builder("vt", k); }});
+  t.push_back(
+      {"vt", Metric::kMatchAll, 30, true, false, [](TaskContext&, const SampleKey& k) { return vt_builder("vt", k); }});
   t.push_back({"cwe", Metric::kMatchAll, 120, true, false,
                [](TaskContext& c, const SampleKey& k) { return cwe_builder("cwe", c.cwe_pool, k); }});
   t.push_back({"fwe", Metric::kMatchAll, 50, true, false,
@@ -101,8 +105,6 @@ Sample generate_sample(const TaskSpec& spec, TaskContext& ctx, const SampleKey& 
   return fit_to_length(spec.name, spec.builder(ctx, key), ctx.prompts, key.length, key.max_new);
 }
 
-TaskContext make_task_context(const Resources& res, PromptBuilder& prompts) {
-  return {res, prompts, cwe_pool(res)};
-}
+TaskContext make_task_context(const Resources& res, PromptBuilder& prompts) { return {res, prompts, cwe_pool(res)}; }
 
 }  // namespace headroom::eval

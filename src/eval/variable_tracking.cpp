@@ -28,7 +28,8 @@ Chain draw_chain(Draws& d, int name_len) {
   c.value = std::to_string(d.between(10000, 99998));  // np.random.randint(10000, 99999)
   c.statements.push_back("VAR " + c.vars[0] + " = " + c.value);
   for (int j = 0; j < kVtHops; ++j)
-    c.statements.push_back("VAR " + c.vars[static_cast<size_t>(j + 1)] + " = VAR " + c.vars[static_cast<size_t>(j)] + " ");
+    c.statements.push_back("VAR " + c.vars[static_cast<size_t>(j + 1)] + " = VAR " + c.vars[static_cast<size_t>(j)] +
+                           " ");
   return c;
 }
 
@@ -58,8 +59,8 @@ Builder vt_builder(const std::string& task, const SampleKey& key) {
   auto build = [task, key](int64_t n) {
     Draws d = sample_draws(key.seed, task, key.length, key.index);
     const Chain demo = draw_chain(d, 3), chain = draw_chain(d, 5);
-    const std::string demo_text = question(chain_context(d, demo, kVtDemoNoiseLines), demo) +
-                                  answer_prefix(demo) + " " + join(demo.vars, " ") + "\n\n";
+    const std::string demo_text = question(chain_context(d, demo, kVtDemoNoiseLines), demo) + answer_prefix(demo) +
+                                  " " + join(demo.vars, " ") + "\n\n";
     Sample s;
     s.prompt = demo_text + question(chain_context(d, chain, n), chain);
     s.answer_prefix = answer_prefix(chain);

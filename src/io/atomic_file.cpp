@@ -25,12 +25,11 @@ void fsync_path(const fs::path& p, bool directory) {
 
 }  // namespace
 
-fs::path temp_path_for(const fs::path& final_path) {
-  return fs::path(final_path.string() + ".tmp");
-}
+fs::path temp_path_for(const fs::path& final_path) { return fs::path(final_path.string() + ".tmp"); }
 
 void write_file_atomic(const fs::path& path, std::string_view contents) {
-  write_file_atomic(path, [&](std::ostream& f) { f.write(contents.data(), static_cast<std::streamsize>(contents.size())); });
+  write_file_atomic(path,
+                    [&](std::ostream& f) { f.write(contents.data(), static_cast<std::streamsize>(contents.size())); });
 }
 
 void write_file_atomic(const fs::path& path, const std::function<void(std::ostream&)>& write) {
@@ -53,8 +52,7 @@ void write_file_atomic(const fs::path& path, const std::function<void(std::ostre
 void commit_file(const fs::path& tmp, const fs::path& final_path) {
   fsync_path(tmp, false);
   if (::rename(tmp.c_str(), final_path.c_str()) != 0)
-    fail("cannot rename ", tmp.string(), " to ", final_path.string(), " (", std::strerror(errno),
-         ")");
+    fail("cannot rename ", tmp.string(), " to ", final_path.string(), " (", std::strerror(errno), ")");
   const fs::path dir = final_path.has_parent_path() ? final_path.parent_path() : fs::path(".");
   fsync_path(dir, true);
 }

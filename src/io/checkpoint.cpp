@@ -33,8 +33,7 @@ std::string shape_text(const std::vector<hsize_t>& d) {
 // The elements [a, b) of a shard's local row-major block, as at most three rectangles of the
 // logical tensor: a partial first row, whole middle rows, a partial last row. [0, numel) is the
 // shard itself; a ZeRO-1 range is any sub-range.
-std::vector<H5Block> blocks_of_range(const model::ParamSpec& spec, const Shard& sh, int64_t a,
-                                     int64_t b) {
+std::vector<H5Block> blocks_of_range(const model::ParamSpec& spec, const Shard& sh, int64_t a, int64_t b) {
   std::vector<H5Block> out;
   if (a >= b) return out;
   const hsize_t off = static_cast<hsize_t>(sh.axis >= 0 ? sh.offset : 0);
@@ -78,43 +77,37 @@ uint64_t bit_sum(const float* x, int64_t n) {
 
 // Elements [a, b) of tensor i's local block, copied from an arena that starts at element `base`
 // of the parameter layout (0 for parameters, the ZeRO-1 range start for optimizer moments).
-std::vector<float> to_host(const model::Model<float>& m, const float* arena, int64_t base, size_t i,
-                           int64_t a, int64_t b) {
+std::vector<float> to_host(const model::Model<float>& m, const float* arena, int64_t base, size_t i, int64_t a,
+                           int64_t b) {
   std::vector<float> h(static_cast<size_t>(std::max<int64_t>(b - a, 0)));
-  if (!h.empty())
-    m.ops->copy_to_host(h.data(), arena + (m.offsets[i] + a - base), h.size() * sizeof(float));
+  if (!h.empty()) m.ops->copy_to_host(h.data(), arena + (m.offsets[i] + a - base), h.size() * sizeof(float));
   return h;
 }
 
 // Every collective HDF5 call of a write is agreed (parallel/agree.h): HDF5 returns on every rank
 // when one rank's share of a collective write fails (a full disk), and a rank that then unwound
 // alone would wait in H5Fclose's collective flush for ranks that are in the next collective.
-void agreed(const parallel::Grid& grid, const std::function<void()>& step) {
-  parallel::agree(*grid.world, step);
-}
+void agreed(const parallel::Grid& grid, const std::function<void()>& step) { parallel::agree(*grid.world, step); }
 
-void write_tensor(const H5File& file, const std::string& name,
-                  const model::ParamSpec& spec, const Shard& sh, int64_t a, int64_t b,
-                  const std::vector<float>& data, bool writer, const parallel::Grid& grid) {
+void write_tensor(const H5File& file, const std::string& name, const model::ParamSpec& spec, const Shard& sh, int64_t a,
+                  int64_t b, const std::vector<float>& data, bool writer, const parallel::Grid& grid) {
   writer = writer && a < b;
-  agreed(grid, [&] {
-    h5_write_blocks(file, name, dims_of(spec), blocks_of_range(spec, sh, a, b), data.data(), writer);
-  });
+  agreed(grid,
+         [&] { h5_write_blocks(file, name, dims_of(spec), blocks_of_range(spec, sh, a, b), data.data(), writer); });
   int64_t sum = writer ? static_cast<int64_t>(bit_sum(data.data(), b - a)) : 0;
   grid.world->allreduce_sum(&sum, 1);  // wraps like uint64
   agreed(grid, [&] { h5_attr(file, name, "checksum", sum); });
 }
 
 // The part [a, b) of tensor i (local block coordinates) whose moments this rank holds.
-std::pair<int64_t, int64_t> moment_range(const model::Model<float>& m, const OptimizerMoments& opt,
-                                         size_t i) {
+std::pair<int64_t, int64_t> moment_range(const model::Model<float>& m, const OptimizerMoments& opt, size_t i) {
   const int64_t off = m.offsets[i], n = m.shards[i].numel();
   return {std::clamp(opt.lo - off, int64_t{0}, n), std::clamp(opt.hi - off, int64_t{0}, n)};
 }
 
 template <class T>
-void write_small(const H5File& file, const std::string& name, const std::vector<T>& v,
-                 std::vector<hsize_t> dims, bool writer, const parallel::Grid& grid) {
+void write_small(const H5File& file, const std::string& name, const std::vector<T>& v, std::vector<hsize_t> dims,
+                 bool writer, const parallel::Grid& grid) {
   std::vector<hsize_t> start(dims.size(), 0);
   agreed(grid, [&] { h5_write_slab(file, name, dims, start, dims, v.data(), writer); });
 }
@@ -148,7 +141,8 @@ void check_part_name(const std::string& name, const std::string& file) {
     return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
   });
   if (!ok || reserved_group(name))
-    fail("checkpoint ", file, ": cannot store a part named '", name, "' (names are [a-z0-9_]+ and not one "
+    fail("checkpoint ", file, ": cannot store a part named '", name,
+         "' (names are [a-z0-9_]+ and not one "
          "of model, optimizer, config, state, tokenizer)");
 }
 
@@ -194,9 +188,9 @@ std::string shared_timestamp(const parallel::Grid& grid) {
 void write_attributes(const H5File& file, const CheckpointInfo& info, const OptimizerMoments* opt,
                       const std::string& part_names, const std::string& created) {
   for (const char* g : {"/config", "/state"}) {
-    H5Handle grp(h5_check_id(H5Gcreate2(file, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), cat(file.name, ": ", g),
-                             "H5Gcreate"),
-                 H5Gclose);
+    H5Handle grp(
+        h5_check_id(H5Gcreate2(file, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), cat(file.name, ": ", g), "H5Gcreate"),
+        H5Gclose);
   }
   write_config_attrs(file, info.config_ini);
   h5_attr(file, "/config", "config_ini", info.config_ini);
@@ -225,17 +219,15 @@ void write_file(const std::string& tmp, const parallel::Grid& grid, const model:
     const auto& spec = m.specs[i];
     const auto& sh = m.shards[i];
     const int64_t n = sh.numel();
-    write_tensor(file, "/model/" + spec.name, spec, sh, 0, n,
-                 to_host(m, m.params.get(), 0, i, 0, n), replica_writer && sh.owner, grid);
+    write_tensor(file, "/model/" + spec.name, spec, sh, 0, n, to_host(m, m.params.get(), 0, i, 0, n),
+                 replica_writer && sh.owner, grid);
     if (!opt) continue;
     // Without ZeRO-1 every DP replica holds all moments and replica 0 writes them; with it each
     // DP rank writes the slices it holds.
     const auto [a, b] = moment_range(m, *opt, i);
     const bool writer = sh.owner && (opt->zero || replica_writer);
-    write_tensor(file, "/optimizer/m/" + spec.name, spec, sh, a, b,
-                 to_host(m, opt->m, opt->lo, i, a, b), writer, grid);
-    write_tensor(file, "/optimizer/v/" + spec.name, spec, sh, a, b,
-                 to_host(m, opt->v, opt->lo, i, a, b), writer, grid);
+    write_tensor(file, "/optimizer/m/" + spec.name, spec, sh, a, b, to_host(m, opt->m, opt->lo, i, a, b), writer, grid);
+    write_tensor(file, "/optimizer/v/" + spec.name, spec, sh, a, b, to_host(m, opt->v, opt->lo, i, a, b), writer, grid);
   }
   const bool root = grid.is_root();
   std::string part_names;
@@ -260,9 +252,8 @@ void write_file(const std::string& tmp, const parallel::Grid& grid, const model:
 
 }  // namespace
 
-void save_checkpoint(const fs::path& path, const parallel::Grid& grid,
-                     const model::Model<float>& model, const OptimizerMoments* opt,
-                     const CheckpointInfo& info) {
+void save_checkpoint(const fs::path& path, const parallel::Grid& grid, const model::Model<float>& model,
+                     const OptimizerMoments* opt, const CheckpointInfo& info) {
   const fs::path tmp = temp_path_for(path);
   try {
     agreed(grid, [&] {
@@ -280,8 +271,8 @@ void save_checkpoint(const fs::path& path, const parallel::Grid& grid,
     // free space is read: removing it frees what it took).
     const std::string space = free_space_note(path.parent_path());
     if (grid.is_root()) discard_file(tmp);
-    throw parallel::CollectiveError(cat("checkpoint ", path.string(), " not written: ", e.what(), space,
-                                        "; the previous checkpoints are intact"));
+    throw parallel::CollectiveError(
+        cat("checkpoint ", path.string(), " not written: ", e.what(), space, "; the previous checkpoints are intact"));
   }
 }
 
@@ -321,13 +312,12 @@ void load_checkpoint_tensors(const fs::path& path, model::Model<float>& m, Optim
   std::vector<float> host;
   // Reads elements [a, b) of tensor i into arena (whose first element is element `base` of the
   // parameter layout) and checks the tensor's checksum over the ranks in `comms`.
-  auto load = [&](const std::string& group, size_t i, float* arena, int64_t base, int64_t a,
-                  int64_t b, std::initializer_list<parallel::Comm*> comms) {
+  auto load = [&](const std::string& group, size_t i, float* arena, int64_t base, int64_t a, int64_t b,
+                  std::initializer_list<parallel::Comm*> comms) {
     const auto& spec = m.specs[i];
     const std::string ds = group + spec.name;
     if (!h5_exists(f, ds))
-      fail("checkpoint ", p, ": dataset ", ds, " is missing (the configuration needs it: ",
-           "another architecture?)");
+      fail("checkpoint ", p, ": dataset ", ds, " is missing (the configuration needs it: ", "another architecture?)");
     const auto have = h5_shape(f, ds);
     if (have != dims_of(spec))
       fail("checkpoint ", p, ": dataset ", ds, " has shape ", shape_text(have), ", config needs ",

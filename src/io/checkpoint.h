@@ -37,7 +37,7 @@
 namespace headroom::parallel {
 struct Comm;
 struct Grid;
-}
+}  // namespace headroom::parallel
 
 namespace headroom::io {
 
@@ -86,9 +86,8 @@ struct CheckpointInfo {
 };
 
 // Collective over grid.world. `opt` may be null (no optimizer state written).
-void save_checkpoint(const std::filesystem::path& path, const parallel::Grid& grid,
-                     const model::Model<float>& model, const OptimizerMoments* opt,
-                     const CheckpointInfo& info);
+void save_checkpoint(const std::filesystem::path& path, const parallel::Grid& grid, const model::Model<float>& model,
+                     const OptimizerMoments* opt, const CheckpointInfo& info);
 
 // Reads attributes and small datasets; checks the format. Any rank, no collectives.
 CheckpointInfo read_checkpoint_info(const std::filesystem::path& path);
@@ -96,7 +95,6 @@ CheckpointInfo read_checkpoint_info(const std::filesystem::path& path);
 // Loads this rank's slices of every parameter (and the optimizer moments when `opt` is non-null),
 // refusing a checkpoint of another architecture with the dataset and both shapes, and verifying
 // each tensor's checksum over the TP group.
-void load_checkpoint_tensors(const std::filesystem::path& path, model::Model<float>& model,
-                             OptimizerMoments* opt);
+void load_checkpoint_tensors(const std::filesystem::path& path, model::Model<float>& model, OptimizerMoments* opt);
 
 }  // namespace headroom::io

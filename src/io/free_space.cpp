@@ -14,8 +14,7 @@ std::string free_space_note(const std::filesystem::path& dir) {
   // possibility only when the disk looks full.
   constexpr unsigned long long kLittle = 1ull << 20;
   if (free_bytes >= kLittle) return "";
-  return cat("; ", dir.string(), ": the file system is full (disk full or quota reached: ", free_bytes,
-             " bytes free)");
+  return cat("; ", dir.string(), ": the file system is full (disk full or quota reached: ", free_bytes, " bytes free)");
 }
 
 }  // namespace headroom::io

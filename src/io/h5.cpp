@@ -11,40 +11,56 @@ namespace {
 
 template <class T>
 hid_t native_type();
-template <> hid_t native_type<float>() { return H5T_NATIVE_FLOAT; }
-template <> hid_t native_type<double>() { return H5T_NATIVE_DOUBLE; }
-template <> hid_t native_type<int32_t>() { return H5T_NATIVE_INT32; }
-template <> hid_t native_type<uint8_t>() { return H5T_NATIVE_UINT8; }
-template <> hid_t native_type<uint16_t>() { return H5T_NATIVE_UINT16; }
-template <> hid_t native_type<uint32_t>() { return H5T_NATIVE_UINT32; }
-template <> hid_t native_type<int64_t>() { return H5T_NATIVE_INT64; }
-template <> hid_t native_type<uint64_t>() { return H5T_NATIVE_UINT64; }
-
-std::string at(const std::string& file_name, const std::string& object) {
-  return cat(file_name, ": ", object);
+template <>
+hid_t native_type<float>() {
+  return H5T_NATIVE_FLOAT;
+}
+template <>
+hid_t native_type<double>() {
+  return H5T_NATIVE_DOUBLE;
+}
+template <>
+hid_t native_type<int32_t>() {
+  return H5T_NATIVE_INT32;
+}
+template <>
+hid_t native_type<uint8_t>() {
+  return H5T_NATIVE_UINT8;
+}
+template <>
+hid_t native_type<uint16_t>() {
+  return H5T_NATIVE_UINT16;
+}
+template <>
+hid_t native_type<uint32_t>() {
+  return H5T_NATIVE_UINT32;
+}
+template <>
+hid_t native_type<int64_t>() {
+  return H5T_NATIVE_INT64;
+}
+template <>
+hid_t native_type<uint64_t>() {
+  return H5T_NATIVE_UINT64;
 }
 
-H5Handle open_attr(const H5File& file, const std::string& object,
-                   const std::string& name) {
-  if (!h5_has_attr(file, object, name))
-    fail(file.name, ": attribute '", name, "' missing on ", object);
-  return H5Handle(h5_check_id(H5Aopen_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT,
-                                              H5P_DEFAULT),
+std::string at(const std::string& file_name, const std::string& object) { return cat(file_name, ": ", object); }
+
+H5Handle open_attr(const H5File& file, const std::string& object, const std::string& name) {
+  if (!h5_has_attr(file, object, name)) fail(file.name, ": attribute '", name, "' missing on ", object);
+  return H5Handle(h5_check_id(H5Aopen_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
                               at(file.name, object + "@" + name), "H5Aopen"),
                   H5Aclose);
 }
 
 template <class T>
-void write_scalar_attr(const H5File& file, const std::string& object, const std::string& name,
-                       const T& value) {
+void write_scalar_attr(const H5File& file, const std::string& object, const std::string& name, const T& value) {
   const std::string where = at(file.name, object + "@" + name);
   H5Handle space(h5_check_id(H5Screate(H5S_SCALAR), where, "H5Screate"), H5Sclose);
   if (h5_has_attr(file, object, name))
-    h5_check(H5Adelete_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT), where,
-             "H5Adelete");
-  H5Handle attr(h5_check_id(H5Acreate_by_name(file, object.c_str(), name.c_str(),
-                                              native_type<T>(), space, H5P_DEFAULT, H5P_DEFAULT,
-                                              H5P_DEFAULT),
+    h5_check(H5Adelete_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT), where, "H5Adelete");
+  H5Handle attr(h5_check_id(H5Acreate_by_name(file, object.c_str(), name.c_str(), native_type<T>(), space, H5P_DEFAULT,
+                                              H5P_DEFAULT, H5P_DEFAULT),
                             where, "H5Acreate"),
                 H5Aclose);
   h5_check(H5Awrite(attr, native_type<T>(), &value), where, "H5Awrite");
@@ -111,9 +127,9 @@ hid_t h5_check_id(hid_t id, const std::string& where, const char* what) {
 
 H5File h5_create_file(const std::string& path) {
   h5_quiet();
-  return H5File{H5Handle(h5_check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                              path, "create (is the directory writable?)"),
-                  H5Fclose),
+  return H5File{H5Handle(h5_check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), path,
+                                     "create (is the directory writable?)"),
+                         H5Fclose),
                 path};
 }
 
@@ -135,12 +151,11 @@ H5File h5_open_file(const std::string& path) {
 H5File h5_create_memory_file(const std::string& name) {
   h5_quiet();
   H5Handle fapl(h5_check_id(H5Pcreate(H5P_FILE_ACCESS), name, "H5Pcreate"), H5Pclose);
-  h5_check(H5Pset_fapl_core(fapl, std::size_t{1} << 22, /*backing_store=*/0), name,
-           "H5Pset_fapl_core");
-  return H5File{H5Handle(h5_check_id(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), name,
-                                     "create (in memory)"),
-                         H5Fclose),
-                name};
+  h5_check(H5Pset_fapl_core(fapl, std::size_t{1} << 22, /*backing_store=*/0), name, "H5Pset_fapl_core");
+  return H5File{
+      H5Handle(h5_check_id(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), name, "create (in memory)"),
+               H5Fclose),
+      name};
 }
 
 H5File h5_create_parallel_file(const std::string& path, MPI_Comm comm) {
@@ -160,8 +175,8 @@ static hsize_t select_blocks(hid_t space, const std::vector<H5Block>& blocks, co
     hsize_t size = 1;
     for (hsize_t c : blk.count) size *= c;
     if (size == 0) continue;
-    h5_check(H5Sselect_hyperslab(space, first ? H5S_SELECT_SET : H5S_SELECT_OR, blk.start.data(),
-                                 nullptr, blk.count.data(), nullptr),
+    h5_check(H5Sselect_hyperslab(space, first ? H5S_SELECT_SET : H5S_SELECT_OR, blk.start.data(), nullptr,
+                                 blk.count.data(), nullptr),
              where, "H5Sselect_hyperslab");
     first = false;
     n += size;
@@ -171,17 +186,14 @@ static hsize_t select_blocks(hid_t space, const std::vector<H5Block>& blocks, co
 }
 
 template <class T>
-void h5_write_blocks(const H5File& file, const std::string& name,
-                     const std::vector<hsize_t>& dims, const std::vector<H5Block>& blocks,
-                     const T* data, bool participate) {
+void h5_write_blocks(const H5File& file, const std::string& name, const std::vector<hsize_t>& dims,
+                     const std::vector<H5Block>& blocks, const T* data, bool participate) {
   const std::string where = at(file.name, name);
   const int rank = static_cast<int>(dims.size());
   H5Handle lcpl(h5_check_id(H5Pcreate(H5P_LINK_CREATE), where, "H5Pcreate"), H5Pclose);
   h5_check(H5Pset_create_intermediate_group(lcpl, 1), where, "H5Pset_create_intermediate_group");
-  H5Handle space(h5_check_id(H5Screate_simple(rank, dims.data(), nullptr), where, "H5Screate_simple"),
-                 H5Sclose);
-  H5Handle ds(h5_check_id(H5Dcreate2(file, name.c_str(), native_type<T>(), space, lcpl,
-                                     H5P_DEFAULT, H5P_DEFAULT),
+  H5Handle space(h5_check_id(H5Screate_simple(rank, dims.data(), nullptr), where, "H5Screate_simple"), H5Sclose);
+  H5Handle ds(h5_check_id(H5Dcreate2(file, name.c_str(), native_type<T>(), space, lcpl, H5P_DEFAULT, H5P_DEFAULT),
                           where, "H5Dcreate"),
               H5Dclose);
   hsize_t total = 1;
@@ -191,8 +203,7 @@ void h5_write_blocks(const H5File& file, const std::string& name,
   hsize_t n = participate ? select_blocks(file_space, blocks, where) : 0;
   if (!participate) h5_check(H5Sselect_none(file_space), where, "H5Sselect_none");
   const hsize_t mem_n = std::max<hsize_t>(n, 1);
-  H5Handle mem_space(h5_check_id(H5Screate_simple(1, &mem_n, nullptr), where, "H5Screate_simple"),
-                     H5Sclose);
+  H5Handle mem_space(h5_check_id(H5Screate_simple(1, &mem_n, nullptr), where, "H5Screate_simple"), H5Sclose);
   if (n == 0) h5_check(H5Sselect_none(mem_space), where, "H5Sselect_none");
   H5Handle dxpl(h5_check_id(H5Pcreate(H5P_DATASET_XFER), where, "H5Pcreate"), H5Pclose);
   h5_check(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), where, "H5Pset_dxpl_mpio");
@@ -201,15 +212,14 @@ void h5_write_blocks(const H5File& file, const std::string& name,
 }
 
 template <class T>
-void h5_write_slab(const H5File& file, const std::string& name,
-                   const std::vector<hsize_t>& dims, const std::vector<hsize_t>& start,
-                   const std::vector<hsize_t>& count, const T* data, bool participate) {
+void h5_write_slab(const H5File& file, const std::string& name, const std::vector<hsize_t>& dims,
+                   const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, const T* data,
+                   bool participate) {
   h5_write_blocks(file, name, dims, {H5Block{start, count}}, data, participate);
 }
 
 template <class T>
-void h5_read_blocks(const H5File& file, const std::string& name,
-                    const std::vector<H5Block>& blocks, T* out) {
+void h5_read_blocks(const H5File& file, const std::string& name, const std::vector<H5Block>& blocks, T* out) {
   const std::string where = at(file.name, name);
   if (!h5_exists(file, name)) fail(where, " does not exist");
   H5Handle ds(h5_check_id(H5Dopen2(file, name.c_str(), H5P_DEFAULT), where, "H5Dopen"), H5Dclose);
@@ -222,8 +232,8 @@ void h5_read_blocks(const H5File& file, const std::string& name,
 }
 
 template <class T>
-void h5_read_slab(const H5File& file, const std::string& name,
-                  const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, T* out) {
+void h5_read_slab(const H5File& file, const std::string& name, const std::vector<hsize_t>& start,
+                  const std::vector<hsize_t>& count, T* out) {
   h5_read_blocks(file, name, {H5Block{start, count}}, out);
 }
 
@@ -246,8 +256,7 @@ bool h5_exists(hid_t file, const std::string& path) {
     size_t next = path.find('/', pos + 1);
     if (next == std::string::npos) next = path.size();
     prefix = path.substr(0, next);
-    if (!prefix.empty() && prefix != "/" && H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0)
-      return false;
+    if (!prefix.empty() && prefix != "/" && H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
     pos = next;
   }
   return true;
@@ -266,20 +275,17 @@ std::vector<std::string> h5_children(const H5File& file, const std::string& grou
 }
 
 template <class T>
-void h5_write(const H5File& file, const std::string& name, const T* data,
-              const std::vector<hsize_t>& dims) {
+void h5_write(const H5File& file, const std::string& name, const T* data, const std::vector<hsize_t>& dims) {
   const std::string where = at(file.name, name);
   H5Handle lcpl(h5_check_id(H5Pcreate(H5P_LINK_CREATE), where, "H5Pcreate"), H5Pclose);
   h5_check(H5Pset_create_intermediate_group(lcpl, 1), where, "H5Pset_create_intermediate_group");
-  H5Handle space(h5_check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
-                             where, "H5Screate_simple"),
-                 H5Sclose);
-  H5Handle ds(h5_check_id(H5Dcreate2(file, name.c_str(), native_type<T>(), space, lcpl,
-                                     H5P_DEFAULT, H5P_DEFAULT),
+  H5Handle space(
+      h5_check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), where, "H5Screate_simple"),
+      H5Sclose);
+  H5Handle ds(h5_check_id(H5Dcreate2(file, name.c_str(), native_type<T>(), space, lcpl, H5P_DEFAULT, H5P_DEFAULT),
                           where, "H5Dcreate"),
               H5Dclose);
-  h5_check(H5Dwrite(ds, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), where,
-           "H5Dwrite (disk full?)");
+  h5_check(H5Dwrite(ds, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), where, "H5Dwrite (disk full?)");
 }
 
 std::vector<hsize_t> h5_shape(const H5File& file, const std::string& name) {
@@ -301,35 +307,29 @@ std::vector<T> h5_read(const H5File& file, const std::string& name) {
   for (hsize_t d : h5_shape(file, name)) n *= d;
   H5Handle ds(h5_check_id(H5Dopen2(file, name.c_str(), H5P_DEFAULT), where, "H5Dopen"), H5Dclose);
   std::vector<T> out(n);
-  if (n > 0)
-    h5_check(H5Dread(ds, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), where,
-             "H5Dread");
+  if (n > 0) h5_check(H5Dread(ds, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), where, "H5Dread");
   return out;
 }
 
 template <class T>
 void h5_read_range(hid_t dataset, const std::string& where, hsize_t offset, hsize_t count, T* out) {
   H5Handle file_space(h5_check_id(H5Dget_space(dataset), where, "H5Dget_space"), H5Sclose);
-  h5_check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &offset, nullptr, &count, nullptr),
-           where, "H5Sselect_hyperslab");
-  H5Handle mem_space(h5_check_id(H5Screate_simple(1, &count, nullptr), where, "H5Screate_simple"),
-                     H5Sclose);
-  h5_check(H5Dread(dataset, native_type<T>(), mem_space, file_space, H5P_DEFAULT, out), where,
-           "H5Dread");
+  h5_check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &offset, nullptr, &count, nullptr), where,
+           "H5Sselect_hyperslab");
+  H5Handle mem_space(h5_check_id(H5Screate_simple(1, &count, nullptr), where, "H5Screate_simple"), H5Sclose);
+  h5_check(H5Dread(dataset, native_type<T>(), mem_space, file_space, H5P_DEFAULT, out), where, "H5Dread");
 }
 
-void h5_attr(const H5File& file, const std::string& object, const std::string& name,
-             const std::string& value) {
+void h5_attr(const H5File& file, const std::string& object, const std::string& name, const std::string& value) {
   const std::string where = at(file.name, object + "@" + name);
   H5Handle type(h5_check_id(H5Tcopy(H5T_C_S1), where, "H5Tcopy"), H5Tclose);
   h5_check(H5Tset_size(type, H5T_VARIABLE), where, "H5Tset_size");
   h5_check(H5Tset_cset(type, H5T_CSET_UTF8), where, "H5Tset_cset");
   H5Handle space(h5_check_id(H5Screate(H5S_SCALAR), where, "H5Screate"), H5Sclose);
   if (h5_has_attr(file, object, name))
-    h5_check(H5Adelete_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT), where,
-             "H5Adelete");
-  H5Handle attr(h5_check_id(H5Acreate_by_name(file, object.c_str(), name.c_str(), type, space,
-                                              H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+    h5_check(H5Adelete_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT), where, "H5Adelete");
+  H5Handle attr(h5_check_id(H5Acreate_by_name(file, object.c_str(), name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT,
+                                              H5P_DEFAULT),
                             where, "H5Acreate"),
                 H5Aclose);
   const char* text = value.c_str();
@@ -345,12 +345,10 @@ void h5_attr(const H5File& file, const std::string& object, const std::string& n
 }
 
 bool h5_has_attr(hid_t file, const std::string& object, const std::string& name) {
-  return h5_exists(file, object) &&
-         H5Aexists_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT) > 0;
+  return h5_exists(file, object) && H5Aexists_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT) > 0;
 }
 
-std::string h5_attr_string(const H5File& file, const std::string& object,
-                           const std::string& name) {
+std::string h5_attr_string(const H5File& file, const std::string& object, const std::string& name) {
   H5Handle attr = open_attr(file, object, name);
   const std::string where = at(file.name, object + "@" + name);
   H5Handle type(h5_check_id(H5Aget_type(attr), where, "H5Aget_type"), H5Tclose);
@@ -371,37 +369,31 @@ std::string h5_attr_string(const H5File& file, const std::string& object,
   return out;
 }
 
-int64_t h5_attr_int(const H5File& file, const std::string& object,
-                    const std::string& name) {
+int64_t h5_attr_int(const H5File& file, const std::string& object, const std::string& name) {
   H5Handle attr = open_attr(file, object, name);
   int64_t v = 0;
   h5_check(H5Aread(attr, H5T_NATIVE_INT64, &v), at(file.name, object + "@" + name), "H5Aread");
   return v;
 }
 
-double h5_attr_double(const H5File& file, const std::string& object,
-                      const std::string& name) {
+double h5_attr_double(const H5File& file, const std::string& object, const std::string& name) {
   H5Handle attr = open_attr(file, object, name);
   double v = 0;
   h5_check(H5Aread(attr, H5T_NATIVE_DOUBLE, &v), at(file.name, object + "@" + name), "H5Aread");
   return v;
 }
 
-#define HEADROOM_H5_INSTANTIATE(T)                                                              \
-  template void h5_write<T>(const H5File&, const std::string&, const T*,          \
-                            const std::vector<hsize_t>&);                                    \
-  template std::vector<T> h5_read<T>(const H5File&, const std::string&);         \
-  template void h5_read_range<T>(hid_t, const std::string&, hsize_t, hsize_t, T*);          \
-  template void h5_write_slab<T>(const H5File&, const std::string&,              \
-                                 const std::vector<hsize_t>&, const std::vector<hsize_t>&,   \
-                                 const std::vector<hsize_t>&, const T*, bool);               \
-  template void h5_read_slab<T>(const H5File&, const std::string&,               \
-                                const std::vector<hsize_t>&, const std::vector<hsize_t>&, T*); \
-  template void h5_write_blocks<T>(const H5File&, const std::string&,            \
-                                   const std::vector<hsize_t>&, const std::vector<H5Block>&,  \
-                                   const T*, bool);                                           \
-  template void h5_read_blocks<T>(const H5File&, const std::string&,             \
-                                  const std::vector<H5Block>&, T*);
+#define HEADROOM_H5_INSTANTIATE(T)                                                                          \
+  template void h5_write<T>(const H5File&, const std::string&, const T*, const std::vector<hsize_t>&);      \
+  template std::vector<T> h5_read<T>(const H5File&, const std::string&);                                    \
+  template void h5_read_range<T>(hid_t, const std::string&, hsize_t, hsize_t, T*);                          \
+  template void h5_write_slab<T>(const H5File&, const std::string&, const std::vector<hsize_t>&,            \
+                                 const std::vector<hsize_t>&, const std::vector<hsize_t>&, const T*, bool); \
+  template void h5_read_slab<T>(const H5File&, const std::string&, const std::vector<hsize_t>&,             \
+                                const std::vector<hsize_t>&, T*);                                           \
+  template void h5_write_blocks<T>(const H5File&, const std::string&, const std::vector<hsize_t>&,          \
+                                   const std::vector<H5Block>&, const T*, bool);                            \
+  template void h5_read_blocks<T>(const H5File&, const std::string&, const std::vector<H5Block>&, T*);
 HEADROOM_H5_INSTANTIATE(float)
 HEADROOM_H5_INSTANTIATE(double)
 HEADROOM_H5_INSTANTIATE(int32_t)

@@ -62,8 +62,7 @@ std::vector<std::string> h5_children(const H5File& file, const std::string& grou
 // Datasets of native element type T (float, double, int32_t, uint8_t, uint16_t, uint32_t, int64_t, uint64_t),
 // with `dims` the full shape. Intermediate groups are created.
 template <class T>
-void h5_write(const H5File& file, const std::string& name, const T* data,
-              const std::vector<hsize_t>& dims);
+void h5_write(const H5File& file, const std::string& name, const T* data, const std::vector<hsize_t>& dims);
 std::vector<hsize_t> h5_shape(const H5File& file, const std::string& name);
 // Reads a whole dataset, converting to T.
 template <class T>
@@ -80,9 +79,9 @@ H5File h5_create_parallel_file(const std::string& path, MPI_Comm comm);
 // Collective write of one rank's block [start, start + count) of a dataset of shape `dims`
 // (created here). A rank with `participate` false selects nothing but still takes part.
 template <class T>
-void h5_write_slab(const H5File& file, const std::string& name,
-                   const std::vector<hsize_t>& dims, const std::vector<hsize_t>& start,
-                   const std::vector<hsize_t>& count, const T* data, bool participate);
+void h5_write_slab(const H5File& file, const std::string& name, const std::vector<hsize_t>& dims,
+                   const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, const T* data,
+                   bool participate);
 
 // A union of rectangular blocks of a dataset, in row-major order; the data of a selection is the
 // blocks' elements in that order (HDF5 iterates a selection in row-major order).
@@ -92,32 +91,26 @@ struct H5Block {
 
 // Collective write of a selection (see h5_write_slab); the dataset is created here.
 template <class T>
-void h5_write_blocks(const H5File& file, const std::string& name,
-                     const std::vector<hsize_t>& dims, const std::vector<H5Block>& blocks,
-                     const T* data, bool participate);
+void h5_write_blocks(const H5File& file, const std::string& name, const std::vector<hsize_t>& dims,
+                     const std::vector<H5Block>& blocks, const T* data, bool participate);
 
 // Reads a selection (any rank, serial file handle).
 template <class T>
-void h5_read_blocks(const H5File& file, const std::string& name,
-                    const std::vector<H5Block>& blocks, T* out);
+void h5_read_blocks(const H5File& file, const std::string& name, const std::vector<H5Block>& blocks, T* out);
 
 // Reads the block [start, start + count) of a dataset (any rank, serial file handle).
 template <class T>
-void h5_read_slab(const H5File& file, const std::string& name,
-                  const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, T* out);
+void h5_read_slab(const H5File& file, const std::string& name, const std::vector<hsize_t>& start,
+                  const std::vector<hsize_t>& count, T* out);
 
 // Attributes on an object (a group or dataset path, "/" for the root). Strings are variable-length
 // UTF-8, which h5py returns as str.
-void h5_attr(const H5File& file, const std::string& object, const std::string& name,
-             const std::string& value);
+void h5_attr(const H5File& file, const std::string& object, const std::string& name, const std::string& value);
 void h5_attr(const H5File& file, const std::string& object, const std::string& name, int64_t value);
 void h5_attr(const H5File& file, const std::string& object, const std::string& name, double value);
-std::string h5_attr_string(const H5File& file, const std::string& object,
-                           const std::string& name);
-int64_t h5_attr_int(const H5File& file, const std::string& object,
-                    const std::string& name);
-double h5_attr_double(const H5File& file, const std::string& object,
-                      const std::string& name);
+std::string h5_attr_string(const H5File& file, const std::string& object, const std::string& name);
+int64_t h5_attr_int(const H5File& file, const std::string& object, const std::string& name);
+double h5_attr_double(const H5File& file, const std::string& object, const std::string& name);
 bool h5_has_attr(hid_t file, const std::string& object, const std::string& name);
 
 }  // namespace headroom::io

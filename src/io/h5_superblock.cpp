@@ -84,12 +84,12 @@ std::string h5_unreadable(const std::string& path) {
   if (s.file_size == 0) return what + "the file is empty (0 bytes; truncated?)";
   if (!s.signature)
     return cat(what, "no HDF5 signature in its ", s.file_size, " bytes (not an HDF5 file, or corrupted)");
-  if (!s.eof)
-    return cat(what, "truncated or corrupted: ", s.file_size, " bytes, too few for its superblock");
+  if (!s.eof) return cat(what, "truncated or corrupted: ", s.file_size, " bytes, too few for its superblock");
   if (*s.eof > s.file_size)
     return cat(what, "truncated: ", s.file_size, " bytes of the ", *s.eof,
                " its superblock records (an interrupted copy or write?)");
-  return cat(what, "corrupted: its superblock is intact (", s.file_size, " bytes, as recorded) but HDF5 cannot open it");
+  return cat(what, "corrupted: its superblock is intact (", s.file_size,
+             " bytes, as recorded) but HDF5 cannot open it");
 }
 
 }  // namespace headroom::io

@@ -10,9 +10,9 @@
 namespace headroom::io {
 
 struct H5Superblock {
-  bool signature = false;       // the 8-byte HDF5 signature at offset 0, 512, 1024, ...
-  int64_t file_size = -1;       // -1: the file cannot be read
-  std::optional<int64_t> eof;   // end-of-file address (absolute, bytes), when the superblock has one
+  bool signature = false;      // the 8-byte HDF5 signature at offset 0, 512, 1024, ...
+  int64_t file_size = -1;      // -1: the file cannot be read
+  std::optional<int64_t> eof;  // end-of-file address (absolute, bytes), when the superblock has one
 };
 
 // The superblock facts of `path` (versions 0–3 of the HDF5 file format).

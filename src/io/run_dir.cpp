@@ -38,9 +38,9 @@ void refuse_other_kind(const fs::path& root, RunKind kind, const std::string& st
     if (sig.kind == kind) continue;
     for (const char* output : sig.outputs)
       if (fs::exists(root / output, ec))
-        fail("run directory ", root.string(), " holds ", sig.what, " (", (root / output).string(), " exists); ",
-             stage, " writes into a directory of its own: choose another ",
-             kind == RunKind::kAnalysis ? "--out" : "--run-dir", " (--force does not change this)");
+        fail("run directory ", root.string(), " holds ", sig.what, " (", (root / output).string(), " exists); ", stage,
+             " writes into a directory of its own: choose another ", kind == RunKind::kAnalysis ? "--out" : "--run-dir",
+             " (--force does not change this)");
   }
 }
 
@@ -86,8 +86,7 @@ void log_line(RunDir& run, const std::string& line) {
   run.log << stamped << '\n';
   run.log.flush();
   if (!run.log)
-    fail((run.root / "log.txt").string(), ": write failed (", std::strerror(errno),
-         "; disk full or quota reached?)");
+    fail((run.root / "log.txt").string(), ": write failed (", std::strerror(errno), "; disk full or quota reached?)");
 }
 
 void mark_finished(const RunDir& run, const std::string& summary) {

@@ -120,7 +120,8 @@ RunLock lock_run_dir(const fs::path& dir, const std::string& stage) {
     if (why.empty())
       fail("run directory ", dir.string(), " is in use by another stage (", lock.path_.string(), ": ", holder,
            "); wait for it to finish, or choose another --run-dir. If that process is gone (a node that "
-           "failed), remove ", lock.path_.string(), " by hand");
+           "failed), remove ",
+           lock.path_.string(), " by hand");
     lock.note_ = cat("took over the stale lock ", lock.path_.string(), " (", holder, "): ", why);
     // The check-then-remove below can race only with another taker of the same stale lock.
     if (read_holder(lock.path_) == holder) ::unlink(lock.path_.c_str());

@@ -60,7 +60,8 @@ StTensor parse_entry(const std::string& file, const std::string& name, const jso
   if (width == 0) bad(cat("unknown dtype '", t.dtype_text, "'"));
   if (!e["shape"].is_array()) bad("shape is not an array");
   for (const auto& d : e["shape"]) {
-    if (!d.is_number_unsigned()) bad(cat("shape ", e["shape"].dump(), " has an entry that is not a non-negative integer"));
+    if (!d.is_number_unsigned())
+      bad(cat("shape ", e["shape"].dump(), " has an entry that is not a non-negative integer"));
     t.shape.push_back(d.get<int64_t>());
   }
   const auto& off = e["data_offsets"];
@@ -73,8 +74,8 @@ StTensor parse_entry(const std::string& file, const std::string& name, const jso
     bad(cat("data_offsets [", t.begin, ", ", t.end, "] run past the end of the data (", data_bytes,
             " bytes): the file is truncated or the offsets are out of range"));
   if (t.end - t.begin != t.numel() * width)
-    bad(cat("data_offsets [", t.begin, ", ", t.end, "] hold ", t.end - t.begin, " bytes but dtype ",
-            t.dtype_text, " × shape ", e["shape"].dump(), " needs ", t.numel() * width));
+    bad(cat("data_offsets [", t.begin, ", ", t.end, "] hold ", t.end - t.begin, " bytes but dtype ", t.dtype_text,
+            " × shape ", e["shape"].dump(), " needs ", t.numel() * width));
   return t;
 }
 
@@ -100,10 +101,14 @@ int64_t width_of(StDtype d) { return d == StDtype::kF32 ? 4 : 2; }
 
 std::string st_dtype_name(StDtype d) {
   switch (d) {
-    case StDtype::kF32: return "F32";
-    case StDtype::kF16: return "F16";
-    case StDtype::kBF16: return "BF16";
-    case StDtype::kOther: break;
+    case StDtype::kF32:
+      return "F32";
+    case StDtype::kF16:
+      return "F16";
+    case StDtype::kBF16:
+      return "BF16";
+    case StDtype::kOther:
+      break;
   }
   return "?";
 }
@@ -224,8 +229,8 @@ const StTensor* SafetensorsFile::find(const std::string& name) const {
   return it == tensors_.end() ? nullptr : &it->second;
 }
 
-void SafetensorsFile::read_block(const std::string& name, int64_t row0, int64_t rows, int64_t col0,
-                                 int64_t cols, float* out) const {
+void SafetensorsFile::read_block(const std::string& name, int64_t row0, int64_t rows, int64_t col0, int64_t cols,
+                                 float* out) const {
   const StTensor* t = find(name);
   if (!t) fail("safetensors ", path_.string(), ": no tensor '", name, "'");
   if (t->dtype == StDtype::kOther)
@@ -236,12 +241,11 @@ void SafetensorsFile::read_block(const std::string& name, int64_t row0, int64_t 
          " dimensions; only 1-D and 2-D tensors are read");
   const int64_t R = t->shape[0], C = t->shape.size() == 2 ? t->shape[1] : 1;
   if (row0 < 0 || rows < 0 || row0 + rows > R || col0 < 0 || cols < 0 || col0 + cols > C)
-    fail("safetensors ", path_.string(), ": tensor '", name, "': block rows [", row0, ", ", row0 + rows,
-         ") × cols [", col0, ", ", col0 + cols, ") is outside its shape [", R, ", ", C, "]");
+    fail("safetensors ", path_.string(), ": tensor '", name, "': block rows [", row0, ", ", row0 + rows, ") × cols [",
+         col0, ", ", col0 + cols, ") is outside its shape [", R, ", ", C, "]");
   const int64_t w = width_of(t->dtype);
   const unsigned char* base = data_ + t->begin;
-  for (int64_t r = 0; r < rows; ++r)
-    convert(base + ((row0 + r) * C + col0) * w, t->dtype, cols, out + r * cols);
+  for (int64_t r = 0; r < rows; ++r) convert(base + ((row0 + r) * C + col0) * w, t->dtype, cols, out + r * cols);
 }
 
 SafetensorsSet SafetensorsSet::open_dir(const fs::path& dir) {
@@ -310,8 +314,8 @@ const StTensor* SafetensorsSet::find(const std::string& name, const SafetensorsF
   return files_[it->second]->find(name);
 }
 
-void SafetensorsSet::read_block(const std::string& name, int64_t row0, int64_t rows, int64_t col0,
-                                int64_t cols, float* out) const {
+void SafetensorsSet::read_block(const std::string& name, int64_t row0, int64_t rows, int64_t col0, int64_t cols,
+                                float* out) const {
   const auto it = where_.find(name);
   if (it == where_.end()) fail(description_, ": no tensor '", name, "'");
   files_[it->second]->read_block(name, row0, rows, col0, cols, out);
@@ -337,7 +341,8 @@ void write_safetensors(const fs::path& path, const std::vector<StWriteTensor>& t
   while ((8 + text.size()) % 8 != 0) text.push_back(' ');
   write_file_atomic(path, [&](std::ostream& f) {
     unsigned char len[8];
-    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>((static_cast<uint64_t>(text.size()) >> (8 * i)) & 0xff);
+    for (int i = 0; i < 8; ++i)
+      len[i] = static_cast<unsigned char>((static_cast<uint64_t>(text.size()) >> (8 * i)) & 0xff);
     f.write(reinterpret_cast<const char*>(len), 8);
     f.write(text.data(), static_cast<std::streamsize>(text.size()));
     std::vector<unsigned char> buf;

@@ -56,8 +56,7 @@ class SafetensorsFile {
 
   // The block rows [row0, row0 + rows) × cols [col0, col0 + cols) of a 2-D tensor (a 1-D tensor is
   // one column: col0 = 0, cols = 1), converted to float, row-major into out.
-  void read_block(const std::string& name, int64_t row0, int64_t rows, int64_t col0, int64_t cols,
-                  float* out) const;
+  void read_block(const std::string& name, int64_t row0, int64_t rows, int64_t col0, int64_t cols, float* out) const;
 
  private:
   SafetensorsFile() = default;
@@ -78,8 +77,7 @@ class SafetensorsSet {
   std::vector<std::string> names() const;
   // The tensor and its file; null when absent.
   const StTensor* find(const std::string& name, const SafetensorsFile** file = nullptr) const;
-  void read_block(const std::string& name, int64_t row0, int64_t rows, int64_t col0, int64_t cols,
-                  float* out) const;
+  void read_block(const std::string& name, int64_t row0, int64_t rows, int64_t col0, int64_t cols, float* out) const;
   // What was opened: "DIR/model.safetensors" or "DIR/model.safetensors.index.json (3 files)".
   const std::string& description() const { return description_; }
 
@@ -98,8 +96,8 @@ struct StWriteTensor {
 
 // Writes a safetensors file (tensors in the order given, data 8-byte aligned by padding the header
 // with spaces), as <path>.tmp renamed over path. dtype kF32 or kBF16.
-void write_safetensors(const std::filesystem::path& path, const std::vector<StWriteTensor>& tensors,
-                       StDtype dtype, const std::map<std::string, std::string>& metadata = {});
+void write_safetensors(const std::filesystem::path& path, const std::vector<StWriteTensor>& tensors, StDtype dtype,
+                       const std::map<std::string, std::string>& metadata = {});
 
 // Exact conversions.
 float bf16_to_float(uint16_t b);

@@ -82,8 +82,8 @@ void carve_context(const config::ModelConfig& c, const TokenLayout& lay, int64_t
 }
 
 template <class T>
-void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, config::Recompute rc,
-           Activations<T>& a, Carver<T>& cv) {
+void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, config::Recompute rc, Activations<T>& a,
+           Carver<T>& cv) {
   const int64_t BT = mul(B, lay.T_len()), R = lay.res_rows(B), d = c.d_model, F = c.d_ff;
   const int64_t Q = config::q_width(c), K = config::k_width(c), VD = config::v_width(c), A = config::attn_out_width(c);
   a.resid.assign(static_cast<size_t>(c.n_layers + 1), nullptr);
@@ -201,8 +201,8 @@ Activations<T> make_activations(const config::ModelConfig& c, const kernels::Bas
   return a;
 }
 
-#define HEADROOM_ACTIVATIONS_INSTANTIATE(T)                                                                    \
-  template Activations<T> make_activations<T>(const config::ModelConfig&, const kernels::BasicOps<T>&,          \
+#define HEADROOM_ACTIVATIONS_INSTANTIATE(T)                                                            \
+  template Activations<T> make_activations<T>(const config::ModelConfig&, const kernels::BasicOps<T>&, \
                                               const TokenLayout&, int64_t, config::Recompute);
 HEADROOM_ACTIVATIONS_INSTANTIATE(float)
 HEADROOM_ACTIVATIONS_INSTANTIATE(double)

@@ -24,35 +24,35 @@ namespace headroom::model {
 
 template <class T>
 struct LayerActs {
-  T* x_in;       // [R, d] residual entering the layer (points into Activations::resid)
-  T* a_in;       // [BT, d] attention input: RMSNorm(x_in) (pre-norm) or x_in itself (post-norm),
-                 //         gathered over the tp ranks under sequence parallelism
-  T* a_rstd;     // [R]     pre: rstd of the attention-input norm; post: of the output norm
-  T* q_pre;      // [BT, Hq·dqk] projections before QK norm (null without QK norm)
-  T* k_pre;      // [BT, Hkv·dqk]
-  T* q_rstd;     // [BT] (layer) or [BT·Hq] (head)
+  T* x_in;    // [R, d] residual entering the layer (points into Activations::resid)
+  T* a_in;    // [BT, d] attention input: RMSNorm(x_in) (pre-norm) or x_in itself (post-norm),
+              //         gathered over the tp ranks under sequence parallelism
+  T* a_rstd;  // [R]     pre: rstd of the attention-input norm; post: of the output norm
+  T* q_pre;   // [BT, Hq·dqk] projections before QK norm (null without QK norm)
+  T* k_pre;   // [BT, Hkv·dqk]
+  T* q_rstd;  // [BT] (layer) or [BT·Hq] (head)
   T* k_rstd;
-  T* q;          // [BT, Hq·dqk] after QK norm and RoPE
-  T* k;          // [BT, Hkv·dqk]
-  T* v;          // [BT, Hkv·dv]
-  T* att;        // [BT, Hq·dv]
-  T* lse;        // per attention call (token_layout.h: lse_at): B · Hq · T_len in all
-  T* o;          // [R, d] attention output projection
-  T* h_mid;      // [R, d] residual after the attention block
-  T* m_in;       // [BT, d] MLP input (pre: normed h_mid; post: h_mid), gathered like a_in
-  T* m_rstd;     // [R]
-  T* gate;       // [BT, d_ff]
-  T* up;         // [BT, d_ff]
-  T* act;        // [BT, d_ff] silu(gate) * up
-  T* dn;         // [R, d] MLP output projection
+  T* q;       // [BT, Hq·dqk] after QK norm and RoPE
+  T* k;       // [BT, Hkv·dqk]
+  T* v;       // [BT, Hkv·dv]
+  T* att;     // [BT, Hq·dv]
+  T* lse;     // per attention call (token_layout.h: lse_at): B · Hq · T_len in all
+  T* o;       // [R, d] attention output projection
+  T* h_mid;   // [R, d] residual after the attention block
+  T* m_in;    // [BT, d] MLP input (pre: normed h_mid; post: h_mid), gathered like a_in
+  T* m_rstd;  // [R]
+  T* gate;    // [BT, d_ff]
+  T* up;      // [BT, d_ff]
+  T* act;     // [BT, d_ff] silu(gate) * up
+  T* dn;      // [R, d] MLP output projection
 };
 
 // The whole-window keys and values a context-parallel rank attends over, and their gradients.
 template <class T>
 struct ContextBuffers {
-  T *k = nullptr, *v = nullptr;    // [B·T_full, Hkv·dqk] / [B·T_full, Hkv·dv], positions in order
-  T *dk = nullptr, *dv = nullptr;  // the same shapes: gradients of this rank's queries, summed
-  T* stage = nullptr;              // [cp, B·T_len, width]: rank-major, what the collectives move
+  T *k = nullptr, *v = nullptr;              // [B·T_full, Hkv·dqk] / [B·T_full, Hkv·dv], positions in order
+  T *dk = nullptr, *dv = nullptr;            // the same shapes: gradients of this rank's queries, summed
+  T* stage = nullptr;                        // [cp, B·T_len, width]: rank-major, what the collectives move
   T *call_dk = nullptr, *call_dv = nullptr;  // one attention call's key and value gradients
 };
 
@@ -78,13 +78,13 @@ struct Activations {
   std::vector<LayerActs<T>> layers;
   std::vector<T*> resid;  // n_layers + 1 residual streams [R, d]
   ContextBuffers<T> context;
-  T* partial;             // [BT, d] a row-parallel product before its reduce-scatter (sequence parallel)
-  T* xf;                  // [R, d] final-normed
-  T* f_rstd;              // [R]
-  T* losses;              // [R] per-token loss
-  T* logits;              // [chunk, V] LM head chunk (forward+backward fused per chunk)
-  T* head_x;              // [chunk, d] the chunk's rows of xf, gathered
-  T* head_dx;             // [chunk, d] their gradient, before it is scattered into dx
+  T* partial;  // [BT, d] a row-parallel product before its reduce-scatter (sequence parallel)
+  T* xf;       // [R, d] final-normed
+  T* f_rstd;   // [R]
+  T* losses;   // [R] per-token loss
+  T* logits;   // [chunk, V] LM head chunk (forward+backward fused per chunk)
+  T* head_x;   // [chunk, d] the chunk's rows of xf, gathered
+  T* head_dx;  // [chunk, d] their gradient, before it is scattered into dx
   int64_t chunk_rows = 0;
   // backward scratch: dh, dres, dbranch [R, d]; dx, dfull [BT, d]
   T *dh, *dres, *dx, *dfull, *dbranch, *dff1, *dff2, *dff3, *dq, *dq_pre, *dk, *dk_pre, *dv, *datt, *stat, *dot;
@@ -92,8 +92,8 @@ struct Activations {
 
 // The sizes of make_activations' arena in elements, counted by the same carving.
 struct ActivationFloats {
-  int64_t arena = 0;   // everything, the logits chunk included
-  int64_t logits = 0;  // the [chunk_rows, vocab] block
+  int64_t arena = 0;       // everything, the logits chunk included
+  int64_t logits = 0;      // the [chunk_rows, vocab] block
   int64_t index_ints = 0;  // int32 index buffers beside the arena (ids, targets, doc starts, head rows, cp maps)
 };
 // `local` is one tensor-parallel rank's model config (local_config); saturates at INT64_MAX.
@@ -107,8 +107,8 @@ Activations<T> make_activations(const config::ModelConfig& local, const kernels:
 
 // Whole windows of T_len tokens on one rank (decoding, evaluation, tests).
 template <class T>
-Activations<T> make_activations(const config::ModelConfig& c, const kernels::BasicOps<T>& ops,
-                                int64_t B, int64_t T_len) {
+Activations<T> make_activations(const config::ModelConfig& c, const kernels::BasicOps<T>& ops, int64_t B,
+                                int64_t T_len) {
   return make_activations(c, ops, TokenLayout{T_len}, B);
 }
 

@@ -25,8 +25,8 @@ KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len)
 }
 
 template <class T>
-std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, int64_t n,
-                       T* all_logits, const LayerObserver<T>& observe) {
+std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, int64_t n, T* all_logits,
+                       const LayerObserver<T>& observe) {
   const auto& c = m.local;
   const auto& ops = *m.ops;
   const int64_t d = c.d_model, V = c.vocab_size;
@@ -35,8 +35,7 @@ std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, in
   if (cache.len + n > cache.capacity)
     fail("context of ", cache.len + n, " tokens exceeds the KV cache capacity ", cache.capacity);
   for (int64_t t = 0; t < n; ++t)
-    if (tokens[t] < 0 || tokens[t] >= V)
-      fail("token id ", tokens[t], " is outside the vocabulary [0, ", V, ")");
+    if (tokens[t] < 0 || tokens[t] >= V) fail("token id ", tokens[t], " is outside the vocabulary [0, ", V, ")");
   ensure_rope(m, cache.len + n);
   Activations<T>& a = cache.chunk;
   LayerActs<T>& l = a.layers[0];
@@ -63,11 +62,8 @@ std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, in
     for (int64_t r0 = first; r0 < rows; r0 += a.chunk_rows) {
       const int64_t R = std::min(a.chunk_rows, rows - r0);
       ops.matmul(a.xf + r0 * d, m.lm_head, a.logits, R, V, d, false, true, false);
-      if (all_logits)
-        ops.copy_to_host(all_logits + (start + r0) * V, a.logits,
-                         static_cast<size_t>(R * V) * sizeof(T));
-      if (r0 + R == rows)
-        ops.copy_to_host(last.data(), a.logits + (R - 1) * V, static_cast<size_t>(V) * sizeof(T));
+      if (all_logits) ops.copy_to_host(all_logits + (start + r0) * V, a.logits, static_cast<size_t>(R * V) * sizeof(T));
+      if (r0 + R == rows) ops.copy_to_host(last.data(), a.logits + (R - 1) * V, static_cast<size_t>(V) * sizeof(T));
     }
     cache.len += rows;
   }
@@ -75,15 +71,13 @@ std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, in
 }
 
 template <class T>
-std::vector<int32_t> greedy_generate(Model<T>& m, KvCache<T>& cache,
-                                     const std::vector<int32_t>& prompt, int64_t max_new,
-                                     int32_t stop) {
+std::vector<int32_t> greedy_generate(Model<T>& m, KvCache<T>& cache, const std::vector<int32_t>& prompt,
+                                     int64_t max_new, int32_t stop) {
   std::vector<int32_t> out;
   if (max_new <= 0) return out;
   std::vector<T> logits = prefill(m, cache, prompt.data(), static_cast<int64_t>(prompt.size()));
   for (int64_t i = 0; i < max_new; ++i) {
-    const int32_t next =
-        static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     out.push_back(next);
     if (next == stop || i + 1 == max_new || cache.len == cache.capacity) break;
     logits = prefill(m, cache, &next, 1);
@@ -91,11 +85,11 @@ std::vector<int32_t> greedy_generate(Model<T>& m, KvCache<T>& cache,
   return out;
 }
 
-#define HEADROOM_DECODE_INSTANTIATE(T)                                                     \
-  template KvCache<T> make_kv_cache<T>(const Model<T>&, int64_t, int64_t);                \
+#define HEADROOM_DECODE_INSTANTIATE(T)                                                                              \
+  template KvCache<T> make_kv_cache<T>(const Model<T>&, int64_t, int64_t);                                          \
   template std::vector<T> prefill<T>(Model<T>&, KvCache<T>&, const int32_t*, int64_t, T*, const LayerObserver<T>&); \
-  template std::vector<int32_t> greedy_generate<T>(Model<T>&, KvCache<T>&,                 \
-                                                   const std::vector<int32_t>&, int64_t, int32_t);
+  template std::vector<int32_t> greedy_generate<T>(Model<T>&, KvCache<T>&, const std::vector<int32_t>&, int64_t,    \
+                                                   int32_t);
 HEADROOM_DECODE_INSTANTIATE(float)
 HEADROOM_DECODE_INSTANTIATE(double)
 #undef HEADROOM_DECODE_INSTANTIATE

@@ -12,8 +12,8 @@ namespace headroom::model {
 template <class T>
 struct KvCache {
   using Ops = kernels::BasicOps<T>;
-  int64_t capacity = 0;  // positions
-  int64_t len = 0;       // positions filled
+  int64_t capacity = 0;                       // positions
+  int64_t len = 0;                            // positions filled
   std::vector<kernels::Buffer<T, Ops>> k, v;  // per layer [capacity, Hkv·dqk] / [capacity, Hkv·dv]
   Activations<T> chunk;                       // one block's activations for `chunk_len` rows
   int64_t chunk_len = 0;
@@ -40,13 +40,12 @@ using LayerObserver = std::function<void(const LayerOutput<T>&)>;
 // [V]; when all_logits is non-null it receives every token's logits [n, V] (host). `observe`, when
 // set, is called after every layer of every chunk.
 template <class T>
-std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, int64_t n,
-                       T* all_logits = nullptr, const LayerObserver<T>& observe = {});
+std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, int64_t n, T* all_logits = nullptr,
+                       const LayerObserver<T>& observe = {});
 
 // Greedy decoding after `prompt`: up to max_new tokens, stopping after `stop` (if ≥ 0).
 template <class T>
-std::vector<int32_t> greedy_generate(Model<T>& m, KvCache<T>& cache,
-                                     const std::vector<int32_t>& prompt, int64_t max_new,
-                                     int32_t stop);
+std::vector<int32_t> greedy_generate(Model<T>& m, KvCache<T>& cache, const std::vector<int32_t>& prompt,
+                                     int64_t max_new, int32_t stop);
 
 }  // namespace headroom::model

@@ -19,23 +19,19 @@ void upload(const Model<T>& m, Activations<T>& a, const int32_t* ids, const int3
   const int64_t BT = a.rows;
   for (int64_t i = 0; i < BT; ++i) {
     if (ids[i] < 0 || ids[i] >= m.cfg.vocab_size)
-      fail("token id ", ids[i], " at position ", i, " is outside the vocabulary [0, ",
-           m.cfg.vocab_size, ")");
+      fail("token id ", ids[i], " at position ", i, " is outside the vocabulary [0, ", m.cfg.vocab_size, ")");
     if (targets && targets[i] >= m.cfg.vocab_size)
-      fail("target id ", targets[i], " at position ", i, " is outside the vocabulary [0, ",
-           m.cfg.vocab_size, ")");
+      fail("target id ", targets[i], " at position ", i, " is outside the vocabulary [0, ", m.cfg.vocab_size, ")");
   }
   m.ops->copy_from_host(a.ids.get(), ids, static_cast<size_t>(BT) * sizeof(int32_t));
-  if (targets)
-    m.ops->copy_from_host(a.targets.get(), targets, static_cast<size_t>(BT) * sizeof(int32_t));
+  if (targets) m.ops->copy_from_host(a.targets.get(), targets, static_cast<size_t>(BT) * sizeof(int32_t));
 }
 
 // The document mask of the micro-batch (null: none), kept on the backend for every layer.
 template <class T>
 void upload_documents(const Model<T>& m, Activations<T>& a, const int32_t* doc_start) {
   a.documents_masked = doc_start != nullptr;
-  if (doc_start)
-    m.ops->copy_from_host(a.doc_start.get(), doc_start, static_cast<size_t>(a.rows) * sizeof(int32_t));
+  if (doc_start) m.ops->copy_from_host(a.doc_start.get(), doc_start, static_cast<size_t>(a.rows) * sizeof(int32_t));
 }
 
 // The rows the LM head runs on: those of this rank's residual rows with a target (a pretraining
@@ -63,8 +59,7 @@ int64_t upload_head_rows(const Model<T>& m, Activations<T>& a, const int32_t* ta
 // never leave the chunk: the weight gradient and the gradient of the rows are formed right away and
 // the latter scattered into a.dx (zero on rows without a target, which add nothing to the loss).
 template <class T>
-double head_loss(Model<T>& m, Activations<T>& a, const int32_t* targets, bool backward, T grad_scale,
-                 T* logits_out) {
+double head_loss(Model<T>& m, Activations<T>& a, const int32_t* targets, bool backward, T grad_scale, T* logits_out) {
   const auto& ops = *m.ops;
   const int64_t d = m.cfg.d_model, V = m.cfg.vocab_size;
   const int64_t n = upload_head_rows(m, a, targets + a.layout.res_row0(a.B), logits_out != nullptr);
@@ -76,8 +71,8 @@ double head_loss(Model<T>& m, Activations<T>& a, const int32_t* targets, bool ba
     ops.matmul(a.head_x, m.lm_head, a.logits, R, V, d, false, true, false);
     if (logits_out)  // every row is a head row here, in order
       ops.copy_to_host(logits_out + r0 * V, a.logits, static_cast<size_t>(R * V) * sizeof(T));
-    ops.cross_entropy(a.logits, a.head_targets.get() + r0, a.losses + r0, backward ? a.logits : nullptr,
-                      R, V, grad_scale);
+    ops.cross_entropy(a.logits, a.head_targets.get() + r0, a.losses + r0, backward ? a.logits : nullptr, R, V,
+                      grad_scale);
     if (!backward) continue;
     ops.matmul(a.logits, a.head_x, m.g_lm_head, V, d, R, true, false, true);
     ops.matmul(a.logits, m.lm_head, a.head_dx, R, d, V, false, false, false);
@@ -119,38 +114,34 @@ void forward_layers(Model<T>& m, Activations<T>& a, const int32_t* ids) {
 }
 
 template <class T>
-LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids,
-                         const int32_t* targets, T grad_scale, const int32_t* doc_start) {
+LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets, T grad_scale,
+                         const int32_t* doc_start) {
   const int64_t R = a.res_rows, d = m.cfg.d_model;
   upload(m, a, ids, targets);
   upload_documents(m, a, doc_start);
   run_layers(m, a);
-  LossSum loss{head_loss(m, a, targets, true, grad_scale, static_cast<T*>(nullptr)),
-               count_targets(targets, a.rows)};
+  LossSum loss{head_loss(m, a, targets, true, grad_scale, static_cast<T*>(nullptr)), count_targets(targets, a.rows)};
   const auto& ops = *m.ops;
   // a.dx holds d loss / d xf; back through the final norm into the residual gradient a.dh.
   rms_backward(ops, a.resid.back(), m.final_norm, a.f_rstd, a.dx, a.dh, m.g_final_norm, a.dot, R, d);
-  for (long i = m.cfg.n_layers - 1; i >= 0; --i)
-    layer_backward(m, i, a.layers[static_cast<size_t>(i)], a);
+  for (long i = m.cfg.n_layers - 1; i >= 0; --i) layer_backward(m, i, a.layers[static_cast<size_t>(i)], a);
   ops.embedding_bwd(a.dh, residual_ids(a), m.g_embed, R, d);
   return loss;
 }
 
 template <class T>
-LossSum forward_loss(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets,
-                     T* logits_out, const int32_t* doc_start) {
+LossSum forward_loss(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets, T* logits_out,
+                     const int32_t* doc_start) {
   upload(m, a, ids, targets);
   upload_documents(m, a, doc_start);
   run_layers(m, a);
   return {head_loss(m, a, targets, false, T(0), logits_out), count_targets(targets, a.rows)};
 }
 
-#define HEADROOM_FORWARD_INSTANTIATE(T)                                                    \
-  template void forward_layers<T>(Model<T>&, Activations<T>&, const int32_t*);            \
-  template LossSum forward_backward<T>(Model<T>&, Activations<T>&, const int32_t*,        \
-                                       const int32_t*, T, const int32_t*);                \
-  template LossSum forward_loss<T>(Model<T>&, Activations<T>&, const int32_t*, const int32_t*, \
-                                   T*, const int32_t*);
+#define HEADROOM_FORWARD_INSTANTIATE(T)                                                                                \
+  template void forward_layers<T>(Model<T>&, Activations<T>&, const int32_t*);                                         \
+  template LossSum forward_backward<T>(Model<T>&, Activations<T>&, const int32_t*, const int32_t*, T, const int32_t*); \
+  template LossSum forward_loss<T>(Model<T>&, Activations<T>&, const int32_t*, const int32_t*, T*, const int32_t*);
 HEADROOM_FORWARD_INSTANTIATE(float)
 HEADROOM_FORWARD_INSTANTIATE(double)
 #undef HEADROOM_FORWARD_INSTANTIATE

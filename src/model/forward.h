@@ -24,13 +24,13 @@ void forward_layers(Model<T>& m, Activations<T>& a, const int32_t* ids);
 // doc_start: host [B·T], each token's document start as a position in its window (ops.h's document
 // mask; data/document_starts.h), or null: every token attends to the whole window before it.
 template <class T>
-LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids,
-                         const int32_t* targets, T grad_scale, const int32_t* doc_start = nullptr);
+LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets, T grad_scale,
+                         const int32_t* doc_start = nullptr);
 
 // Forward only: the loss, and when logits_out is non-null the logits of this rank's residual rows
 // [a.res_rows, V] (host; every row unless sequence-parallel).
 template <class T>
-LossSum forward_loss(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets,
-                     T* logits_out, const int32_t* doc_start = nullptr);
+LossSum forward_loss(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets, T* logits_out,
+                     const int32_t* doc_start = nullptr);
 
 }  // namespace headroom::model

@@ -89,8 +89,7 @@ void reduce_rows(T* stat, const NormRows& r, const kernels::BasicOps<T>& ops) {
 }
 
 template <class T>
-void qk_norm_forward(const Model<T>& m, const Dims& s, const T* x, const T* w, T* y, T* rstd,
-                     T* stat, bool keys) {
+void qk_norm_forward(const Model<T>& m, const Dims& s, const T* x, const T* w, T* y, T* rstd, T* stat, bool keys) {
   const NormRows r = qk_rows(m, s, keys);
   m.ops->row_sumsq(x, stat, r.rows, r.n);
   reduce_rows(stat, r, *m.ops);
@@ -98,8 +97,8 @@ void qk_norm_forward(const Model<T>& m, const Dims& s, const T* x, const T* w, T
 }
 
 template <class T>
-void qk_norm_backward(const Model<T>& m, const Dims& s, const T* x, const T* w, const T* rstd,
-                      const T* dy, T* dx, T* dw, T* dot, bool keys) {
+void qk_norm_backward(const Model<T>& m, const Dims& s, const T* x, const T* w, const T* rstd, const T* dy, T* dx,
+                      T* dw, T* dot, bool keys) {
   const NormRows r = qk_rows(m, s, keys);
   m.ops->rms_bwd_dot(x, w, dy, dot, r.rows, r.n);
   reduce_rows(dot, r, *m.ops);
@@ -129,8 +128,10 @@ void gather_rows(const Model<T>& m, T* full, int64_t res_rows, int64_t n) {
 }
 template <class T>
 void scatter_rows(const Model<T>& m, const T* partial, T* mine, int64_t res_rows, int64_t n) {
-  if constexpr (std::is_same_v<T, float>) m.tp.comm->reduce_scatter_sum(partial, mine, res_rows * n);
-  else fail("sequence parallelism runs in fp32 only");
+  if constexpr (std::is_same_v<T, float>)
+    m.tp.comm->reduce_scatter_sum(partial, mine, res_rows * n);
+  else
+    fail("sequence parallelism runs in fp32 only");
 }
 
 // Where the rows of a call live: whole on this rank, or split over the tp ranks (sequence
@@ -147,8 +148,10 @@ template <class T>
 void column_input(const Model<T>& m, const Dims& s, const RowSplit& rs, const T* x, const T* w, T* full, T* rstd,
                   T* stat) {
   T* mine = full + rs.row0 * s.d;
-  if (w) rms_forward(*m.ops, x, w, mine, rstd, stat, s.R, s.d, s.eps);
-  else if (mine != x) m.ops->copy(mine, x, static_cast<size_t>(s.R * s.d) * sizeof(T));
+  if (w)
+    rms_forward(*m.ops, x, w, mine, rstd, stat, s.R, s.d, s.eps);
+  else if (mine != x)
+    m.ops->copy(mine, x, static_cast<size_t>(s.R * s.d) * sizeof(T));
   if (rs.split) gather_rows(m, full, s.R, s.d);
 }
 
@@ -178,8 +181,8 @@ template <class T>
 struct Attend {
   int64_t B;
   TokenLayout layout;
-  const T *k_all, *v_all;             // decoding: the cache; null: the call's own keys
-  Activations<T>* a;                  // training: the micro-batch (context buffers, row maps)
+  const T *k_all, *v_all;  // decoding: the cache; null: the call's own keys
+  Activations<T>* a;       // training: the micro-batch (context buffers, row maps)
 };
 
 template <class T>
@@ -228,8 +231,16 @@ void scatter_context(const Model<T>& m, const Activations<T>& a, const T* whole,
 // One attention call's shape: B rows of Tq queries at positions pos0.. against keys 0 .. pos0 + Tq,
 // the queries' document starts at `docs` (null: no document mask).
 kernels::AttentionShape call_shape(const Dims& s, int64_t B, int64_t Tq, int64_t pos0, const int32_t* docs) {
-  return {.B = B, .Tq = Tq, .Tk = pos0 + Tq, .q_pos0 = pos0, .Hq = s.Hq, .Hkv = s.Hkv, .dqk = s.dqk, .dv = s.dv,
-          .window = s.window, .doc_start = docs};
+  return {.B = B,
+          .Tq = Tq,
+          .Tk = pos0 + Tq,
+          .q_pos0 = pos0,
+          .Hq = s.Hq,
+          .Hkv = s.Hkv,
+          .dqk = s.dqk,
+          .dv = s.dv,
+          .window = s.window,
+          .doc_start = docs};
 }
 
 // The document starts of the micro-batch's rows from `row` on; null without a document mask (and when
@@ -286,8 +297,8 @@ void attention_backward(const Model<T>& m, const Dims& s, const Attend<T>& at, c
       const int64_t row = b * lay.T_len() + seg * C, pos0 = lay.segment_pos0(seg), Tk = pos0 + C;
       T *dk = x.dk + b * lay.T_full * s.K, *dv = x.dv + b * lay.T_full * s.VD;
       ops.attention_bwd(l.q + row * s.Q, x.k + b * lay.T_full * s.K, x.v + b * lay.T_full * s.VD, l.att + row * s.A,
-                        l.lse + lay.lse_at(b, seg, s.Hq), a.datt + row * s.A, a.dq + row * s.Q, x.call_dk,
-                        x.call_dv, call_shape(s, 1, C, pos0, documents(at, row)), scale);
+                        l.lse + lay.lse_at(b, seg, s.Hq), a.datt + row * s.A, a.dq + row * s.Q, x.call_dk, x.call_dv,
+                        call_shape(s, 1, C, pos0, documents(at, row)), scale);
       ops.add(dk, dk, x.call_dk, Tk * s.K);
       ops.add(dv, dv, x.call_dv, Tk * s.VD);
     }
@@ -337,8 +348,7 @@ void mlp_products(const Model<T>& m, const Dims& s, long i, LayerActs<T>& l) {
 }
 
 template <class T>
-void mlp_block(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs<T>& l, T* x_out, T* partial,
-               T* stat) {
+void mlp_block(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs<T>& l, T* x_out, T* partial, T* stat) {
   const auto& ops = *m.ops;
   const auto& w = m.w[static_cast<size_t>(i)];
   if (s.pre || rs.split) column_input(m, s, rs, l.h_mid, s.pre ? w.mlp_norm : nullptr, l.m_in, l.m_rstd, stat);
@@ -444,22 +454,22 @@ Attend<T> training_attend(Activations<T>& a) {
 }  // namespace
 
 template <class T>
-void rms_forward(const kernels::BasicOps<T>& ops, const T* x, const T* w, T* y, T* rstd, T* stat,
-                 int64_t rows, int64_t n, double eps) {
+void rms_forward(const kernels::BasicOps<T>& ops, const T* x, const T* w, T* y, T* rstd, T* stat, int64_t rows,
+                 int64_t n, double eps) {
   ops.row_sumsq(x, stat, rows, n);
   ops.rms_apply(x, w, stat, y, rstd, rows, n, n, static_cast<T>(eps));
 }
 
 template <class T>
-void rms_backward(const kernels::BasicOps<T>& ops, const T* x, const T* w, const T* rstd,
-                  const T* dy, T* dx, T* dw, T* dot, int64_t rows, int64_t n) {
+void rms_backward(const kernels::BasicOps<T>& ops, const T* x, const T* w, const T* rstd, const T* dy, T* dx, T* dw,
+                  T* dot, int64_t rows, int64_t n) {
   ops.rms_bwd_dot(x, w, dy, dot, rows, n);
   ops.rms_bwd_apply(x, w, dy, rstd, dot, dx, dw, rows, n, n);
 }
 
 template <class T>
-void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, int64_t TT,
-                   int64_t pos0, const T* k_all, const T* v_all, T* stat) {
+void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, int64_t TT, int64_t pos0, const T* k_all,
+                   const T* v_all, T* stat) {
   const Dims s = dims(m, i, B * TT, B * TT);
   TokenLayout lay{TT};
   lay.pos0 = pos0;
@@ -488,14 +498,13 @@ void layer_backward(Model<T>& m, long i, LayerActs<T>& l, Activations<T>& a) {
   attention_block_backward(m, s, rs, training_attend(a), i, l, a);
 }
 
-#define HEADROOM_LAYER_INSTANTIATE(T)                                                          \
-  template void rms_forward<T>(const kernels::BasicOps<T>&, const T*, const T*, T*, T*, T*,     \
-                               int64_t, int64_t, double);                                       \
-  template void rms_backward<T>(const kernels::BasicOps<T>&, const T*, const T*, const T*,      \
-                                const T*, T*, T*, T*, int64_t, int64_t);                        \
-  template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, int64_t, int64_t, int64_t, \
-                                 const T*, const T*, T*);                                       \
-  template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, Activations<T>&);          \
+#define HEADROOM_LAYER_INSTANTIATE(T)                                                                                  \
+  template void rms_forward<T>(const kernels::BasicOps<T>&, const T*, const T*, T*, T*, T*, int64_t, int64_t, double); \
+  template void rms_backward<T>(const kernels::BasicOps<T>&, const T*, const T*, const T*, const T*, T*, T*, T*,       \
+                                int64_t, int64_t);                                                                     \
+  template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, int64_t, int64_t, int64_t, const T*, const T*,    \
+                                 T*);                                                                                  \
+  template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, Activations<T>&);                                 \
   template void layer_backward<T>(Model<T>&, long, LayerActs<T>&, Activations<T>&);
 HEADROOM_LAYER_INSTANTIATE(float)
 HEADROOM_LAYER_INSTANTIATE(double)

@@ -23,19 +23,23 @@ T* view(Model<T>& m, T* arena, const std::string& name) {
 template <class T>
 LayerTensors<T> layer_views(Model<T>& m, T* arena, long i) {
   const std::string l = cat("layers.", i, ".");
-  return {view(m, arena, l + "attn_norm.weight"), view(m, arena, l + "attn.wq"),
-          view(m, arena, l + "attn.wk"),          view(m, arena, l + "attn.wv"),
-          view(m, arena, l + "attn.wo"),          view(m, arena, l + "attn.q_norm.weight"),
-          view(m, arena, l + "attn.k_norm.weight"), view(m, arena, l + "mlp_norm.weight"),
-          view(m, arena, l + "mlp.w_gate"),       view(m, arena, l + "mlp.w_up"),
+  return {view(m, arena, l + "attn_norm.weight"),
+          view(m, arena, l + "attn.wq"),
+          view(m, arena, l + "attn.wk"),
+          view(m, arena, l + "attn.wv"),
+          view(m, arena, l + "attn.wo"),
+          view(m, arena, l + "attn.q_norm.weight"),
+          view(m, arena, l + "attn.k_norm.weight"),
+          view(m, arena, l + "mlp_norm.weight"),
+          view(m, arena, l + "mlp.w_gate"),
+          view(m, arena, l + "mlp.w_up"),
           view(m, arena, l + "mlp.w_down")};
 }
 
 }  // namespace
 
 template <class T>
-Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& ops,
-                    TpContext tp, ModelUse use) {
+Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& ops, TpContext tp, ModelUse use) {
   check_tp(cfg, tp.size);
   Model<T> m;
   m.cfg = cfg;
@@ -120,12 +124,11 @@ void zero_grads(Model<T>& m) {
   m.ops->fill(m.grads.get(), T(0), m.n_params);
 }
 
-#define HEADROOM_MODEL_INSTANTIATE(T)                                                   \
-  template Model<T> make_model<T>(const config::ModelConfig&, const kernels::BasicOps<T>&,  \
-                                  TpContext, ModelUse);                                 \
-  template void sync_partial_grads<T>(Model<T>&);                                       \
-  template int find_param<T>(const Model<T>&, const std::string&);                      \
-  template void ensure_rope<T>(Model<T>&, int64_t);                                     \
+#define HEADROOM_MODEL_INSTANTIATE(T)                                                                            \
+  template Model<T> make_model<T>(const config::ModelConfig&, const kernels::BasicOps<T>&, TpContext, ModelUse); \
+  template void sync_partial_grads<T>(Model<T>&);                                                                \
+  template int find_param<T>(const Model<T>&, const std::string&);                                               \
+  template void ensure_rope<T>(Model<T>&, int64_t);                                                              \
   template void zero_grads<T>(Model<T>&);
 HEADROOM_MODEL_INSTANTIATE(float)
 HEADROOM_MODEL_INSTANTIATE(double)

@@ -28,8 +28,8 @@ struct Model {
   config::ModelConfig cfg;    // the logical model
   config::ModelConfig local;  // what this tensor-parallel rank computes (heads, d_ff)
   TpContext tp;
-  CpContext cp;  // set by the trainer; evaluation and decoding keep whole windows
-  int64_t kv_rep = 1;         // TP ranks sharing one KV head
+  CpContext cp;        // set by the trainer; evaluation and decoding keep whole windows
+  int64_t kv_rep = 1;  // TP ranks sharing one KV head
   const Ops* ops = nullptr;
   std::vector<ParamSpec> specs;
   std::vector<Shard> shards;     // this rank's slice of each spec
@@ -39,7 +39,7 @@ struct Model {
 
   // Views into the arenas.
   std::vector<LayerTensors<T>> w, g;
-  T *embed = nullptr, *final_norm = nullptr, *lm_head = nullptr;    // lm_head == embed when tied
+  T *embed = nullptr, *final_norm = nullptr, *lm_head = nullptr;  // lm_head == embed when tied
   T *g_embed = nullptr, *g_final_norm = nullptr, *g_lm_head = nullptr;
 
   // RoPE cos/sin per layer kind ([0] full, [1] sliding) on the backend, for positions < rope_pos.
@@ -61,8 +61,8 @@ struct ModelUse {
 // Allocates and initialises this rank's part of a model (weights from (cfg.seed, name, index), so
 // the same whatever the layout; gradients zero).
 template <class T>
-Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& ops,
-                    TpContext tp = {}, ModelUse use = {});
+Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& ops, TpContext tp = {},
+                    ModelUse use = {});
 
 // Sums the gradients that are partial on each TP rank (headwise QK-norm weights, KV heads shared
 // by several ranks; under sequence parallelism every replicated weight) over the TP group. Call

@@ -21,16 +21,13 @@ std::vector<ParamSpec> param_specs(const config::ModelConfig& m) {
   const double out_std = m.init_std / std::sqrt(2.0 * static_cast<double>(m.n_layers));
   const int64_t d = m.d_model;
   std::vector<ParamSpec> p;
-  auto matrix = [&](std::string name, int64_t rows, int64_t cols, Split split, double s,
-                    bool kv = false) {
+  auto matrix = [&](std::string name, int64_t rows, int64_t cols, Split split, double s, bool kv = false) {
     p.push_back({std::move(name), {rows, cols}, split, Init::kNormal, s, true, false, kv, false});
   };
-  auto norm = [&](std::string name, int64_t n, Split split, bool kv = false,
-                  bool head_shared = false) {
+  auto norm = [&](std::string name, int64_t n, Split split, bool kv = false, bool head_shared = false) {
     p.push_back({std::move(name), {n}, split, Init::kOnes, 0, false, false, kv, head_shared});
   };
-  p.push_back({"embed.weight", {m.vocab_size, d}, Split::kNone, Init::kNormal, std, true, true,
-               false, false});
+  p.push_back({"embed.weight", {m.vocab_size, d}, Split::kNone, Init::kNormal, std, true, true, false, false});
   for (long i = 0; i < m.n_layers; ++i) {
     const std::string l = cat("layers.", i, ".");
     norm(l + "attn_norm.weight", d, Split::kNone);
@@ -52,8 +49,7 @@ std::vector<ParamSpec> param_specs(const config::ModelConfig& m) {
   }
   norm("final_norm.weight", d, Split::kNone);
   if (!m.tie_embeddings)
-    p.push_back({"lm_head.weight", {m.vocab_size, d}, Split::kNone, Init::kNormal, std, true, true,
-                 false, false});
+    p.push_back({"lm_head.weight", {m.vocab_size, d}, Split::kNone, Init::kNormal, std, true, true, false, false});
   return p;
 }
 
@@ -64,8 +60,7 @@ void init_values(const ParamSpec& spec, unsigned long seed, int64_t first, int64
     return;
   }
   const CounterRng rng{mix64(seed) ^ fnv1a64(spec.name), 0};
-  for (int64_t i = 0; i < count; ++i)
-    out[i] = static_cast<T>(spec.std * rng.normal(static_cast<uint64_t>(first + i)));
+  for (int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(spec.std * rng.normal(static_cast<uint64_t>(first + i)));
 }
 
 template void init_values<float>(const ParamSpec&, unsigned long, int64_t, int64_t, float*);

@@ -23,10 +23,10 @@ struct ParamSpec {
   std::vector<int64_t> shape;
   Split split = Split::kNone;
   Init init = Init::kNormal;
-  double std = 0;      // for kNormal
-  bool matrix = false; // a 2-D weight (candidate for weight decay)
-  bool embedding = false;  // embed.weight / lm_head.weight
-  bool kv = false;         // belongs to the key/value side (wk, wv, layerwise k_norm)
+  double std = 0;            // for kNormal
+  bool matrix = false;       // a 2-D weight (candidate for weight decay)
+  bool embedding = false;    // embed.weight / lm_head.weight
+  bool kv = false;           // belongs to the key/value side (wk, wv, layerwise k_norm)
   bool head_shared = false;  // one weight shared by every head (headwise QK norm)
 
   int64_t numel() const;

@@ -57,9 +57,9 @@ RopeTable rope_frequencies(const config::ModelConfig& m, bool sliding) {
   if (t.rot_dims == 0) return t;
   const double base = sliding ? m.rope_base_swa : m.rope_base_full;
   for (int64_t i = 0; i < t.rot_dims / 2; ++i)
-    t.inv_freq.push_back(1.0 / std::pow(base, static_cast<double>(2 * i) /
-                                                  static_cast<double>(t.rot_dims)));
-  const bool yarn_here = m.rope_scaling == config::RopeScaling::kYarn && (m.yarn_layers == config::YarnLayers::kAll || !sliding);
+    t.inv_freq.push_back(1.0 / std::pow(base, static_cast<double>(2 * i) / static_cast<double>(t.rot_dims)));
+  const bool yarn_here =
+      m.rope_scaling == config::RopeScaling::kYarn && (m.yarn_layers == config::YarnLayers::kAll || !sliding);
   if (yarn_here) apply_yarn(m, base, t);
   if (m.rope_scaling == config::RopeScaling::kLlama3) apply_llama3(m, t);
   return t;

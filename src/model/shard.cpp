@@ -18,13 +18,10 @@ void check_tp(const config::ModelConfig& m, int tp) {
   if (m.n_kv_heads % tp != 0 && tp % m.n_kv_heads != 0)
     fail("parallel.tp = ", tp, " and model.n_kv_heads = ", m.n_kv_heads,
          ": one must divide the other (KV heads are split, or replicated when fewer than tp)");
-  if (m.d_ff % tp != 0)
-    fail("parallel.tp = ", tp, " does not divide model.d_ff = ", m.d_ff);
+  if (m.d_ff % tp != 0) fail("parallel.tp = ", tp, " does not divide model.d_ff = ", m.d_ff);
 }
 
-int64_t kv_replication(const config::ModelConfig& m, int tp) {
-  return m.n_kv_heads >= tp ? 1 : tp / m.n_kv_heads;
-}
+int64_t kv_replication(const config::ModelConfig& m, int tp) { return m.n_kv_heads >= tp ? 1 : tp / m.n_kv_heads; }
 
 config::ModelConfig local_config(const config::ModelConfig& m, int tp) {
   config::ModelConfig l = m;

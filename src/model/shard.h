@@ -34,9 +34,9 @@ struct CpContext {
 };
 
 struct Shard {
-  int axis = -1;          // -1 whole tensor, 0 rows, 1 columns
-  int64_t offset = 0;     // first row/column of the logical tensor held here
-  int64_t count = 0;      // rows/columns held
+  int axis = -1;       // -1 whole tensor, 0 rows, 1 columns
+  int64_t offset = 0;  // first row/column of the logical tensor held here
+  int64_t count = 0;   // rows/columns held
   std::vector<int64_t> local_shape;
   bool partial_grad = false;  // gradient must be summed over the TP group
   bool owner = true;          // this rank's copy is the one written and counted in norms

@@ -40,8 +40,8 @@ struct TokenLayout {
 // its tp ranks.
 template <class T>
 TokenLayout token_layout(const Model<T>& m, int64_t T_full) {
-  return {T_full, m.cp.size, m.cp.rank, m.tp.sequence_parallel ? m.tp.size : 1,
-          m.tp.sequence_parallel ? m.tp.rank : 0, 0};
+  return {T_full, m.cp.size, m.cp.rank, m.tp.sequence_parallel ? m.tp.size : 1, m.tp.sequence_parallel ? m.tp.rank : 0,
+          0};
 }
 
 // Refuses a layout the window or micro-batch cannot be cut into, naming the keys.

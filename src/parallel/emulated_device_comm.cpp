@@ -28,10 +28,18 @@ class EmulatedDeviceComm final : public Comm {
   int rank() const override { return host_.rank(); }
   int size() const override { return host_.size(); }
 
-  void allreduce_sum(float* x, int64_t n) override { run(x, "allreduce (float sum)", [&] { host_.allreduce_sum(x, n); }); }
-  void allreduce_sum(double* x, int64_t n) override { run(x, "allreduce (double sum)", [&] { host_.allreduce_sum(x, n); }); }
-  void allreduce_sum(int64_t* x, int64_t n) override { run(x, "allreduce (int64 sum)", [&] { host_.allreduce_sum(x, n); }); }
-  void allreduce_max(int64_t* x, int64_t n) override { run(x, "allreduce (int64 max)", [&] { host_.allreduce_max(x, n); }); }
+  void allreduce_sum(float* x, int64_t n) override {
+    run(x, "allreduce (float sum)", [&] { host_.allreduce_sum(x, n); });
+  }
+  void allreduce_sum(double* x, int64_t n) override {
+    run(x, "allreduce (double sum)", [&] { host_.allreduce_sum(x, n); });
+  }
+  void allreduce_sum(int64_t* x, int64_t n) override {
+    run(x, "allreduce (int64 sum)", [&] { host_.allreduce_sum(x, n); });
+  }
+  void allreduce_max(int64_t* x, int64_t n) override {
+    run(x, "allreduce (int64 max)", [&] { host_.allreduce_max(x, n); });
+  }
   void broadcast(void* x, std::size_t bytes, int root) override {
     run(x, "broadcast", [&] { host_.broadcast(x, bytes, root); });
   }
@@ -58,8 +66,9 @@ class EmulatedDeviceComm final : public Comm {
     mpi_check(MPI_Allreduce(MPI_IN_PLACE, kinds, 2, MPI_INT, MPI_MAX, host_.handle()),
               "MPI_Allreduce (emulated NCCL: buffer kinds)");
     if (kinds[0] != -kinds[1])
-      fail("emulated NCCL ", what, ": some ranks pass device memory and others host memory (this rank: ",
-           device ? "device" : "host", "); NcclComm would send them into NCCL and MPI apart and hang");
+      fail("emulated NCCL ", what,
+           ": some ranks pass device memory and others host memory (this rank: ", device ? "device" : "host",
+           "); NcclComm would send them into NCCL and MPI apart and hang");
     if (!device) return collective();
     const emu::DeviceAccess open;
     collective();

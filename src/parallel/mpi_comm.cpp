@@ -13,8 +13,7 @@ namespace {
 constexpr int64_t kMaxCount = INT_MAX / 2;
 
 template <class T>
-void allreduce_chunked(MPI_Comm comm, T* x, int64_t n, MPI_Datatype type, MPI_Op op,
-                       const char* what) {
+void allreduce_chunked(MPI_Comm comm, T* x, int64_t n, MPI_Datatype type, MPI_Op op, const char* what) {
   for (int64_t off = 0; off < n; off += kMaxCount) {
     const int count = static_cast<int>(std::min(kMaxCount, n - off));
     mpi_check(MPI_Allreduce(MPI_IN_PLACE, x + off, count, type, op, comm), what);
@@ -69,13 +68,13 @@ void MpiComm::allgather(float* x, const int64_t* counts, const int64_t* displs) 
   std::vector<int> c(static_cast<size_t>(size_)), d(static_cast<size_t>(size_));
   for (int r = 0; r < size_; ++r) {
     if (displs[r] + counts[r] > INT_MAX)
-      fail("allgather: ", displs[r] + counts[r], " elements exceed MPI's int counts; use more "
+      fail("allgather: ", displs[r] + counts[r],
+           " elements exceed MPI's int counts; use more "
            "tensor-parallel ranks");
     c[static_cast<size_t>(r)] = static_cast<int>(counts[r]);
     d[static_cast<size_t>(r)] = static_cast<int>(displs[r]);
   }
-  mpi_check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, c.data(), d.data(), MPI_FLOAT,
-                           comm_),
+  mpi_check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, c.data(), d.data(), MPI_FLOAT, comm_),
             "MPI_Allgatherv");
 }
 

@@ -52,8 +52,7 @@ class NcclComm final : public Comm {
   ~NcclComm() override {
     if (comm_ == nullptr) return;
     const ncclResult_t rc = ncclCommDestroy(comm_);
-    if (rc != ncclSuccess)
-      std::fprintf(stderr, "headroom: ncclCommDestroy failed: %s\n", ncclGetErrorString(rc));
+    if (rc != ncclSuccess) std::fprintf(stderr, "headroom: ncclCommDestroy failed: %s\n", ncclGetErrorString(rc));
   }
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
@@ -69,8 +68,7 @@ class NcclComm final : public Comm {
   void broadcast(void* x, std::size_t bytes, int root) override {
     if (size() == 1 || bytes == 0) return;
     if (!on_device(x)) return host_.broadcast(x, bytes, root);
-    nccl_check(ncclBroadcast(x, x, bytes, ncclUint8, root, comm_, kernels::cuda::stream()),
-               "ncclBroadcast");
+    nccl_check(ncclBroadcast(x, x, bytes, ncclUint8, root, comm_, kernels::cuda::stream()), "ncclBroadcast");
   }
 
   void allgather(float* x, const int64_t* counts, const int64_t* displs) override {
@@ -80,8 +78,8 @@ class NcclComm final : public Comm {
     for (int r = 0; r < size(); ++r) regular = regular && counts[r] == counts[0] && displs[r] == r * counts[0];
     if (regular) {
       if (counts[0] == 0) return;
-      nccl_check(ncclAllGather(x + displs[rank()], x, static_cast<std::size_t>(counts[0]), ncclFloat,
-                               comm_, kernels::cuda::stream()),
+      nccl_check(ncclAllGather(x + displs[rank()], x, static_cast<std::size_t>(counts[0]), ncclFloat, comm_,
+                               kernels::cuda::stream()),
                  "ncclAllGather");
       return;
     }
@@ -89,8 +87,8 @@ class NcclComm final : public Comm {
     nccl_check(ncclGroupStart(), "ncclGroupStart");
     for (int r = 0; r < size(); ++r)
       if (counts[r] > 0)
-        nccl_check(ncclBroadcast(x + displs[r], x + displs[r], static_cast<std::size_t>(counts[r]),
-                                 ncclFloat, r, comm_, kernels::cuda::stream()),
+        nccl_check(ncclBroadcast(x + displs[r], x + displs[r], static_cast<std::size_t>(counts[r]), ncclFloat, r, comm_,
+                                 kernels::cuda::stream()),
                    "ncclBroadcast(allgather block)");
     nccl_check(ncclGroupEnd(), "ncclGroupEnd(allgather)");
   }
@@ -103,9 +101,9 @@ class NcclComm final : public Comm {
                                           cudaMemcpyDeviceToDevice, kernels::cuda::stream()));
       return;
     }
-    nccl_check(ncclReduceScatter(in, out, static_cast<std::size_t>(count), ncclFloat, ncclSum, comm_,
-                                 kernels::cuda::stream()),
-               "ncclReduceScatter");
+    nccl_check(
+        ncclReduceScatter(in, out, static_cast<std::size_t>(count), ncclFloat, ncclSum, comm_, kernels::cuda::stream()),
+        "ncclReduceScatter");
   }
 
   void barrier() override {
@@ -127,8 +125,7 @@ class NcclComm final : public Comm {
         if (op == ncclMax) return host_.allreduce_max(x, n);
       return host_.allreduce_sum(x, n);
     }
-    nccl_check(ncclAllReduce(x, x, static_cast<std::size_t>(n), type, op, comm_,
-                             kernels::cuda::stream()),
+    nccl_check(ncclAllReduce(x, x, static_cast<std::size_t>(n), type, op, comm_, kernels::cuda::stream()),
                (std::string("ncclAllReduce(") + what + ")").c_str());
   }
 

@@ -94,20 +94,17 @@ void adamw_step(model::Model<T>& model, AdamW<T>& opt, double lr, double clip) {
     if (a >= b) continue;
     T* g = model.grads.get() + a;
     if (clip != 1.0) model.ops->scale(g, static_cast<T>(clip), b - a);
-    model.ops->adamw(model.params.get() + a, g, opt.m.get() + (a - opt.lo),
-                     opt.v.get() + (a - opt.lo), b - a, static_cast<T>(lr),
-                     static_cast<T>(opt.cfg.beta1), static_cast<T>(opt.cfg.beta2),
-                     static_cast<T>(opt.cfg.eps),
-                     static_cast<T>(opt.decay[i] ? opt.cfg.weight_decay : 0.0), opt.step);
+    model.ops->adamw(model.params.get() + a, g, opt.m.get() + (a - opt.lo), opt.v.get() + (a - opt.lo), b - a,
+                     static_cast<T>(lr), static_cast<T>(opt.cfg.beta1), static_cast<T>(opt.cfg.beta2),
+                     static_cast<T>(opt.cfg.eps), static_cast<T>(opt.decay[i] ? opt.cfg.weight_decay : 0.0), opt.step);
   }
   if (opt.zero) gather_params(model, opt);
 }
 
-#define HEADROOM_OPT_INSTANTIATE(T)                                                      \
-  template AdamW<T> make_adamw<T>(const model::Model<T>&, const AdamWConfig&,            \
-                                  parallel::Comm*);                                     \
-  template double grad_norm<T>(const model::Model<T>&, const AdamW<T>&);               \
-  template std::string first_nonfinite_grad<T>(const model::Model<T>&);                \
+#define HEADROOM_OPT_INSTANTIATE(T)                                                             \
+  template AdamW<T> make_adamw<T>(const model::Model<T>&, const AdamWConfig&, parallel::Comm*); \
+  template double grad_norm<T>(const model::Model<T>&, const AdamW<T>&);                        \
+  template std::string first_nonfinite_grad<T>(const model::Model<T>&);                         \
   template void adamw_step<T>(model::Model<T>&, AdamW<T>&, double, double);
 HEADROOM_OPT_INSTANTIATE(float)
 HEADROOM_OPT_INSTANTIATE(double)

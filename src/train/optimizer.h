@@ -25,17 +25,16 @@ template <class T>
 struct AdamW {
   using Ops = kernels::BasicOps<T>;
   AdamWConfig cfg;
-  int64_t lo = 0, hi = 0;              // this rank's range of the arena (everything without ZeRO)
-  parallel::Comm* zero = nullptr;      // the DP group when the state is sharded
-  std::vector<int64_t> counts, displs; // every DP rank's range, for the all-gather
-  kernels::Buffer<T, Ops> m, v;        // moments of [lo, hi): m[i - lo] belongs to params[i]
-  std::vector<bool> decay, frozen;  // per parameter
-  long step = 0;                    // optimizer steps taken
+  int64_t lo = 0, hi = 0;               // this rank's range of the arena (everything without ZeRO)
+  parallel::Comm* zero = nullptr;       // the DP group when the state is sharded
+  std::vector<int64_t> counts, displs;  // every DP rank's range, for the all-gather
+  kernels::Buffer<T, Ops> m, v;         // moments of [lo, hi): m[i - lo] belongs to params[i]
+  std::vector<bool> decay, frozen;      // per parameter
+  long step = 0;                        // optimizer steps taken
 };
 
 template <class T>
-AdamW<T> make_adamw(const model::Model<T>& model, const AdamWConfig& cfg,
-                    parallel::Comm* zero_dp = nullptr);
+AdamW<T> make_adamw(const model::Model<T>& model, const AdamWConfig& cfg, parallel::Comm* zero_dp = nullptr);
 
 // Whether a parameter decays by default: 2-D weights, not norms; embeddings only when asked.
 bool decays(const model::ParamSpec& spec, bool decay_embeddings);

@@ -42,8 +42,8 @@ void sum_over_token_ranks(const model::Model<float>& m, N* x, int64_t n) {
 
 }  // namespace
 
-ProbeScores run_probe(model::Model<float>& m, model::Activations<float>& acts, const SampleFn& sample,
-                      int64_t count, const parallel::Grid& grid, std::vector<float>& logits) {
+ProbeScores run_probe(model::Model<float>& m, model::Activations<float>& acts, const SampleFn& sample, int64_t count,
+                      const parallel::Grid& grid, std::vector<float>& logits) {
   const int64_t B = acts.B, T = acts.layout.T_full, V = m.cfg.vocab_size;
   std::vector<int32_t> ids(static_cast<size_t>(B * T)), targets(ids.size());
   std::vector<int32_t> local_ids(static_cast<size_t>(acts.rows)), local_targets(local_ids.size());

@@ -41,7 +41,7 @@ struct ProbeScores {
 // the host buffer of one micro-batch's logits, kept by the caller from one probe to the next: a
 // fresh 32 MiB buffer per probe (the toy RULER study's) cost ~0.9 s of page faults and zero-filling,
 // a tenth of its pretraining.
-ProbeScores run_probe(model::Model<float>& m, model::Activations<float>& acts, const SampleFn& sample,
-                      int64_t count, const parallel::Grid& grid, std::vector<float>& logits);
+ProbeScores run_probe(model::Model<float>& m, model::Activations<float>& acts, const SampleFn& sample, int64_t count,
+                      const parallel::Grid& grid, std::vector<float>& logits);
 
 }  // namespace headroom::train

@@ -8,17 +8,24 @@
 
 namespace headroom::train {
 
-nlohmann::json metrics_line(int64_t step, int64_t tokens, double loss, double grad_norm, double lr,
-                            double tokens_per_s, const nlohmann::json& extra) {
-  nlohmann::json j{{"step", step}, {"loss", loss}, {"grad_norm", grad_norm}, {"lr", lr},
-                   {"tokens_per_s", tokens_per_s}, {"tokens", tokens}};
+nlohmann::json metrics_line(int64_t step, int64_t tokens, double loss, double grad_norm, double lr, double tokens_per_s,
+                            const nlohmann::json& extra) {
+  nlohmann::json j{
+      {"step", step},    {"loss", loss}, {"grad_norm", grad_norm}, {"lr", lr}, {"tokens_per_s", tokens_per_s},
+      {"tokens", tokens}};
   j.update(extra);
   return j;
 }
 
 nlohmann::json probe_line(int64_t step, int64_t tokens, const ProbeScores& p, const std::string& tasks) {
-  return {{"step", step}, {"tokens", tokens}, {"loss", p.loss}, {"token_acc", p.token_acc},
-          {"exact", p.exact}, {"examples", p.examples}, {"answer_tokens", p.answer_tokens}, {"tasks", tasks}};
+  return {{"step", step},
+          {"tokens", tokens},
+          {"loss", p.loss},
+          {"token_acc", p.token_acc},
+          {"exact", p.exact},
+          {"examples", p.examples},
+          {"answer_tokens", p.answer_tokens},
+          {"tasks", tasks}};
 }
 
 MetricsLog parse_metrics_log(const std::string& text) {
@@ -37,8 +44,8 @@ MetricsLog parse_metrics_log(const std::string& text) {
   for (auto& [step, p] : points) out.points.push_back(p);
   if (last.contains("spike") && last["spike"].is_object())
     for (auto& [rule, v] : last["spike"].items())
-      out.last_spikes.push_back({rule, v.value("loss", std::nan("")), v.value("grad_norm", std::nan("")),
-                                 v.value("combined", std::nan(""))});
+      out.last_spikes.push_back(
+          {rule, v.value("loss", std::nan("")), v.value("grad_norm", std::nan("")), v.value("combined", std::nan(""))});
   return out;
 }
 

@@ -38,8 +38,8 @@ struct MetricsLog {
   std::vector<SpikeFinal> last_spikes;  // of the last line
 };
 
-nlohmann::json metrics_line(int64_t step, int64_t tokens, double loss, double grad_norm, double lr,
-                            double tokens_per_s, const nlohmann::json& extra);
+nlohmann::json metrics_line(int64_t step, int64_t tokens, double loss, double grad_norm, double lr, double tokens_per_s,
+                            const nlohmann::json& extra);
 nlohmann::json probe_line(int64_t step, int64_t tokens, const ProbeScores& p, const std::string& tasks);
 
 // Throw headroom::Error naming the line at fault (without the file: callers add it).

@@ -12,7 +12,8 @@ double learning_rate(const Schedule& s, long step) {
   if (step < s.warmup) return s.lr * static_cast<double>(step + 1) / static_cast<double>(s.warmup);
   const double span_lr = s.lr - s.min_lr;
   switch (s.kind) {
-    case config::Schedule::kConstant: return s.lr;
+    case config::Schedule::kConstant:
+      return s.lr;
     case config::Schedule::kCosine:
     case config::Schedule::kLinear: {
       const long span = std::max(1L, s.total - s.warmup);

@@ -114,8 +114,7 @@ SpikeMonitor make_spike_monitor(std::vector<SpikeRule> rules) {
   SpikeMonitor m;
   m.rules = std::move(rules);
   m.state.resize(m.rules.size());
-  for (size_t r = 0; r < m.rules.size(); ++r)
-    m.state[r].flags.assign(static_cast<size_t>(m.rules[r].window), 0);
+  for (size_t r = 0; r < m.rules.size(); ++r) m.state[r].flags.assign(static_cast<size_t>(m.rules[r].window), 0);
   m.loss.ring.assign(static_cast<size_t>(cap), 0.0);
   m.grad_norm.ring.assign(static_cast<size_t>(cap), 0.0);
   return m;
@@ -212,15 +211,13 @@ struct Reader {
   long count(const std::string& what, double max) {
     const double x = next(what);
     if (!(x >= 0 && x <= max && x == std::floor(x)))
-      fail(source, ": ", what, " at index ", pos - 1, " is ", x, ", not an integer in [0, ", max,
-           "] (corrupted)");
+      fail(source, ": ", what, " at index ", pos - 1, " is ", x, ", not an integer in [0, ", max, "] (corrupted)");
     return static_cast<long>(x);
   }
   // Refuses values left over; `fixed_by` says what fixed the length ("its header describes").
   void expect_end(const std::string& fixed_by) const {
     if (pos != v.size())
-      fail(source, ": ", v.size(), " values, but ", fixed_by, " ", pos,
-           " (corrupted, or saved by another version)");
+      fail(source, ": ", v.size(), " values, but ", fixed_by, " ", pos, " (corrupted, or saved by another version)");
   }
 };
 
@@ -228,7 +225,7 @@ struct Reader {
 // interleaved in the order read_saved reads them, so it passes its one reader for every field; the
 // named layout has one array, and so one reader, per quantity.
 struct Sources {
-  std::string where;  // for messages about the state as a whole
+  std::string where;                                                    // for messages about the state as a whole
   Reader &window, &lookback, &sigmas, &two_sided, &name_length, &name;  // per rule
   Reader &loss_values, &grad_norm_values;
   Reader &loss_moments, &grad_norm_moments, &totals, &flags;  // per rule
@@ -347,9 +344,8 @@ Arrays rule_arrays(const std::vector<SpikeRule>& rules) {
     name_length.push_back(static_cast<double>(r.name.size()));
     for (unsigned char c : r.name) name_bytes.push_back(c);
   }
-  return {{"rule_window", window},           {"rule_sigmas", sigmas},
-          {"rule_two_sided", two_sided},     {"rule_lookback", lookback},
-          {"rule_name_length", name_length}, {"rule_name_bytes", name_bytes}};
+  return {{"rule_window", window},     {"rule_sigmas", sigmas},           {"rule_two_sided", two_sided},
+          {"rule_lookback", lookback}, {"rule_name_length", name_length}, {"rule_name_bytes", name_bytes}};
 }
 
 void append_moments(std::vector<double>& v, const RollingMoments& mo) {
@@ -368,8 +364,8 @@ Arrays rule_state_arrays(const SpikeMonitor& m) {
     for (long s = m.steps - std::min(m.steps, m.rules[k].window); s < m.steps; ++s)
       flags.push_back(st.flags[idx(s, st.flags.size())]);
   }
-  return {{"loss_moments", loss_moments}, {"grad_norm_moments", grad_norm_moments}, {"totals", totals},
-          {"flags", flags}};
+  return {
+      {"loss_moments", loss_moments}, {"grad_norm_moments", grad_norm_moments}, {"totals", totals}, {"flags", flags}};
 }
 
 bool has_array(const io::CheckpointPart& p, const std::string& array) {
@@ -381,19 +377,29 @@ void restore_monitor_named(SpikeMonitor& m, const io::CheckpointPart& p) {
   auto array = [&p](const char* a) { return Reader{cat("/", p.name, "/", a), p.at(a)}; };
   Reader steps = array("steps"), value_counts = array("value_counts");
   Reader window = array("rule_window"), sigmas = array("rule_sigmas"), two_sided = array("rule_two_sided"),
-         lookback = array("rule_lookback"), name_length = array("rule_name_length"),
-         name = array("rule_name_bytes");
+         lookback = array("rule_lookback"), name_length = array("rule_name_length"), name = array("rule_name_bytes");
   Reader loss_values = array("loss_values"), grad_norm_values = array("grad_norm_values");
-  Reader loss_moments = array("loss_moments"), grad_norm_moments = array("grad_norm_moments"),
-         totals = array("totals"), flags = array("flags");
+  Reader loss_moments = array("loss_moments"), grad_norm_moments = array("grad_norm_moments"), totals = array("totals"),
+         flags = array("flags");
   if (window.v.size() != m.rules.size())
     fail(window.source, ": ", window.v.size(), " rules, the monitor has ", m.rules.size());
   SavedCounts c;
   c.steps = steps.count("step count", kMaxCount);
   c.loss = value_counts.count("loss value count", static_cast<double>(c.steps));
   c.grad_norm = value_counts.count("grad_norm value count", static_cast<double>(c.steps));
-  const Sources in{cat("spike monitor part /", p.name), window, lookback, sigmas, two_sided, name_length, name,
-                   loss_values, grad_norm_values, loss_moments, grad_norm_moments, totals, flags};
+  const Sources in{cat("spike monitor part /", p.name),
+                   window,
+                   lookback,
+                   sigmas,
+                   two_sided,
+                   name_length,
+                   name,
+                   loss_values,
+                   grad_norm_values,
+                   loss_moments,
+                   grad_norm_moments,
+                   totals,
+                   flags};
   SpikeMonitor r = read_saved(m.rules, c, in);
   for (const Reader* a : {&steps, &value_counts, &window, &sigmas, &two_sided, &lookback, &name_length, &name,
                           &loss_values, &grad_norm_values, &loss_moments, &grad_norm_moments, &totals, &flags})

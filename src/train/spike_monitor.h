@@ -86,11 +86,11 @@ struct CheckpointPart;
 namespace headroom::train {
 
 // The rules are configuration (train.spike_rules): config/spike_rules.h.
-using config::SpikeRule;
-using config::paper_spike_rule;
-using config::olmo_spike_rule;
-using config::default_spike_rules;
 using config::builtin_spike_rule;
+using config::default_spike_rules;
+using config::olmo_spike_rule;
+using config::paper_spike_rule;
+using config::SpikeRule;
 
 // Running sums of d = x - shift over the reference window of one series under one rule.
 struct RollingMoments {
@@ -116,8 +116,8 @@ struct SpikeMonitor {
   std::vector<SpikeRule> rules;
   std::vector<SpikeRuleState> state;  // one per rule
   SpikeSeries loss, grad_norm;
-  long steps = 0;                     // observe() calls since the start of the run
-  std::vector<double> scratch;        // work space for recomputation; not state
+  long steps = 0;               // observe() calls since the start of the run
+  std::vector<double> scratch;  // work space for recomputation; not state
 };
 
 // Validates the rules (non-empty unique names, window ≥ 1, 2 ≤ lookback, finite sigmas > 0,
@@ -130,11 +130,11 @@ void observe(SpikeMonitor& m, double loss, double grad_norm);
 struct RuleSpikeScores {
   std::string name;
   long steps_in_window = 0;  // min(steps, window): the window scores' denominator
-  long loss_spikes = 0, grad_norm_spikes = 0, combined_spikes = 0;  // within the window
-  double loss = 0, grad_norm = 0, combined = 0;                     // spikes / steps_in_window
+  long loss_spikes = 0, grad_norm_spikes = 0, combined_spikes = 0;                    // within the window
+  double loss = 0, grad_norm = 0, combined = 0;                                       // spikes / steps_in_window
   long total_loss_spikes = 0, total_grad_norm_spikes = 0, total_combined_spikes = 0;  // whole run
-  double total_loss = 0, total_grad_norm = 0, total_combined = 0;   // total spikes / steps
-  bool last_loss_spike = false, last_grad_norm_spike = false;       // the latest step's flags
+  double total_loss = 0, total_grad_norm = 0, total_combined = 0;                     // total spikes / steps
+  bool last_loss_spike = false, last_grad_norm_spike = false;                         // the latest step's flags
 };
 
 struct SpikeScores {

@@ -82,9 +82,7 @@ class SpikeMonitorCallback : public Callback {
     for (const auto& s : spike_scores(monitor_).rules)
       r.extra["spike"][s.name] = {{"loss", s.loss}, {"grad_norm", s.grad_norm}, {"combined", s.combined}};
   }
-  std::optional<io::CheckpointPart> state() const override {
-    return monitor_part(monitor_, name());
-  }
+  std::optional<io::CheckpointPart> state() const override { return monitor_part(monitor_, name()); }
   void load_state(const io::CheckpointPart& p) override { restore_monitor(monitor_, p); }
 
  private:
@@ -102,8 +100,10 @@ class ProbeCallback : public Callback {
     const double gib = static_cast<double>(micro) * static_cast<double>(c.train.seq_len) *
                        static_cast<double>(c.model.vocab_size) * sizeof(float) / (1024.0 * 1024 * 1024);
     if (gib > 4)
-      fail("train.probe_every = ", c.train.probe_every, " needs micro-batch × seq_len × vocab_size floats of host "
-           "logits (", gib, " GiB > 4 GiB); lower train.micro_batch (now ", micro, ")");
+      fail("train.probe_every = ", c.train.probe_every,
+           " needs micro-batch × seq_len × vocab_size floats of host "
+           "logits (",
+           gib, " GiB > 4 GiB); lower train.micro_batch (now ", micro, ")");
   }
   std::string name() const override { return "probe"; }
   void on_start(LoopView& v) override {
@@ -118,8 +118,8 @@ class ProbeCallback : public Callback {
   void probe(LoopView& v) {
     const auto& t = v.job.cfg.train;
     const ProbeScores p = run_probe(v.model, v.acts, v.job.probe, t.probe_samples, v.grid, logits_);
-    log(v, cat("probe at step ", v.step, ": answer loss ", p.loss, ", token accuracy ", p.token_acc,
-               ", exact ", p.exact, " (", p.examples, " examples of ", t.probe_tasks, ")"));
+    log(v, cat("probe at step ", v.step, ": answer loss ", p.loss, ", token accuracy ", p.token_acc, ", exact ",
+               p.exact, " (", p.examples, " examples of ", t.probe_tasks, ")"));
     if (!v.grid.is_root()) return;
     append_jsonl(v.job.run_dir / "probe.jsonl", probe_line(v.step, v.tokens, p, t.probe_tasks));
   }
@@ -174,7 +174,8 @@ class CheckpointPolicy : public Callback {
     const bool slice_done = t.steps_per_run > 0 && v.step - first_step_ >= t.steps_per_run && v.step < t.steps;
     if (signal || slice_done) {
       req.stop = req.save = true;
-      req.why = signal ? cat("signal ", signal, " received") : cat("train.steps_per_run = ", t.steps_per_run, " reached");
+      req.why =
+          signal ? cat("signal ", signal, " received") : cat("train.steps_per_run = ", t.steps_per_run, " reached");
     }
     if (t.checkpoint_every > 0 && v.step % t.checkpoint_every == 0 && v.step != t.steps) req.save = true;
   }

@@ -59,9 +59,8 @@ double measure_matmul_rate(const kernels::Ops& ops) {
 double nominal_bf16_peak(const std::string& device_name) {
   // Most specific first: "A10" is in "A100", "L4" in "L40S", "H100" in "H100 PCIe".
   static const std::pair<const char*, double> kTable[] = {
-      {"H100 PCIe", 756e12}, {"GH200", 989e12}, {"H100", 989e12}, {"H200", 989e12}, {"H800", 989e12},
-      {"B200", 2250e12},     {"A100", 312e12},  {"A800", 312e12}, {"L40S", 362e12}, {"L40", 181e12},
-      {"L4", 121e12},        {"A10", 125e12}};
+      {"H100 PCIe", 756e12}, {"GH200", 989e12}, {"H100", 989e12}, {"H200", 989e12}, {"H800", 989e12}, {"B200", 2250e12},
+      {"A100", 312e12},      {"A800", 312e12},  {"L40S", 362e12}, {"L40", 181e12},  {"L4", 121e12},   {"A10", 125e12}};
   for (const auto& [name, peak] : kTable)
     if (device_name.find(name) != std::string::npos) return peak;
   return 0;

@@ -44,8 +44,8 @@ Schedule schedule_of(const config::TrainConfig& t) {
 }
 
 AdamWConfig adamw_of(const config::Config& c) {
-  return {c.train.beta1, c.train.beta2, c.train.adam_eps, c.train.weight_decay,
-          c.train.decay_embeddings, c.model.freeze};
+  return {c.train.beta1, c.train.beta2, c.train.adam_eps, c.train.weight_decay, c.train.decay_embeddings,
+          c.model.freeze};
 }
 
 io::CheckpointInfo info_of(const Loop& L) {
@@ -62,8 +62,11 @@ io::CheckpointInfo info_of(const Loop& L) {
   c.tokenizer_hf = L.job.tokenizer_hf;
   c.parts = callback_states(L.callbacks);
   auto lineage = nlohmann::json::parse(L.job.lineage.empty() ? "[]" : L.job.lineage);
-  lineage.push_back({{"stage", L.job.stage}, {"steps", L.step}, {"tokens", L.tokens},
-                     {"run_dir", L.job.run_dir.string()}, {"config", L.job.config_ini}});
+  lineage.push_back({{"stage", L.job.stage},
+                     {"steps", L.step},
+                     {"tokens", L.tokens},
+                     {"run_dir", L.job.run_dir.string()},
+                     {"config", L.job.config_ini}});
   c.lineage = lineage.dump();
   return c;
 }
@@ -82,8 +85,7 @@ void save(Loop& L) {
   const double secs = seconds_since(t0);
   std::error_code ec;
   const double mb = static_cast<double>(fs::file_size(path, ec)) / 1e6;
-  log(L, cat("checkpoint ", path.string(), " (", mb, " MB) written in ", secs, " s (", mb / secs,
-             " MB/s)"));
+  log(L, cat("checkpoint ", path.string(), " (", mb, " MB) written in ", secs, " s (", mb / secs, " MB/s)"));
 }
 
 // Restores from the newest checkpoint that loads; a damaged one is skipped with a warning. False
@@ -105,18 +107,17 @@ bool resume(Loop& L) {
       L.step = info.step;
       L.samples = info.samples_consumed;
       L.tokens = info.tokens_seen;
-      log(L, cat("resumed from ", path.string(), " at step ", L.step, " (", mb, " MB read in ", secs,
-                 " s, ", mb / secs, " MB/s)"));
+      log(L, cat("resumed from ", path.string(), " at step ", L.step, " (", mb, " MB read in ", secs, " s, ", mb / secs,
+                 " MB/s)"));
       return true;
     } catch (const Error& e) {
       last_error = e.what();
-      log(L, cat("warning: cannot resume from ", path.string(), ": ", e.what(),
-                 "; trying the previous checkpoint"));
+      log(L, cat("warning: cannot resume from ", path.string(), ": ", e.what(), "; trying the previous checkpoint"));
     }
   }
   if (!all.empty())
-    fail("--resume auto: none of the ", all.size(), " checkpoints in ",
-         (L.job.run_dir / "checkpoints").string(), " loads; the newest failed with: ", last_error);
+    fail("--resume auto: none of the ", all.size(), " checkpoints in ", (L.job.run_dir / "checkpoints").string(),
+         " loads; the newest failed with: ", last_error);
   return false;
 }
 
@@ -172,10 +173,9 @@ StepOutcome train_step(Loop& L, LoopView& view, StepBatch& batch, double lr, int
   L.grid.world->allreduce_max(&flag, 1);
   out.grad_norm = grad_norm(L.model, L.opt);
   if (flag) {
-    const std::string what = cat("step ", L.step + 1, ": non-finite ",
-                                 std::isfinite(out.loss) ? "gradient" : "loss", " (loss ", out.loss,
-                                 bad.empty() ? std::string() : cat("; first parameter with a non-finite gradient: ", bad),
-                                 ")");
+    const std::string what =
+        cat("step ", L.step + 1, ": non-finite ", std::isfinite(out.loss) ? "gradient" : "loss", " (loss ", out.loss,
+            bad.empty() ? std::string() : cat("; first parameter with a non-finite gradient: ", bad), ")");
     if (t.nonfinite == config::Nonfinite::kStop) fail(what, "; stopping (train.nonfinite = stop)");
     log(L, what + "; update skipped (train.nonfinite = skip)");
     out.skipped = true;
@@ -256,11 +256,16 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
   const int64_t share = c.train.global_batch / grid.dp;
   const int64_t micro = c.train.micro_batch > 0 ? c.train.micro_batch : share;
   if (share % micro != 0)
-    fail("train.micro_batch = ", micro, " does not divide the per-rank share of the global batch (",
-         share, " = global_batch / dp)");
+    fail("train.micro_batch = ", micro, " does not divide the per-rank share of the global batch (", share,
+         " = global_batch / dp)");
   // With --init every weight comes from a checkpoint (the resumed one or the init), so the random
   // init is not drawn: on a large model it would be most of the start-up.
-  Loop L{job, grid, replica_comm, run, model::make_model(c.model, ops, tp, {.random_weights = !job.init}), {},
+  Loop L{job,
+         grid,
+         replica_comm,
+         run,
+         model::make_model(c.model, ops, tp, {.random_weights = !job.init}),
+         {},
          standard_callbacks(job, micro)};
   L.model.cp = {grid.cp > 1 ? cp_comm : nullptr, grid.cp_rank, grid.cp};
   L.opt = make_adamw(L.model, adamw_of(c), c.parallel.zero1 ? replica_comm : nullptr);
@@ -269,9 +274,9 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
   std::string peak_source;
   Throughput tput{flops_per_token(c.model, c.train.seq_len), head_flops_per_row(c.model),
                   mfu_peak(c.train, ops, peak_source) * grid.world->size()};
-  log(L, cat("layout tp=", grid.tp, tp.sequence_parallel ? " (sequence-parallel)" : "", " cp=", grid.cp, " dp=",
-             grid.dp, ", recompute ", config::name_of(c.train.recompute), ", micro-batch ", micro, " × ", share / micro,
-             " per rank; ", L.model.n_params, " parameters on this rank; ", tput.flops_per_token / 1e6,
+  log(L, cat("layout tp=", grid.tp, tp.sequence_parallel ? " (sequence-parallel)" : "", " cp=", grid.cp,
+             " dp=", grid.dp, ", recompute ", config::name_of(c.train.recompute), ", micro-batch ", micro, " × ",
+             share / micro, " per rank; ", L.model.n_params, " parameters on this rank; ", tput.flops_per_token / 1e6,
              " MFLOP/token; MFU against ", tput.peak / grid.world->size() / 1e9, " GFLOP/s/rank (", peak_source, ")"));
   model::Activations<float> acts = model::make_activations(L.model, micro, c.train.seq_len, c.train.recompute);
   StepBatch batch;

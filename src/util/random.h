@@ -59,8 +59,8 @@ struct CounterRng {
   uint64_t stream;  // distinguishes uses of the same key
 
   std::array<uint32_t, 4> block(uint64_t index) const {
-    return philox4x32({static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32),
-                       static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32)},
+    return philox4x32({static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), static_cast<uint32_t>(stream),
+                       static_cast<uint32_t>(stream >> 32)},
                       {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)});
   }
   // Uniform in [0, 1) with 53 random bits.

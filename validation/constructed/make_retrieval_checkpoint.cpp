@@ -39,10 +39,14 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) fail("make_retrieval_checkpoint: ", a, " needs a value");
       return argv[++i];
     };
-    if (a == "--shard") o.shard = value();
-    else if (a == "--run-dir") o.run_dir = value();
-    else if (a == "--seq-len") o.seq_len = std::stol(value());
-    else if (a == "--seed") o.seed = std::stoul(value());
+    if (a == "--shard")
+      o.shard = value();
+    else if (a == "--run-dir")
+      o.run_dir = value();
+    else if (a == "--seq-len")
+      o.seq_len = std::stol(value());
+    else if (a == "--seed")
+      o.seed = std::stoul(value());
     else if (a == "--help") {
       std::cout << "usage: make_retrieval_checkpoint --shard TRAIN.h5 --run-dir DIR [--seq-len N] [--seed N]\n"
                    "  --shard    a token shard; its tokenizer becomes the checkpoint's\n"
@@ -50,7 +54,8 @@ Options parse(int argc, char** argv) {
                    "  --seq-len  length recorded as trained, i.e. evaluate's addressable length (16384)\n"
                    "  --seed     seed of the random token vectors (1)\n";
       std::exit(0);
-    } else fail("make_retrieval_checkpoint: unknown argument '", a, "' (see --help)");
+    } else
+      fail("make_retrieval_checkpoint: unknown argument '", a, "' (see --help)");
   }
   if (o.shard.empty() || o.run_dir.empty()) fail("make_retrieval_checkpoint: --shard and --run-dir are required");
   return o;
@@ -62,8 +67,8 @@ void run(const Options& o) {
   auto keys = constructed::circuit_model_keys(data::vocab_size(tok));
   keys.push_back({"train.seq_len", std::to_string(o.seq_len)});
   std::string ini;  // stored as a trained checkpoint stores its configuration
-  const config::Config cfg = config::make_config(config::kModel | config::kTrain | config::kData | config::kParallel,
-                                                 keys, {}, &ini);
+  const config::Config cfg =
+      config::make_config(config::kModel | config::kTrain | config::kData | config::kParallel, keys, {}, &ini);
   const fs::path ckpt = io::checkpoint_path(o.run_dir, 0);
   if (fs::exists(ckpt)) fail(ckpt.string(), " exists: a checkpoint is never overwritten");
 
@@ -86,8 +91,8 @@ void run(const Options& o) {
   info.merges = tok.merges;
   io::save_checkpoint(ckpt, grid, model, nullptr, info);
   io::write_latest(o.run_dir, ckpt);
-  std::cout << "make_retrieval_checkpoint: wrote " << ckpt.string() << " (tokenizer " << info.tokenizer_id
-            << ", vocab " << cfg.model.vocab_size << ", d_model " << cfg.model.d_model << ")\n";
+  std::cout << "make_retrieval_checkpoint: wrote " << ckpt.string() << " (tokenizer " << info.tokenizer_id << ", vocab "
+            << cfg.model.vocab_size << ", d_model " << cfg.model.d_model << ")\n";
 }
 
 }  // namespace

@@ -69,7 +69,8 @@ int32_t single_token(data::Encoder& enc, const std::string& word) {
   std::vector<int32_t> ids;
   enc.encode(word, ids);
   if (ids.size() != 1)
-    fail("constructed circuit: '", word, "' is ", ids.size(), " tokens in this tokenizer; the circuit reads it by name ",
+    fail("constructed circuit: '", word, "' is ", ids.size(),
+         " tokens in this tokenizer; the circuit reads it by name ",
          "and needs one (use a BPE tokenizer trained on English text)");
   return ids[0];
 }
@@ -108,14 +109,14 @@ std::vector<std::pair<std::string, std::string>> circuit_model_keys(long vocab_s
           {"model.tie_embeddings", "false"}};
 }
 
-std::map<std::string, std::vector<float>> circuit_weights(const config::ModelConfig& cfg,
-                                                          const data::Tokenizer& tok, unsigned long seed) {
+std::map<std::string, std::vector<float>> circuit_weights(const config::ModelConfig& cfg, const data::Tokenizer& tok,
+                                                          unsigned long seed) {
   if (cfg.d_model != kDModel || cfg.n_layers != kLayers || cfg.head_dim_qk != kHeadQk || cfg.head_dim_v != kSlot ||
       cfg.n_heads != 1 || cfg.window != kWindow)
     fail("constructed circuit: the model configuration is not circuit_model_keys()'s");
   data::Encoder enc(tok);
-  const int32_t t_for = single_token(enc, " for"), t_is = single_token(enc, " is"),
-                t_are = single_token(enc, " are"), t_colon = single_token(enc, ":");
+  const int32_t t_for = single_token(enc, " for"), t_is = single_token(enc, " is"), t_are = single_token(enc, " are"),
+                t_colon = single_token(enc, ":");
   std::vector<int32_t> types;  // the word before "for" in needles and questions
   for (const char* w : {" number", " numbers", " word", " words", " uuid", " uuids"}) {
     const int32_t id = last_token(enc, w);
@@ -211,7 +212,8 @@ std::map<std::string, std::vector<float>> circuit_weights(const config::ModelCon
     // basis vectors, so this moves exactly one coordinate.)
     for (long part : {2L, 3L, 4L})
       for (int32_t trigger : {t_is, t_are}) {
-        const long from = slot_dim(q_side[part], static_cast<long>(std::find(named.begin(), named.end(), trigger) - named.begin()));
+        const long from =
+            slot_dim(q_side[part], static_cast<long>(std::find(named.begin(), named.end(), trigger) - named.begin()));
         const float w_part = static_cast<float>(m * kPartWeight[part]);
         for (long i = 0; i < kSlot; ++i) wq.at(part * kSlot + i, from) = static_cast<float>(w_part * u[t_colon][i]);
       }

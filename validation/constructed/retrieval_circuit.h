@@ -55,7 +55,7 @@ std::vector<std::pair<std::string, std::string>> circuit_model_keys(long vocab_s
 // Every parameter of `cfg` (made from circuit_model_keys) by name, full logical shape, row-major.
 // Throws naming the word when one the circuit reads by name (" for", " is", " are", ":", the
 // needle-type words) does not end in a token of its own.
-std::map<std::string, std::vector<float>> circuit_weights(const config::ModelConfig& cfg,
-                                                          const data::Tokenizer& tok, unsigned long seed);
+std::map<std::string, std::vector<float>> circuit_weights(const config::ModelConfig& cfg, const data::Tokenizer& tok,
+                                                          unsigned long seed);
 
 }  // namespace headroom::constructed

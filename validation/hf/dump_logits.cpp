@@ -30,8 +30,9 @@ int main(int argc, char** argv) {
     uint64_t state = argc == 6 ? std::stoull(argv[5]) : 1;
     const auto ckpt = io::resolve_checkpoint(argv[1]);
     const io::CheckpointInfo info = io::read_checkpoint_info(ckpt);
-    const config::Config cfg = config::make_config(config::kModel | config::kTrain | config::kData | config::kParallel,
-                                                   {}, {{"checkpoint", config::ini_without(info.config_ini, {"train.device"})}});
+    const config::Config cfg =
+        config::make_config(config::kModel | config::kTrain | config::kData | config::kParallel, {},
+                            {{"checkpoint", config::ini_without(info.config_ini, {"train.device"})}});
     auto m = model::make_model<float>(cfg.model, kernels::cpu_ops(), {}, {.random_weights = false, .gradients = false});
     io::load_checkpoint_tensors(ckpt, m, nullptr);
     const int64_t V = cfg.model.vocab_size;

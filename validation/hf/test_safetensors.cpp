@@ -93,8 +93,8 @@ TEST(Safetensors, Bf16AndF16Exact) {
   EXPECT_EQ(out[2], bf16_to_float(float_to_bf16(0.1f)));
   // F16 data read through a hand-written header.
   const std::string d("\x00\x3c\x00\xc0", 4);
-  const auto h = SafetensorsFile::open(raw_file("f16.safetensors",
-      R"({"h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", d));
+  const auto h = SafetensorsFile::open(
+      raw_file("f16.safetensors", R"({"h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", d));
   h.read_block("h", 0, 2, 0, 1, out.data());
   EXPECT_EQ(out[0], 1.0f);
   EXPECT_EQ(out[1], -2.0f);
@@ -116,14 +116,15 @@ TEST(Safetensors, DamageRefusedNamingFileAndTensor) {
   e = err("range.safetensors", R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", eight);
   EXPECT_NE(e.find("truncated"), std::string::npos) << e;
   EXPECT_NE(e.find("'w'"), std::string::npos) << e;
-  e = err("overlap.safetensors",
-          R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-          eight);
+  e = err(
+      "overlap.safetensors",
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+      eight);
   EXPECT_NE(e.find("overlap"), std::string::npos) << e;
   e = err("count.safetensors", R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", eight);
   EXPECT_NE(e.find("needs 12"), std::string::npos) << e;
-  const auto f = SafetensorsFile::open(raw_file("i64.safetensors",
-      R"({"ids":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})", eight));
+  const auto f = SafetensorsFile::open(
+      raw_file("i64.safetensors", R"({"ids":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})", eight));
   float out[1];
   e = error_of([&] { f.read_block("ids", 0, 1, 0, 1, out); });
   EXPECT_NE(e.find("i64.safetensors"), std::string::npos) << e;
@@ -199,12 +200,18 @@ TEST(HfConfig, MapsAndRefusesNamingKeyAndValue) {
   j["layer_types"] = {"sliding_attention", "chunked_attention"};
   EXPECT_NE(refused(j).find("chunked_attention"), std::string::npos) << refused(j);
   j["layer_types"] = {"sliding_attention", "full_attention"};
-  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
-                       {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 64}};
+  j["rope_scaling"] = {{"rope_type", "llama3"},
+                       {"factor", 8.0},
+                       {"low_freq_factor", 1.0},
+                       {"high_freq_factor", 4.0},
+                       {"original_max_position_embeddings", 64}};
   EXPECT_NE(refused(j).find("\"llama3\" in an OLMo 3 model"), std::string::npos) << refused(j);
   j = llama_config();
-  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
-                       {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 64}};
+  j["rope_scaling"] = {{"rope_type", "llama3"},
+                       {"factor", 8.0},
+                       {"low_freq_factor", 1.0},
+                       {"high_freq_factor", 4.0},
+                       {"original_max_position_embeddings", 64}};
   const auto l3 = app::map_hf_config(j, "config.json");
   EXPECT_EQ(value_of(l3, "model.rope_scaling"), "llama3");
   EXPECT_EQ(value_of(l3, "model.llama3_original_len"), "64");
@@ -221,7 +228,7 @@ TEST(HfConfig, MapsAndRefusesNamingKeyAndValue) {
 TEST(HfConfig, ExportRefusesWhatNoFamilyExpresses) {
   config::Config c;
   const config::Schema s = config::make_schema(c, config::kModel);
-  c.model.head_dim_v = 32;  // head_dim_qk 64
+  c.model.head_dim_v = 32;                   // head_dim_qk 64
   c.model.qk_norm = config::QkNorm::kLayer;  // with pre-norm
   const std::string e = error_of([&] { app::hf_family_for(c.model); });
   EXPECT_NE(e.find("model.head_dim_qk = 64"), std::string::npos) << e;

@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
       const auto tok = data::load_any_tokenizer(a[1]);
       const auto bos = data::bos_id(tok);
       std::cout << data::tokenizer_id(tok) << " " << data::vocab_size(tok) << " "
-                << (bos ? std::to_string(*bos) : "none") << " " << data::eos_id(tok) << " "
-                << data::pad_id(tok) << "\n";
+                << (bos ? std::to_string(*bos) : "none") << " " << data::eos_id(tok) << " " << data::pad_id(tok)
+                << "\n";
       return 0;
     }
     if (a.size() == 4 && a[0] == "--train-bpe") {
@@ -121,7 +121,8 @@ int main(int argc, char** argv) {
     if (a.size() == 3 && a[0] == "--decode") return decode_lines(a[1], a[2]);
     if (a.size() == 3 && a[0] == "--jsonl") return tokenize_lines(a[1], a[2], true);
     if (a.size() == 2 && a[0][0] != '-') return tokenize_lines(a[0], a[1], false);
-    std::cerr << "usage: hf_tokenize [--jsonl] TOKENIZER TEXT_FILE | --train-bpe VOCAB TEXT OUT | --export TOKENIZER DIR | --info TOKENIZER\n";
+    std::cerr << "usage: hf_tokenize [--jsonl] TOKENIZER TEXT_FILE | --train-bpe VOCAB TEXT OUT | --export TOKENIZER "
+                 "DIR | --info TOKENIZER\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "hf_tokenize: " << e.what() << "\n";

@@ -39,29 +39,26 @@ struct Options {
 config::po::options_description app_options(Options& o) {
   namespace po = config::po;
   po::options_description d("export_exchange options", 100, 50);
-  d.add_options()
-      ("help", po::bool_switch(&o.help), "print this help, listing every key, and exit")
-      ("config", po::value<std::vector<std::string>>()->composing(),
-       "INI config file with a [model] section; repeatable")
-      ("out", po::value(&o.out), "exchange file to write (HDF5; written to FILE.tmp, then renamed)")
-      ("batch", po::value(&o.batch)->default_value(o.batch), "sequences B")
-      ("seq", po::value(&o.seq)->default_value(o.seq), "tokens per sequence T")
-      ("steps", po::value(&o.steps)->default_value(o.steps),
-       "AdamW steps on the same batch (0: no /ours/train_losses)")
-      ("lr", po::value(&o.lr)->default_value(o.lr), "constant learning rate")
-      ("beta1", po::value(&o.beta1)->default_value(o.beta1), "AdamW beta1")
-      ("beta2", po::value(&o.beta2)->default_value(o.beta2), "AdamW beta2")
-      ("eps", po::value(&o.eps)->default_value(o.eps), "AdamW epsilon")
-      ("weight-decay", po::value(&o.weight_decay)->default_value(o.weight_decay),
-       "decoupled weight decay (2-D weights except the embeddings)")
-      ("freeze", po::value(&o.freeze)->default_value(o.freeze),
-       "comma-separated glob patterns of parameters AdamW leaves untouched (or model.freeze)")
-      ("mask-every", po::value(&o.mask_every)->default_value(o.mask_every),
-       "mask every K-th target (-1); 0 = none")
-      ("data-seed", po::value(&o.data_seed)->default_value(o.data_seed), "seed of the random batch")
-      ("norm-jitter", po::value(&o.norm_jitter)->default_value(o.norm_jitter),
-       "replace the all-ones norm weights by 1 + X·N(0,1) before anything runs, so the norm "
-       "weights enter the comparison non-trivially (0 = the spec's init)");
+  d.add_options()("help", po::bool_switch(&o.help), "print this help, listing every key, and exit")(
+      "config", po::value<std::vector<std::string>>()->composing(),
+      "INI config file with a [model] section; repeatable")(
+      "out", po::value(&o.out), "exchange file to write (HDF5; written to FILE.tmp, then renamed)")(
+      "batch", po::value(&o.batch)->default_value(o.batch), "sequences B")(
+      "seq", po::value(&o.seq)->default_value(o.seq), "tokens per sequence T")(
+      "steps", po::value(&o.steps)->default_value(o.steps), "AdamW steps on the same batch (0: no /ours/train_losses)")(
+      "lr", po::value(&o.lr)->default_value(o.lr), "constant learning rate")(
+      "beta1", po::value(&o.beta1)->default_value(o.beta1), "AdamW beta1")(
+      "beta2", po::value(&o.beta2)->default_value(o.beta2), "AdamW beta2")(
+      "eps", po::value(&o.eps)->default_value(o.eps), "AdamW epsilon")(
+      "weight-decay", po::value(&o.weight_decay)->default_value(o.weight_decay),
+      "decoupled weight decay (2-D weights except the embeddings)")(
+      "freeze", po::value(&o.freeze)->default_value(o.freeze),
+      "comma-separated glob patterns of parameters AdamW leaves untouched (or model.freeze)")(
+      "mask-every", po::value(&o.mask_every)->default_value(o.mask_every), "mask every K-th target (-1); 0 = none")(
+      "data-seed", po::value(&o.data_seed)->default_value(o.data_seed), "seed of the random batch")(
+      "norm-jitter", po::value(&o.norm_jitter)->default_value(o.norm_jitter),
+      "replace the all-ones norm weights by 1 + X·N(0,1) before anything runs, so the norm "
+      "weights enter the comparison non-trivially (0 = the spec's init)");
   return d;
 }
 
@@ -90,8 +87,8 @@ void make_group(const io::H5File& file, const std::string& name) {
 // Every [model] key as an attribute of /config, typed as MODEL_SPEC.md asks, and `freeze` (the
 // effective patterns); fails if the schema has a model key this list does not write (so a new key
 // cannot silently go missing here).
-void write_config(const io::H5File& file, const config::ModelConfig& m,
-                  const config::Schema& schema, const std::string& freeze) {
+void write_config(const io::H5File& file, const config::ModelConfig& m, const config::Schema& schema,
+                  const std::string& freeze) {
   make_group(file, "/config");
   std::set<std::string> written;
   auto s = [&](const char* k, const std::string& v) { io::h5_attr(file, "/config", k, v), written.insert(k); };
@@ -135,8 +132,7 @@ void write_config(const io::H5File& file, const config::ModelConfig& m,
 }
 
 // All parameters (or gradients) of the arena, host copies, written under `group`.
-void write_tensors(const io::H5File& file, const std::string& group,
-                   const model::Model<float>& m, const float* arena) {
+void write_tensors(const io::H5File& file, const std::string& group, const model::Model<float>& m, const float* arena) {
   std::vector<float> host;
   for (size_t p = 0; p < m.specs.size(); ++p) {
     const auto& spec = m.specs[p];
@@ -156,8 +152,7 @@ void jitter_norm_weights(model::Model<float>& m, double jitter, unsigned long se
     if (spec.init != model::Init::kOnes) continue;
     const CounterRng rng{mix64(seed) ^ fnv1a64(spec.name), 11};
     host.resize(static_cast<size_t>(spec.numel()));
-    for (size_t e = 0; e < host.size(); ++e)
-      host[e] = static_cast<float>(1.0 + jitter * rng.normal(e));
+    for (size_t e = 0; e < host.size(); ++e) host[e] = static_cast<float>(1.0 + jitter * rng.normal(e));
     m.ops->copy_from_host(m.params.get() + m.offsets[p], host.data(), host.size() * sizeof(float));
   }
 }
@@ -183,8 +178,8 @@ int run(int argc, char** argv) {
     if (k.name != "model.freeze") continue;
     const std::string model_freeze = k.print();
     if (!model_freeze.empty() && !o.freeze.empty() && model_freeze != o.freeze)
-      fail("--freeze '", o.freeze, "' and model.freeze '", model_freeze, "' (",
-           config::origin_of(parsed, k.name), ") disagree; give one of them");
+      fail("--freeze '", o.freeze, "' and model.freeze '", model_freeze, "' (", config::origin_of(parsed, k.name),
+           ") disagree; give one of them");
     if (o.freeze.empty()) o.freeze = model_freeze;
   }
   const config::ModelConfig& mc = cfg.model;
@@ -214,8 +209,7 @@ int run(int argc, char** argv) {
 
   // Logits and the mean loss (forward only).
   std::vector<float> logits(static_cast<size_t>(B * T * V));
-  const model::LossSum fwd = model::forward_loss<float>(m, a, batch.ids.data(), batch.targets.data(),
-                                                        logits.data());
+  const model::LossSum fwd = model::forward_loss<float>(m, a, batch.ids.data(), batch.targets.data(), logits.data());
   const double loss = fwd.sum / static_cast<double>(fwd.count);
   io::h5_write(file, "/ours/logits", logits.data(), {h(B), h(T), h(V)});
   io::h5_write(file, "/ours/loss", &loss, {1});
@@ -236,13 +230,11 @@ int run(int argc, char** argv) {
   std::vector<double> train_losses;
   for (long step = 0; step < o.steps; ++step) {
     model::zero_grads(m);
-    const model::LossSum l =
-        model::forward_backward<float>(m, a, batch.ids.data(), batch.targets.data(), scale);
+    const model::LossSum l = model::forward_backward<float>(m, a, batch.ids.data(), batch.targets.data(), scale);
     train_losses.push_back(l.sum / static_cast<double>(l.count));
     train::adamw_step(m, opt, o.lr, 1.0);
   }
-  if (o.steps > 0)
-    io::h5_write(file, "/ours/train_losses", train_losses.data(), {h(o.steps)});
+  if (o.steps > 0) io::h5_write(file, "/ours/train_losses", train_losses.data(), {h(o.steps)});
 
   // Frozen parameters must come out of training bit for bit as they went in (the reference
   // leaves them out of its optimizer; compare.py sees only the losses).
@@ -259,9 +251,9 @@ int run(int argc, char** argv) {
 
   io::write_file_atomic(fname, io::h5_file_image(file));
   file.close();
-  std::cout << "export_exchange: wrote " << fname << ": " << m.specs.size() << " parameters ("
-            << m.n_params << " values, " << n_frozen << " frozen), B=" << B << " T=" << T
-            << ", " << unmasked << " unmasked targets, loss " << loss;
+  std::cout << "export_exchange: wrote " << fname << ": " << m.specs.size() << " parameters (" << m.n_params
+            << " values, " << n_frozen << " frozen), B=" << B << " T=" << T << ", " << unmasked
+            << " unmasked targets, loss " << loss;
   if (o.steps > 0) std::cout << " -> " << train_losses.back() << " after " << o.steps - 1 << " steps";
   std::cout << "\n";
   return 0;

@@ -14,3 +14,7 @@ set_tests_properties(test_config_reference PROPERTIES LABELS unit TIMEOUT 120)
 # Every relative link (and #anchor) in README.md, CONTRIBUTING.md, CHANGELOG.md and docs/ resolves.
 add_test(NAME test_doc_links COMMAND ${HEADROOM_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/doc_links.py ${CMAKE_SOURCE_DIR})
 set_tests_properties(test_doc_links PROPERTIES LABELS unit TIMEOUT 60)
+
+# The C++ and CUDA sources follow .clang-format (clang-format from Debian, installed by jobs/setup.sh).
+add_test(NAME test_clang_format COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/clang_format.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(test_clang_format PROPERTIES LABELS unit TIMEOUT 300)

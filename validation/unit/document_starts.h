@@ -10,8 +10,7 @@ namespace headroom::kernels {
 // doc_start [B, T] for queries at positions q_pos0.. of windows whose documents begin at `starts`
 // (absolute positions, ascending; position 0 begins one too). Row b's boundaries lie 3·b later, so
 // batch rows differ and a kernel that reads another row's mask is caught.
-inline std::vector<int32_t> document_starts(int64_t B, int64_t T, int64_t q_pos0,
-                                            const std::vector<int64_t>& starts) {
+inline std::vector<int32_t> document_starts(int64_t B, int64_t T, int64_t q_pos0, const std::vector<int64_t>& starts) {
   std::vector<int32_t> out(static_cast<std::size_t>(B * T));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t t = 0; t < T; ++t) {

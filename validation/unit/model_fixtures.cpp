@@ -9,9 +9,8 @@ namespace headroom::fixtures {
 
 config::ModelConfig tiny_model(std::initializer_list<std::pair<std::string, std::string>> overrides) {
   std::map<std::string, std::string> keys{
-      {"vocab_size", "13"}, {"d_model", "8"},     {"n_layers", "2"},   {"d_ff", "12"},
-      {"n_heads", "2"},     {"n_kv_heads", "2"},  {"head_dim_qk", "4"}, {"head_dim_v", "4"},
-      {"window", "3"},      {"init_std", "0.3"}};
+      {"vocab_size", "13"}, {"d_model", "8"},     {"n_layers", "2"},   {"d_ff", "12"},  {"n_heads", "2"},
+      {"n_kv_heads", "2"},  {"head_dim_qk", "4"}, {"head_dim_v", "4"}, {"window", "3"}, {"init_std", "0.3"}};
   for (const auto& [k, v] : overrides) keys[k] = v;
   std::vector<std::pair<std::string, std::string>> args{{"train.seq_len", "16"}};
   for (const auto& [k, v] : keys) args.emplace_back("model." + k, v);

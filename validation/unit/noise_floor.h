@@ -17,15 +17,15 @@ constexpr double kNoiseFactor = 10.0;  // noise_floor.py DEFAULT_FACTOR, for the
 inline bool report_noise_floor(const std::string& what, double difference, double floor) {
   const bool ok = difference <= kNoiseFactor * floor;
   const double ratio = floor > 0 ? difference / floor : (difference == 0 ? 0.0 : INFINITY);
-  std::printf("noise-floor: %s difference %.3e floor %.3e ratio %.3g allowed %g %s\n", what.c_str(), difference,
-              floor, ratio, kNoiseFactor, ok ? "ok" : "FAIL");
+  std::printf("noise-floor: %s difference %.3e floor %.3e ratio %.3g allowed %g %s\n", what.c_str(), difference, floor,
+              ratio, kNoiseFactor, ok ? "ok" : "FAIL");
   return ok;
 }
 
 inline ::testing::AssertionResult within_noise_floor(const std::string& what, double difference, double floor) {
   if (report_noise_floor(what, difference, floor)) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << what << ": difference " << difference << " > " << kNoiseFactor
-                                       << " x floor " << floor;
+  return ::testing::AssertionFailure() << what << ": difference " << difference << " > " << kNoiseFactor << " x floor "
+                                       << floor;
 }
 
 }  // namespace headroom::validation

@@ -52,8 +52,7 @@ inline std::filesystem::path test_dir(const std::string& name) {
 }
 
 // A shard of the given documents (each stored as BOS + tokens).
-inline std::filesystem::path write_doc_shard(const std::filesystem::path& path,
-                                             const std::vector<std::string>& docs,
+inline std::filesystem::path write_doc_shard(const std::filesystem::path& path, const std::vector<std::string>& docs,
                                              const data::Tokenizer& tok) {
   data::ShardContents c;
   data::Encoder enc(tok);

@@ -253,8 +253,8 @@ TEST(Linalg, OlsR2AndLeaveOneOutAgainstTheHatMatrix) {
 }
 
 TEST(Linalg, OlsRefusesWhatItCannotFit) {
-  EXPECT_FALSE(ols({1, 2}, 2, 1, {1, 2}).ok);                       // too few points
-  EXPECT_FALSE(ols({1, 2, 3, 4}, 4, 1, {5, 5, 5, 5}).ok);           // nothing to explain
+  EXPECT_FALSE(ols({1, 2}, 2, 1, {1, 2}).ok);                          // too few points
+  EXPECT_FALSE(ols({1, 2, 3, 4}, 4, 1, {5, 5, 5, 5}).ok);              // nothing to explain
   EXPECT_FALSE(ols({1, 2, 2, 4, 3, 6, 4, 8}, 4, 2, {1, 3, 2, 5}).ok);  // collinear columns
   // A feature value present at a single point: in-sample fine, leave-one-out singular.
   const OlsFit f = ols({0, 0, 0, 1}, 4, 1, {1, 2, 3, 7});
@@ -269,7 +269,7 @@ TEST(Stats, SeedPairsAndPercentile) {
   const auto pairs = seed_pairs({{0, 1}, {2}, {3, 4, 5}}, {{10, 12}, {7}, {1, 2, 4}});
   ASSERT_EQ(pairs.size(), 4u);
   EXPECT_EQ(pairs[0].swing, 2);
-  EXPECT_EQ(pairs[3].swing, 2);  // runs 4 and 5: |2 − 4|
+  EXPECT_EQ(pairs[3].swing, 2);                          // runs 4 and 5: |2 − 4|
   EXPECT_DOUBLE_EQ(percentile({1, 2, 3, 4}, 25), 1.75);  // numpy.percentile's linear rule
   EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 100), 4);
 }
@@ -311,8 +311,9 @@ TEST(Stats, BootstrapIntervalCollapsesWhenNothingVaries) {
 // ------------------------------------------------------------------ configurations and features
 
 TEST(Features, IniLookupAndPredicates) {
-  const auto ini = config::ini_map("# c\n[model]\nqk_norm = layer # an inline comment, as Boost reads it\nn_heads = 8\nn_kv_heads = 2\n"
-                             "layer_pattern = SSSF\n[train]\nseq_len = 4096\n[data]\nlist = a\nlist = b\n");
+  const auto ini = config::ini_map(
+      "# c\n[model]\nqk_norm = layer # an inline comment, as Boost reads it\nn_heads = 8\nn_kv_heads = 2\n"
+      "layer_pattern = SSSF\n[train]\nseq_len = 4096\n[data]\nlist = a\nlist = b\n");
   EXPECT_EQ(ini.at("model.n_heads"), "8");
   EXPECT_EQ(ini.at("data.list"), "a\nb");
   RunConfig cfg;
@@ -428,16 +429,19 @@ TEST(Readers, SamplesAndMetrics) {
   const std::string fields = ",\"tokens\":500,\"units\":9,\"prediction\":\"a\",\"references\":[\"a\"]}\n";
   const auto s = parse_samples("{\"task\":\"vt\",\"length\":512,\"index\":0,\"score\":1.0" + fields +
                                    "{\"task\":\"vt\",\"length\":512,\"index\":1,\"score\":null,\"skipped\":\"x\"}\n\n"
-                                   "{\"task\":\"vt\",\"length\":512,\"index\":2,\"score\":0.5" + fields,
+                                   "{\"task\":\"vt\",\"length\":512,\"index\":2,\"score\":0.5" +
+                                   fields,
                                "s");
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s.at({"vt", 512, 2}), 0.5);
   // A resumed run repeats step 3: the later line wins; the final loss averages the last 2 steps.
   StageRun st;
-  parse_metrics("{\"step\":1,\"loss\":5,\"grad_norm\":1}\n{\"step\":2,\"loss\":4,\"grad_norm\":1}\n"
-                "{\"step\":3,\"loss\":9,\"grad_norm\":1}\n{\"step\":3,\"loss\":3,\"grad_norm\":1}\n"
-                "{\"step\":4,\"loss\":2,\"grad_norm\":1,\"spike\":{\"paper\":{\"loss\":0,\"grad_norm\":0.25,\"combined\":0.25}}}\n",
-                st, 2);
+  parse_metrics(
+      "{\"step\":1,\"loss\":5,\"grad_norm\":1}\n{\"step\":2,\"loss\":4,\"grad_norm\":1}\n"
+      "{\"step\":3,\"loss\":9,\"grad_norm\":1}\n{\"step\":3,\"loss\":3,\"grad_norm\":1}\n"
+      "{\"step\":4,\"loss\":2,\"grad_norm\":1,\"spike\":{\"paper\":{\"loss\":0,\"grad_norm\":0.25,\"combined\":0.25}}}"
+      "\n",
+      st, 2);
   ASSERT_EQ(st.metrics.size(), 4u);
   EXPECT_EQ(st.metrics[2].loss, 3);
   EXPECT_NEAR(*st.final_loss, 2.5, 1e-12);
@@ -475,10 +479,11 @@ TEST(Readers, TrainingLogsReadWhatTheirWritersWrite) {
 TEST(Readers, ProbeCurveScores) {
   // Step 20 repeated by a resume: the later line wins. Curve 0 -> 0.2 -> 0.6 over steps 0, 10, 20:
   // trapezoids (0.1·10 + 0.4·10) / 20 = 0.25.
-  const auto p = train::parse_probe_log("{\"step\":0,\"token_acc\":0,\"exact\":0,\"loss\":5}\n"
-                             "{\"step\":10,\"token_acc\":0.2,\"exact\":0,\"loss\":4}\n"
-                             "{\"step\":20,\"token_acc\":0.9,\"exact\":0.5,\"loss\":1}\n\n"
-                             "{\"step\":20,\"token_acc\":0.6,\"exact\":0.25,\"loss\":2}\n");
+  const auto p = train::parse_probe_log(
+      "{\"step\":0,\"token_acc\":0,\"exact\":0,\"loss\":5}\n"
+      "{\"step\":10,\"token_acc\":0.2,\"exact\":0,\"loss\":4}\n"
+      "{\"step\":20,\"token_acc\":0.9,\"exact\":0.5,\"loss\":1}\n\n"
+      "{\"step\":20,\"token_acc\":0.6,\"exact\":0.25,\"loss\":2}\n");
   ASSERT_EQ(p.size(), 3u);
   EXPECT_EQ(p[2].token_acc, 0.6);
   EXPECT_NEAR(*probe_auc(p), 0.25, 1e-12);
@@ -517,10 +522,10 @@ TEST(Findings, ParseAndSelect) {
   EXPECT_FALSE(side_holds(parse_finding("x: model.missing == 1 over model.n_heads == 4").a, cfg, why));
   EXPECT_NE(why.find("model.missing"), std::string::npos);
   EXPECT_THROW(parse_finding("no colon model.n_heads == 4 over model.n_heads == 8"), Error);
-  EXPECT_THROW(parse_finding("x: model.n_heads == 4"), Error);                                   // no 'over'
-  EXPECT_THROW(parse_finding("x: model.n_heads == 4 over a over b"), Error);                     // two
-  EXPECT_THROW(parse_finding("x: model.n_heads = 4 over model.n_heads == 8"), Error);            // bad op
-  EXPECT_THROW(parse_finding("two words: model.n_heads == 4 over model.n_heads == 8"), Error);   // name
+  EXPECT_THROW(parse_finding("x: model.n_heads == 4"), Error);                                  // no 'over'
+  EXPECT_THROW(parse_finding("x: model.n_heads == 4 over a over b"), Error);                    // two
+  EXPECT_THROW(parse_finding("x: model.n_heads = 4 over model.n_heads == 8"), Error);           // bad op
+  EXPECT_THROW(parse_finding("two words: model.n_heads == 4 over model.n_heads == 8"), Error);  // name
 }
 
 TEST(Findings, AConjunctionAloneSelectsAndNamesItsKeyWhenMalformed) {
@@ -529,7 +534,8 @@ TEST(Findings, AConjunctionAloneSelectsAndNamesItsKeyWhenMalformed) {
   cfg.stages.push_back({"extend", config::ini_map("[model]\nrope_base_full = 80000\nfreeze = layers.*.attn.w?\n")});
   std::string why;
   EXPECT_TRUE(*side_holds(parse_conjunction("extend.model.freeze contains attn", "k"), cfg, why));
-  EXPECT_FALSE(*side_holds(parse_conjunction("model.rope_base_full == 80000 & extend.model.freeze !contains attn", "k"), cfg, why));
+  EXPECT_FALSE(*side_holds(parse_conjunction("model.rope_base_full == 80000 & extend.model.freeze !contains attn", "k"),
+                           cfg, why));
   try {
     parse_conjunction("model.rope_base_full = 80000", "analyze.regression_configs");
     ADD_FAILURE() << "a malformed predicate was accepted";
@@ -553,7 +559,8 @@ TEST(Probes, NeedleSpanDepthAndLengthInTheByteTokenizer) {
     const std::vector<int32_t> v(p->ids.begin() + p->value_begin, p->ids.begin() + p->value_end);
     EXPECT_EQ(data::decode(tok, v), p->value);
     const std::vector<int32_t> sent(p->ids.begin() + p->sentence_begin, p->ids.begin() + p->sentence_end);
-    EXPECT_TRUE(std::regex_match(data::decode(tok, sent), std::regex("One of the special magic numbers for [a-z]+-[a-z]+ is: [0-9]{7}\\.")));
+    EXPECT_TRUE(std::regex_match(data::decode(tok, sent),
+                                 std::regex("One of the special magic numbers for [a-z]+-[a-z]+ is: [0-9]{7}\\.")));
     EXPECT_LE(p->sentence_begin, p->value_begin);
     EXPECT_GE(p->sentence_end, p->value_end);
   }
@@ -577,8 +584,9 @@ TEST(Probes, FollowEvaluatesNiahSingle1Format) {
   // Same first line (the instruction), same noise line, and the same question/answer-prefix shape.
   EXPECT_EQ(ours.substr(0, ours.find('\n')), theirs.substr(0, theirs.find('\n')));
   EXPECT_NE(ours.find(std::string("\n") + data::kNoiseLine + "\n"), std::string::npos);
-  const std::regex tail("\nWhat is the special magic number for [a-z]+-[a-z]+ mentioned in the provided text\\? The special "
-                        "magic number for [a-z]+-[a-z]+ mentioned in the provided text is$");
+  const std::regex tail(
+      "\nWhat is the special magic number for [a-z]+-[a-z]+ mentioned in the provided text\\? The special "
+      "magic number for [a-z]+-[a-z]+ mentioned in the provided text is$");
   EXPECT_TRUE(std::regex_search(theirs, tail)) << theirs.substr(theirs.size() - 200);
   EXPECT_TRUE(std::regex_search(ours, tail)) << ours.substr(ours.size() - 200);
 }
@@ -625,14 +633,14 @@ TEST(SectionStats, SpreadAndPercentOfRange) {
 TEST(SectionStats, PredictorsFitsAndFeatureColumns) {
   // y = 10, 20, 30, 40, 50; the first predictor x = y / 10 exactly; the second has no value for C5.
   // Feature a: 1 1 0 0 and unknown for C5 (no model.a); feature b: 1 everywhere (constant).
-  const Study s = study_of({{10}, {20}, {30}, {40}, {50}}, {"[model]\na = 1\nb = 1\n", "[model]\na = 1\nb = 1\n",
-                                                          "[model]\na = 0\nb = 1\n", "[model]\na = 0\nb = 1\n",
-                                                          "[model]\nb = 1\n"});
-  const std::vector<Predictor> preds{
-      {"x", "x", [](const RunData& r) -> Opt { return *r.results.ruler_average / 10; }},
-      {"gappy", "gappy", [](const RunData& r) -> Opt {
-         return *r.results.ruler_average < 45 ? Opt(*r.results.ruler_average / 5 + 1) : std::nullopt;
-       }}};
+  const Study s = study_of({{10}, {20}, {30}, {40}, {50}},
+                           {"[model]\na = 1\nb = 1\n", "[model]\na = 1\nb = 1\n", "[model]\na = 0\nb = 1\n",
+                            "[model]\na = 0\nb = 1\n", "[model]\nb = 1\n"});
+  const std::vector<Predictor> preds{{"x", "x", [](const RunData& r) -> Opt { return *r.results.ruler_average / 10; }},
+                                     {"gappy", "gappy", [](const RunData& r) -> Opt {
+                                        return *r.results.ruler_average < 45 ? Opt(*r.results.ruler_average / 5 + 1)
+                                                                             : std::nullopt;
+                                      }}};
   const std::vector<Feature> features{parse_feature("a=model.a == 1"), parse_feature("b=model.b == 1")};
   const PredictorStats st = predictor_stats(s, parse_score_name("ruler", "k"), preds, features);
   ASSERT_EQ(st.rows.size(), 5u);
@@ -731,8 +739,9 @@ TEST(SectionStats, FindingEffectVerdictAndSeedInterval) {
   ASSERT_TRUE(r.ci.ok);
   EXPECT_GE(r.ci.lo, 6);
   EXPECT_LE(r.ci.hi, 14);
-  EXPECT_FALSE(evaluate_finding(s, parse_finding("none: model.w == 64 over model.w == 8"), parse_score_name("ruler", "k"),
-                                noise, 200, 0.9, 7).computed);
+  EXPECT_FALSE(evaluate_finding(s, parse_finding("none: model.w == 64 over model.w == 8"),
+                                parse_score_name("ruler", "k"), noise, 200, 0.9, 7)
+                   .computed);
 }
 
 TEST(SectionStats, ProbeTrainingAndLossMeans) {

@@ -56,7 +56,8 @@ Naive naive_attention(model::Model<float>& m, const std::vector<int32_t>& ids) {
         double mx = -1e300;
         for (int64_t j = first; j <= t; ++j) {
           double dot = 0;
-          for (int64_t e = 0; e < dqk; ++e) dot += double(q[(t * Hq + h) * dqk + e]) * double(k[(j * Hkv + g) * dqk + e]);
+          for (int64_t e = 0; e < dqk; ++e)
+            dot += double(q[(t * Hq + h) * dqk + e]) * double(k[(j * Hkv + g) * dqk + e]);
           s.push_back(dot / std::sqrt(double(dqk)));
           mx = std::max(mx, s.back());
         }
@@ -78,7 +79,9 @@ struct Collect : RowSink {
   void row(long l, int64_t pos, int64_t h, RowView r) override {
     rows[{l, pos, h}] = {r.first, std::vector<double>(r.p.begin(), r.p.end())};
   }
-  void residual(long l, int64_t pos, const float* x, int64_t d) override { res[{l, pos}] = std::vector<float>(x, x + d); }
+  void residual(long l, int64_t pos, const float* x, int64_t d) override {
+    res[{l, pos}] = std::vector<float>(x, x + d);
+  }
 };
 
 void check_rows(const config::ModelConfig& cfg, int64_t T, int64_t chunk) {
@@ -108,7 +111,8 @@ void check_rows(const config::ModelConfig& cfg, int64_t T, int64_t chunk) {
   for (long l = 0; l < cfg.n_layers; ++l)
     for (int64_t t : some)
       for (int64_t e = 0; e < cfg.d_model; ++e)
-        EXPECT_NEAR(sink.res.at({l, t})[static_cast<size_t>(e)], n.resid[static_cast<size_t>(l)][static_cast<size_t>(t * cfg.d_model + e)], 1e-5);
+        EXPECT_NEAR(sink.res.at({l, t})[static_cast<size_t>(e)],
+                    n.resid[static_cast<size_t>(l)][static_cast<size_t>(t * cfg.d_model + e)], 1e-5);
   // The logits are model::prefill's.
   model::KvCache<float> c2 = model::make_kv_cache(m, T, chunk);
   const auto ref_logits = model::prefill(m, c2, ids.data(), T);
@@ -126,8 +130,14 @@ void check_rows(const config::ModelConfig& cfg, int64_t T, int64_t chunk) {
 TEST(StreamingDiagnostics, RowsMatchFullMatrixMha) { check_rows(tiny_model({}), 17, 4); }
 
 TEST(StreamingDiagnostics, RowsMatchFullMatrixGqaSlidingQkNormPartialRope) {
-  check_rows(tiny_model({{"n_heads", "4"}, {"n_kv_heads", "2"}, {"layer_pattern", "SF"}, {"window", "5"},
-                         {"qk_norm", "layer"}, {"norm_order", "post"}, {"head_dim_qk", "8"}, {"rope_dims_full", "4"}}),
+  check_rows(tiny_model({{"n_heads", "4"},
+                         {"n_kv_heads", "2"},
+                         {"layer_pattern", "SF"},
+                         {"window", "5"},
+                         {"qk_norm", "layer"},
+                         {"norm_order", "post"},
+                         {"head_dim_qk", "8"},
+                         {"rope_dims_full", "4"}}),
              23, 3);
 }
 
@@ -141,9 +151,15 @@ TEST(StreamingDiagnostics, SamplePositionsIncludeTheLast) {
 // run_diagnostics on a needle probe: every per-head metric, the sink rate, the retrieval score of
 // the greedy generation and the effective rank, against the same quantities from full matrices.
 TEST(StreamingDiagnostics, ProbeMetricsMatchFullMatrix) {
-  const config::ModelConfig cfg = tiny_model({{"vocab_size", "259"}, {"d_model", "16"}, {"n_heads", "4"},
-                                              {"n_kv_heads", "2"}, {"layer_pattern", "SF"}, {"window", "12"},
-                                              {"head_dim_qk", "8"}, {"init_std", "0.5"}, {"seed", "12"}});
+  const config::ModelConfig cfg = tiny_model({{"vocab_size", "259"},
+                                              {"d_model", "16"},
+                                              {"n_heads", "4"},
+                                              {"n_kv_heads", "2"},
+                                              {"layer_pattern", "SF"},
+                                              {"window", "12"},
+                                              {"head_dim_qk", "8"},
+                                              {"init_std", "0.5"},
+                                              {"seed", "12"}});
   model::Model<float> m = model::make_model(cfg, kernels::cpu_ops());
   const eval::Resources res = eval::load_resources(std::string(HEADROOM_TEST_SOURCE_DIR) + "/inputs/eval", "");
   const data::Tokenizer tok;
@@ -179,8 +195,10 @@ TEST(StreamingDiagnostics, ProbeMetricsMatchFullMatrix) {
     for (int64_t h = 0; h < cfg.n_heads; ++h) {
       const size_t i = static_cast<size_t>(l * cfg.n_heads + h);
       const auto& P = nv.P[static_cast<size_t>(l)][static_cast<size_t>(h)];
-      for (int64_t t = 0; t < n; ++t) heads[i].add_row({P[static_cast<size_t>(t)].second, P[static_cast<size_t>(t)].first}, 10);
-      heads[i].add_needle({P[static_cast<size_t>(n - 1)].second, P[static_cast<size_t>(n - 1)].first}, probe.value_begin, probe.value_end);
+      for (int64_t t = 0; t < n; ++t)
+        heads[i].add_row({P[static_cast<size_t>(t)].second, P[static_cast<size_t>(t)].first}, 10);
+      heads[i].add_needle({P[static_cast<size_t>(n - 1)].second, P[static_cast<size_t>(n - 1)].first},
+                          probe.value_begin, probe.value_end);
       for (size_t g = 0; g < gen.size(); ++g) {
         const auto& row = P[static_cast<size_t>(n - 1) + g];
         retrieval[i] += test.step(row_top1({row.second, row.first}), gen[g]);
@@ -196,7 +214,8 @@ TEST(StreamingDiagnostics, ProbeMetricsMatchFullMatrix) {
     EXPECT_NEAR(d.retrieval_scores[i], retrieval[i], 1e-12);
   }
   EXPECT_EQ(d.retrieval.tests, 1);
-  EXPECT_GT(std::accumulate(retrieval.begin(), retrieval.end(), 0.0), 0.0) << "no head copied: the check above is vacuous";
+  EXPECT_GT(std::accumulate(retrieval.begin(), retrieval.end(), 0.0), 0.0)
+      << "no head copied: the check above is vacuous";
   EXPECT_NEAR(d.sink_rate, sink_rate(heads, 0.3), 1e-12);
   // Effective rank over the same residual rows (40 evenly spaced prompt positions).
   const auto rows = sample_positions(n, 40);
@@ -204,7 +223,8 @@ TEST(StreamingDiagnostics, ProbeMetricsMatchFullMatrix) {
   for (long l = 0; l < cfg.n_layers; ++l) {
     std::vector<double> x;
     for (int64_t t : rows)
-      for (int64_t e = 0; e < cfg.d_model; ++e) x.push_back(nv.resid[static_cast<size_t>(l)][static_cast<size_t>(t * cfg.d_model + e)]);
+      for (int64_t e = 0; e < cfg.d_model; ++e)
+        x.push_back(nv.resid[static_cast<size_t>(l)][static_cast<size_t>(t * cfg.d_model + e)]);
     const double er = effective_rank(singular_values(x, static_cast<int64_t>(rows.size()), cfg.d_model));
     EXPECT_NEAR(d.effective_rank[static_cast<size_t>(l)], er, 1e-4 * er);
     EXPECT_GT(er, 1.0);

@@ -44,7 +44,8 @@ TEST(AttentionChoice, WidthLimitsDependOnTheArchitectureAndPass) {
   EXPECT_TRUE(cudnn(training(256, 256, false), kAmpere));
   // Ampere's backward pass stops at 128.
   EXPECT_FALSE(cudnn(training(256, 256, true), kAmpere));
-  EXPECT_NE(choose_attention(training(256, 256, true), kAmpere).reason.find("exceed cuDNN's 128 for the backward pass on sm_80"),
+  EXPECT_NE(choose_attention(training(256, 256, true), kAmpere)
+                .reason.find("exceed cuDNN's 128 for the backward pass on sm_80"),
             std::string::npos);
   // Wider than 256: the own kernels, which take any width.
   const AttentionChoice wide = choose_attention(training(512, 512), kHopper);
@@ -58,7 +59,7 @@ TEST(AttentionChoice, AsymmetricWidthsOnlyWhereCudnnDocumentsThem) {
   EXPECT_TRUE(cudnn(training(192, 128), kHopper));
   EXPECT_TRUE(cudnn(training(192, 128, true), kHopper));
   EXPECT_FALSE(cudnn(training(192, 128), kAmpere));
-  EXPECT_FALSE(cudnn(training(128, 64), kHopper));   // the first study's QK-over-V variants
+  EXPECT_FALSE(cudnn(training(128, 64), kHopper));  // the first study's QK-over-V variants
   EXPECT_FALSE(cudnn(training(64, 128), kHopper));
   EXPECT_NE(choose_attention(training(128, 64), kHopper).reason.find("query-key width 128 differs from value width 64"),
             std::string::npos);
@@ -88,8 +89,7 @@ TEST(AttentionChoice, DocumentMasksStayOnTheOwnKernels) {
 
 TEST(AttentionChoice, NoCudnnOldCudnnOrOldGpuMeansTheOwnKernels) {
   EXPECT_EQ(choose_attention(training(), {90, 0}).reason, "own flash attention: cuDNN is not part of this build");
-  EXPECT_EQ(choose_attention(training(), {90, 80907}).reason,
-            "own flash attention: cuDNN 8.9.7 is older than 9.0.0");
+  EXPECT_EQ(choose_attention(training(), {90, 80907}).reason, "own flash attention: cuDNN 8.9.7 is older than 9.0.0");
   EXPECT_EQ(choose_attention(training(), {75, 91900}).reason,
             "own flash attention: cuDNN's fused attention needs sm_80 or newer, this GPU is sm_75");
   AttentionCall empty = training();

@@ -58,18 +58,31 @@ void each(const std::vector<int64_t>& dims, F f) {
 
 double apply(Mode m, double x, double b, double t, int64_t axis, const Index& i) {
   switch (m) {
-    case Mode::kMul: return x * b;
-    case Mode::kSub: return x - b;
-    case Mode::kAdd: return x + b;
-    case Mode::kDiv: return x / b;
-    case Mode::kExp: return std::exp(x);
-    case Mode::kLog: return std::log(x);
-    case Mode::kIdentity: return x;
-    case Mode::kGenIndex: return static_cast<double>(i[static_cast<std::size_t>(axis)]);
-    case Mode::kCmpGe: return x >= b ? 1 : 0;
-    case Mode::kCmpGt: return x > b ? 1 : 0;
-    case Mode::kSelect: return t != 0 ? x : b;
-    default: ADD_FAILURE() << "not a pointwise mode"; return 0;
+    case Mode::kMul:
+      return x * b;
+    case Mode::kSub:
+      return x - b;
+    case Mode::kAdd:
+      return x + b;
+    case Mode::kDiv:
+      return x / b;
+    case Mode::kExp:
+      return std::exp(x);
+    case Mode::kLog:
+      return std::log(x);
+    case Mode::kIdentity:
+      return x;
+    case Mode::kGenIndex:
+      return static_cast<double>(i[static_cast<std::size_t>(axis)]);
+    case Mode::kCmpGe:
+      return x >= b ? 1 : 0;
+    case Mode::kCmpGt:
+      return x > b ? 1 : 0;
+    case Mode::kSelect:
+      return t != 0 ? x : b;
+    default:
+      ADD_FAILURE() << "not a pointwise mode";
+      return 0;
   }
 }
 
@@ -109,7 +122,9 @@ void run(Store& s) {
         break;
       }
       case Kind::kReshape:
-        each(yd, [&](const Index& i) { s.at(op.y, i, yd) = s.at(op.x, {i[0], i[1], i[3], i[2]}, s.g.tensors.at(op.x).dims); });
+        each(yd, [&](const Index& i) {
+          s.at(op.y, i, yd) = s.at(op.x, {i[0], i[1], i[3], i[2]}, s.g.tensors.at(op.x).dims);
+        });
         break;
     }
   }
@@ -142,7 +157,8 @@ double rel_error(const std::vector<A>& got, const std::vector<B>& want) {
 
 std::vector<double> widen(const std::vector<float>& x) { return {x.begin(), x.end()}; }
 
-AttentionCall call(int64_t B, int64_t T, int64_t Hq, int64_t Hkv, int64_t dqk, int64_t dv, int64_t window, bool backward) {
+AttentionCall call(int64_t B, int64_t T, int64_t Hq, int64_t Hkv, int64_t dqk, int64_t dv, int64_t window,
+                   bool backward) {
   return {{B, T, T, 0, Hq, Hkv, dqk, dv, window}, backward};
 }
 

@@ -88,9 +88,9 @@ TEST(Config, BaseTextHasLowestPrecedence) {
 
 TEST(Config, PrintRoundTrip) {
   Fixture f;
-  f.parse({"--model.rope_base_full", "123456.789", "--model.qk_norm", "head",
-           "--model.layer_pattern", "SSF", "--model.window", "7", "--train.seq_len", "64",
-           "--model.norm_eps", "1e-5", "--model.tie_embeddings", "true"});
+  f.parse({"--model.rope_base_full", "123456.789", "--model.qk_norm", "head", "--model.layer_pattern", "SSF",
+           "--model.window", "7", "--train.seq_len", "64", "--model.norm_eps", "1e-5", "--model.tie_embeddings",
+           "true"});
   const std::string ini = to_ini(f.schema);
   Fixture g;
   g.parse({}, {IniText{"printed", ini}});
@@ -104,8 +104,7 @@ TEST(Config, PrintRoundTrip) {
 
 TEST(Config, UnknownKeyInFileNamesFileSectionKeyAndSuggests) {
   const auto a = write_ini("unknown.ini", "[model]\nn_head = 8\n");
-  expect_error([&] { Fixture().parse({"--config", a}); },
-               {a, "n_head", "[model]", "did you mean 'model.n_heads'"});
+  expect_error([&] { Fixture().parse({"--config", a}); }, {a, "n_head", "[model]", "did you mean 'model.n_heads'"});
 }
 
 TEST(Config, UnknownSectionIsRefused) {
@@ -114,51 +113,59 @@ TEST(Config, UnknownSectionIsRefused) {
 }
 
 TEST(Config, UnknownCommandLineOption) {
-  expect_error([&] { Fixture().parse({"--model.nheads", "4"}); },
-               {"command line", "model.nheads", "model.n_heads"});
+  expect_error([&] { Fixture().parse({"--model.nheads", "4"}); }, {"command line", "model.nheads", "model.n_heads"});
 }
 
 TEST(Config, WrongTypeNamesFileAndKey) {
   const auto a = write_ini("wrong_type.ini", "[model]\nn_heads = four\n");
   expect_error([&] { Fixture().parse({"--config", a}); }, {a, "n_heads", "[model]", "four"});
-  expect_error([&] { Fixture().parse({"--train.seq_len", "1.5"}); },
-               {"command line", "seq_len", "[train]"});
+  expect_error([&] { Fixture().parse({"--train.seq_len", "1.5"}); }, {"command line", "seq_len", "[train]"});
 }
 
 TEST(Config, MissingConfigFile) {
-  expect_error([&] { Fixture().parse({"--config", "/nonexistent/x.ini"}); },
-               {"/nonexistent/x.ini", "cannot be opened"});
+  expect_error(
+      [&] {
+        Fixture().parse({"--config", "/nonexistent/x.ini"});
+      },
+      {"/nonexistent/x.ini", "cannot be opened"});
 }
 
 TEST(Config, OutOfRangeNamesKeyAndOrigin) {
   const auto a = write_ini("range.ini", "[model]\nhead_dim_qk = 2048\n");
-  expect_error([&] { Fixture().parse({"--config", a}); },
-               {"model.head_dim_qk = 2048", a, "[1, 1024]"});
-  expect_error([&] { Fixture().parse({"--model.n_layers", "0"}); },
-               {"model.n_layers = 0", "command line", "at least 1"});
+  expect_error([&] { Fixture().parse({"--config", a}); }, {"model.head_dim_qk = 2048", a, "[1, 1024]"});
+  expect_error(
+      [&] {
+        Fixture().parse({"--model.n_layers", "0"});
+      },
+      {"model.n_layers = 0", "command line", "at least 1"});
 }
 
 TEST(Config, ChoicesAreChecked) {
-  expect_error([&] { Fixture().parse({"--model.qk_norm", "both"}); },
-               {"model.qk_norm = both", "none, layer, head"});
-  expect_error([&] { Fixture().parse({"--model.norm_order", "sandwich"}); },
-               {"model.norm_order", "pre, post"});
-  expect_error([&] { Fixture().parse({"--train.schedule", "step"}); },
-               {"train.schedule = step", "cosine, wsd, linear, constant"});
-  expect_error([&] { Fixture().parse({"--model.layer_pattern", "SSXF"}); },
-               {"model.layer_pattern", "'X'"});
+  expect_error([&] { Fixture().parse({"--model.qk_norm", "both"}); }, {"model.qk_norm = both", "none, layer, head"});
+  expect_error([&] { Fixture().parse({"--model.norm_order", "sandwich"}); }, {"model.norm_order", "pre, post"});
+  expect_error(
+      [&] {
+        Fixture().parse({"--train.schedule", "step"});
+      },
+      {"train.schedule = step", "cosine, wsd, linear, constant"});
+  expect_error([&] { Fixture().parse({"--model.layer_pattern", "SSXF"}); }, {"model.layer_pattern", "'X'"});
 }
 
 TEST(Config, HeadsMustDivideIntoKvHeads) {
   const auto a = write_ini("gqa.ini", "[model]\nn_heads = 6\n");
-  expect_error([&] { Fixture().parse({"--config", a, "--model.n_kv_heads", "4"}); },
-               {"model.n_heads = 6", a, "model.n_kv_heads = 4", "command line"});
+  expect_error(
+      [&] {
+        Fixture().parse({"--config", a, "--model.n_kv_heads", "4"});
+      },
+      {"model.n_heads = 6", a, "model.n_kv_heads = 4", "command line"});
 }
 
 TEST(Config, WindowLongerThanSequenceIsRefused) {
-  expect_error([&] {
-    Fixture().parse({"--model.layer_pattern", "SF", "--model.window", "1024", "--train.seq_len", "512"});
-  }, {"model.window = 1024", "train.seq_len = 512"});
+  expect_error(
+      [&] {
+        Fixture().parse({"--model.layer_pattern", "SF", "--model.window", "1024", "--train.seq_len", "512"});
+      },
+      {"model.window = 1024", "train.seq_len = 512"});
   // The same window is fine when no layer slides.
   Fixture f;
   f.parse({"--model.layer_pattern", "F", "--model.window", "1024", "--train.seq_len", "512"});
@@ -177,38 +184,48 @@ TEST(Config, SpikeRulesAreBuiltinsOrWrittenOut) {
   EXPECT_FALSE(rules[1].two_sided);
   EXPECT_EQ(rules[1].lookback, 200);
   EXPECT_EQ(parse_spike_rules(Fixture().cfg.train.spike_rules).size(), 2u);  // the default: paper, olmo
-  expect_error([&] { Fixture().parse({"--train.spike_rules", "zscore"}); },
-               {"train.spike_rules", "'zscore' is not a built-in rule"});
-  expect_error([&] { Fixture().parse({"--train.spike_rules", "t:500:5:both:200"}); },
-               {"train.spike_rules", "name:window:sigmas:one|two:lookback"});
-  expect_error([&] { Fixture().parse({"--train.spike_rules", "t:500:5:two:1"}); },
-               {"train.spike_rules", "lookback 1"});
+  expect_error(
+      [&] {
+        Fixture().parse({"--train.spike_rules", "zscore"});
+      },
+      {"train.spike_rules", "'zscore' is not a built-in rule"});
+  expect_error(
+      [&] {
+        Fixture().parse({"--train.spike_rules", "t:500:5:both:200"});
+      },
+      {"train.spike_rules", "name:window:sigmas:one|two:lookback"});
+  expect_error([&] { Fixture().parse({"--train.spike_rules", "t:500:5:two:1"}); }, {"train.spike_rules", "lookback 1"});
   expect_error([&] { Fixture().parse({"--train.spike_rules", "olmo,olmo"}); }, {"'olmo' twice"});
   expect_error([&] { Fixture().parse({"--train.spike_rules", ""}); }, {"at least one rule"});
 }
 
 TEST(Config, RopeDimsMustFitTheHead) {
-  expect_error([&] { Fixture().parse({"--model.rope_dims_full", "96", "--model.head_dim_qk", "64"}); },
-               {"model.rope_dims_full = 96", "model.head_dim_qk = 64"});
-  expect_error([&] { Fixture().parse({"--model.rope_dims_full", "31"}); },
-               {"model.rope_dims_full = 31", "even"});
-  expect_error([&] { Fixture().parse({"--model.head_dim_qk", "33"}); },
-               {"model.head_dim_qk = 33", "odd"});
+  expect_error(
+      [&] {
+        Fixture().parse({"--model.rope_dims_full", "96", "--model.head_dim_qk", "64"});
+      },
+      {"model.rope_dims_full = 96", "model.head_dim_qk = 64"});
+  expect_error([&] { Fixture().parse({"--model.rope_dims_full", "31"}); }, {"model.rope_dims_full = 31", "even"});
+  expect_error([&] { Fixture().parse({"--model.head_dim_qk", "33"}); }, {"model.head_dim_qk = 33", "odd"});
   Fixture f;  // odd head with NoPE is fine
   f.parse({"--model.head_dim_qk", "33", "--model.rope_dims_full", "0"});
 }
 
 TEST(Config, YarnBetasOrdered) {
-  expect_error([&] {
-    Fixture().parse({"--model.rope_scaling", "yarn", "--model.yarn_beta_fast", "1", "--model.yarn_beta_slow", "2"});
-  }, {"model.yarn_beta_fast = 1", "model.yarn_beta_slow = 2"});
+  expect_error(
+      [&] {
+        Fixture().parse({"--model.rope_scaling", "yarn", "--model.yarn_beta_fast", "1", "--model.yarn_beta_slow", "2"});
+      },
+      {"model.yarn_beta_fast = 1", "model.yarn_beta_slow = 2"});
 }
 
 TEST(Config, Llama3FrequencyFactorsOrdered) {
-  expect_error([&] {
-    Fixture().parse({"--model.rope_scaling", "llama3", "--model.llama3_low_freq_factor", "4",
-                     "--model.llama3_high_freq_factor", "4"});
-  }, {"model.llama3_high_freq_factor = 4", "model.llama3_low_freq_factor = 4"});
+  expect_error(
+      [&] {
+        Fixture().parse({"--model.rope_scaling", "llama3", "--model.llama3_low_freq_factor", "4",
+                         "--model.llama3_high_freq_factor", "4"});
+      },
+      {"model.llama3_high_freq_factor = 4", "model.llama3_low_freq_factor = 4"});
   Fixture().parse({"--model.rope_scaling", "llama3"});  // Llama 3.1's own 8 / 1 / 4 / 8192
 }
 
@@ -263,6 +280,7 @@ TEST(IniText, EntriesValuesMapsAndSectionFilters) {
   EXPECT_NE(no_parallel.find("n_heads = 4"), std::string::npos) << "the section's other keys stay";
   EXPECT_NE(no_parallel.find("# resolved configuration\n[model]\nn_heads = 8 # inline"), std::string::npos)
       << "the other lines verbatim";
-  EXPECT_EQ(headroom::config::ini_only_sections(t, {"model"}),
-            "[model]\nn_heads = 8 # inline, as Boost reads it\n; a comment line\nqk_norm = layer\n[model]\nn_heads = 4\n");
+  EXPECT_EQ(
+      headroom::config::ini_only_sections(t, {"model"}),
+      "[model]\nn_heads = 8 # inline, as Boost reads it\n; a comment line\nqk_norm = layer\n[model]\nn_heads = 4\n");
 }

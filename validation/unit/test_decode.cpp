@@ -67,14 +67,25 @@ void check_decode(const config::ModelConfig& cfg, int64_t T) {
 TEST(Decode, MatchesFullForwardMha) { check_decode(tiny_model({}), 11); }
 
 TEST(Decode, MatchesFullForwardSlidingGqaQkNormPostNorm) {
-  check_decode(tiny_model({{"n_heads", "4"}, {"n_kv_heads", "2"}, {"layer_pattern", "SF"},
-                           {"window", "4"}, {"qk_norm", "layer"}, {"norm_order", "post"}}), 13);
+  check_decode(tiny_model({{"n_heads", "4"},
+                           {"n_kv_heads", "2"},
+                           {"layer_pattern", "SF"},
+                           {"window", "4"},
+                           {"qk_norm", "layer"},
+                           {"norm_order", "post"}}),
+               13);
 }
 
 TEST(Decode, MatchesFullForwardPartialRopeYarnHeadNorm) {
-  check_decode(tiny_model({{"head_dim_qk", "8"}, {"rope_dims_full", "4"}, {"qk_norm", "head"},
-                           {"rope_scaling", "yarn"}, {"yarn_factor", "2"}, {"yarn_original_len", "8"},
-                           {"layer_pattern", "SSF"}, {"window", "5"}}), 12);
+  check_decode(tiny_model({{"head_dim_qk", "8"},
+                           {"rope_dims_full", "4"},
+                           {"qk_norm", "head"},
+                           {"rope_scaling", "yarn"},
+                           {"yarn_factor", "2"},
+                           {"yarn_original_len", "8"},
+                           {"layer_pattern", "SSF"},
+                           {"window", "5"}}),
+               12);
 }
 
 TEST(Decode, GreedyGenerationIsDeterministicAndStopsAtCapacity) {

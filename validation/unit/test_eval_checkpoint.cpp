@@ -25,13 +25,15 @@ io::CheckpointInfo info(const std::string& stage, const std::string& lineage, lo
 }
 
 std::string stage(const std::string& name, long seq_len) {
-  return "{\"stage\":\"" + name + "\",\"steps\":10,\"config\":\"[train]\\nseq_len = " + std::to_string(seq_len) + "\\n\"}";
+  return "{\"stage\":\"" + name + "\",\"steps\":10,\"config\":\"[train]\\nseq_len = " + std::to_string(seq_len) +
+         "\\n\"}";
 }
 
 }  // namespace
 
 TEST(EvalCheckpoint, TemplateFollowsTheStageAndLineage) {
-  EXPECT_EQ(checkpoint_template(info("pretrain", "[" + stage("pretrain", 512) + "]", 512)), data::PromptTemplate::kBase);
+  EXPECT_EQ(checkpoint_template(info("pretrain", "[" + stage("pretrain", 512) + "]", 512)),
+            data::PromptTemplate::kBase);
   EXPECT_EQ(checkpoint_template(info("extend", "[" + stage("pretrain", 512) + "," + stage("extend", 4096) + "]", 4096)),
             data::PromptTemplate::kBase);
   EXPECT_EQ(checkpoint_template(info("sft", "[" + stage("pretrain", 512) + "," + stage("sft", 512) + "]", 512)),
@@ -43,7 +45,8 @@ TEST(EvalCheckpoint, TemplateFollowsTheStageAndLineage) {
 
 TEST(EvalCheckpoint, AddressableLengthIsTheLongestTrainingLengthOrYarns) {
   // sft at 512 after extension at 4096: the model was trained at 4096.
-  const auto c = info("sft", "[" + stage("pretrain", 512) + "," + stage("extend", 4096) + "," + stage("sft", 512) + "]", 512);
+  const auto c =
+      info("sft", "[" + stage("pretrain", 512) + "," + stage("extend", 4096) + "," + stage("sft", 512) + "]", 512);
   EXPECT_EQ(trained_length(c), 4096);
   config::ModelConfig m{};
   m.rope_scaling = config::RopeScaling::kNone;
@@ -64,7 +67,8 @@ TEST(EvalCheckpoint, TokenizerIsRequiredAndChecked) {
     checkpoint_tokenizer(c, 259);
     FAIL() << "a checkpoint without a tokenizer was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("runs/x/checkpoints/step_00000010.h5 has no tokenizer"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("runs/x/checkpoints/step_00000010.h5 has no tokenizer"), std::string::npos)
+        << e.what();
   }
   c.tokenizer_id = "bpe300-0123456789abcdef";  // merges missing
   EXPECT_THROW(checkpoint_tokenizer(c, 300), Error);
@@ -91,9 +95,9 @@ TEST(EvalConfigKeys, EvalSectionDeclaresEveryKey) {
   add_eval_keys(s, e);
   std::vector<std::string> names;
   for (const auto& k : s.keys) names.push_back(k.name);
-  for (const char* k : {"eval.tasks", "eval.lengths", "eval.samples", "eval.seed", "eval.allow_beyond_training",
-                        "eval.max_new_tokens", "eval.essay", "eval.word_dir", "eval.mc_file", "eval.loss_windows",
-                        "eval.prefill_chunk", "eval.write_samples"})
+  for (const char* k :
+       {"eval.tasks", "eval.lengths", "eval.samples", "eval.seed", "eval.allow_beyond_training", "eval.max_new_tokens",
+        "eval.essay", "eval.word_dir", "eval.mc_file", "eval.loss_windows", "eval.prefill_chunk", "eval.write_samples"})
     EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
   EXPECT_EQ(e.samples, 20);
   EXPECT_EQ(e.tasks, "all");

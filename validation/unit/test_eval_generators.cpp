@@ -122,10 +122,13 @@ TEST(EvalGenerators, NiahSingularTemplateAndNeedle) {
   const std::string& v = s.references[0];
   EXPECT_TRUE(std::regex_match(v, std::regex("[1-9][0-9]{6}"))) << v;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(s.prompt, m, std::regex("One of the special magic numbers for ([a-z]+-[a-z]+) is: " + v + "\\.")));
+  ASSERT_TRUE(std::regex_search(s.prompt, m,
+                                std::regex("One of the special magic numbers for ([a-z]+-[a-z]+) is: " + v + "\\.")));
   const std::string key = m[1];
   EXPECT_EQ(s.prompt.rfind("A special magic number is hidden within the following text. Make sure to memorize it. "
-                           "I will quiz you about the number afterwards.\n", 0), 0u);
+                           "I will quiz you about the number afterwards.\n",
+                           0),
+            0u);
   EXPECT_NE(s.prompt.find("\nWhat is the special magic number for " + key + " mentioned in the provided text?"),
             std::string::npos);
   EXPECT_EQ(s.prompt.substr(s.prompt.size() - 1), "?");
@@ -145,13 +148,15 @@ TEST(EvalGenerators, NiahPluralTemplatesAndQueries) {
 
   const Sample mq = g.sample("niah_multiquery", 4096, 0);
   EXPECT_EQ(mq.references.size(), 4u);
-  EXPECT_TRUE(std::regex_search(mq.answer_prefix, std::regex("for [a-z]+-[a-z]+, [a-z]+-[a-z]+, [a-z]+-[a-z]+, and [a-z]+-[a-z]+ mentioned")))
+  EXPECT_TRUE(std::regex_search(
+      mq.answer_prefix, std::regex("for [a-z]+-[a-z]+, [a-z]+-[a-z]+, [a-z]+-[a-z]+, and [a-z]+-[a-z]+ mentioned")))
       << mq.answer_prefix;
 
   const Sample mk = g.sample("niah_multikey_1", 4096, 0);
   EXPECT_EQ(count_of(mk.prompt, "One of the special magic numbers for "), 4) << "1 queried + 3 distractor keys";
   const Sample s3 = g.sample("niah_single_3", 4096, 0);
-  EXPECT_TRUE(std::regex_match(s3.references[0], std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
+  EXPECT_TRUE(std::regex_match(s3.references[0],
+                               std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
   EXPECT_NE(s3.answer_prefix.find("special magic uuid for"), std::string::npos);
   const Sample k3 = g.sample("niah_multikey_3", 4096, 0);
   EXPECT_GT(count_of(k3.prompt, "One of the special magic uuids for "), 10) << "a haystack of distractor needles";
@@ -181,7 +186,8 @@ TEST(EvalGenerators, VariableTrackingChainInOrder) {
   const Sample s = g.sample("vt", 4096, 0);
   ASSERT_EQ(s.references.size(), 5u);
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(s.answer_prefix, m, std::regex("5 variables are assgined the value ([0-9]{5}), they are:$")));
+  ASSERT_TRUE(
+      std::regex_search(s.answer_prefix, m, std::regex("5 variables are assgined the value ([0-9]{5}), they are:$")));
   const std::string value = m[1];
   // The question's chain comes after the demonstration: search from the second template.
   const size_t q = s.prompt.rfind("Memorize and track the chain(s)");
@@ -208,7 +214,8 @@ TEST(EvalGenerators, CommonWordsAreTheMostFrequent) {
     ASSERT_EQ(s.references.size(), 10u);
     // Count the words of the question's list (after the demonstration's answer).
     const size_t q = s.prompt.rfind("Below is a numbered list of words.");
-    std::istringstream list(s.prompt.substr(s.prompt.find('\n', q) + 1, s.prompt.rfind("\nQuestion:") - s.prompt.find('\n', q) - 1));
+    std::istringstream list(
+        s.prompt.substr(s.prompt.find('\n', q) + 1, s.prompt.rfind("\nQuestion:") - s.prompt.find('\n', q) - 1));
     std::map<std::string, int> counts;
     std::string tok;
     int64_t entries = 0;
@@ -242,7 +249,8 @@ TEST(EvalGenerators, FrequentWordsFollowZipf) {
   for (const auto& [word, c] : counts) ranked.emplace_back(-c, word);
   std::sort(ranked.begin(), ranked.end());
   EXPECT_EQ(ranked[0].second, "...") << "rank 1 is the noise word";
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(ranked[static_cast<size_t>(i + 1)].second, s.references[static_cast<size_t>(i)]);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(ranked[static_cast<size_t>(i + 1)].second, s.references[static_cast<size_t>(i)]);
 }
 
 TEST(EvalGenerators, QaAnswersAreStatedInTheDocuments) {

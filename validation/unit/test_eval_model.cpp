@@ -23,18 +23,25 @@ using namespace headroom::eval;
 namespace {
 
 config::ModelConfig small_model() {
-  return config::make_config(config::kModel, {{"model.vocab_size", "259"}, {"model.d_model", "16"},
-                                              {"model.n_layers", "2"}, {"model.d_ff", "32"}, {"model.n_heads", "2"},
-                                              {"model.n_kv_heads", "1"}, {"model.head_dim_qk", "8"},
-                                              {"model.head_dim_v", "8"}, {"model.init_std", "0.2"},
-                                              {"model.layer_pattern", "SF"}, {"model.window", "9"}})
+  return config::make_config(config::kModel, {{"model.vocab_size", "259"},
+                                              {"model.d_model", "16"},
+                                              {"model.n_layers", "2"},
+                                              {"model.d_ff", "32"},
+                                              {"model.n_heads", "2"},
+                                              {"model.n_kv_heads", "1"},
+                                              {"model.head_dim_qk", "8"},
+                                              {"model.head_dim_v", "8"},
+                                              {"model.init_std", "0.2"},
+                                              {"model.layer_pattern", "SF"},
+                                              {"model.window", "9"}})
       .model;
 }
 
 std::vector<int32_t> random_ids(int64_t n, uint64_t seed) {
   const CounterRng rng{seed, 3};
   std::vector<int32_t> ids(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>(rng.bits64(static_cast<uint64_t>(i)) % 256);
+  for (int64_t i = 0; i < n; ++i)
+    ids[static_cast<size_t>(i)] = static_cast<int32_t>(rng.bits64(static_cast<uint64_t>(i)) % 256);
   return ids;
 }
 
@@ -53,7 +60,9 @@ TEST(EvalModel, TokenLogprobsEqualTheTrainingLosses) {
     Decoder dec{m, chunk, {}};
     const auto lp = token_logprobs(dec, seq);
     ASSERT_EQ(lp.size(), static_cast<size_t>(T));
-    for (int64_t t = 0; t < T; ++t) EXPECT_NEAR(-lp[static_cast<size_t>(t)], losses[static_cast<size_t>(t)], 2e-4) << "chunk " << chunk << " position " << t;
+    for (int64_t t = 0; t < T; ++t)
+      EXPECT_NEAR(-lp[static_cast<size_t>(t)], losses[static_cast<size_t>(t)], 2e-4)
+          << "chunk " << chunk << " position " << t;
     const auto tail = token_logprobs(dec, seq, 30);
     ASSERT_EQ(tail.size(), 10u);
     EXPECT_DOUBLE_EQ(tail[0], lp[30]);

@@ -11,7 +11,11 @@ using namespace headroom::eval;
 
 TEST(EvalScoring, PostprocessStripsAndTurnsControlCharactersIntoNewlines) {
   EXPECT_EQ(postprocess_prediction("  1234567 \n"), "1234567");
-  EXPECT_EQ(postprocess_prediction(std::string("\x01" "12\x02" "34\x1b", 7)), "12\n34");
+  EXPECT_EQ(postprocess_prediction(std::string("\x01"
+                                               "12\x02"
+                                               "34\x1b",
+                                               7)),
+            "12\n34");
   EXPECT_EQ(postprocess_prediction(std::string("ab\0cd", 5)), "ab\ncd");
   // \x1c-\x1f are whitespace to Python's strip(); \x7f is not a control character in RULER's [\x00-\x1f].
   EXPECT_EQ(postprocess_prediction("\x1c x\x7f \x1f"), "x\x7f");
@@ -33,8 +37,18 @@ TEST(EvalScoring, StringMatchPartIsTheMaxOverReferences) {
 
 TEST(EvalScoring, RulerMetricsSeeThePostprocessedPrediction) {
   // A control character splits the number: no longer a substring.
-  EXPECT_DOUBLE_EQ(score_prediction(Metric::kMatchAll, std::string("123\x01" "4567", 8), {"1234567"}), 0.0);
-  EXPECT_DOUBLE_EQ(score_prediction(Metric::kMatchAll, std::string("123\x01" "4567", 8), {"4567"}), 1.0);
+  EXPECT_DOUBLE_EQ(score_prediction(Metric::kMatchAll,
+                                    std::string("123\x01"
+                                                "4567",
+                                                8),
+                                    {"1234567"}),
+                   0.0);
+  EXPECT_DOUBLE_EQ(score_prediction(Metric::kMatchAll,
+                                    std::string("123\x01"
+                                                "4567",
+                                                8),
+                                    {"4567"}),
+                   1.0);
   EXPECT_DOUBLE_EQ(score_prediction(Metric::kMatchAll, " 1234567.\n\nThe", {"1234567"}), 1.0);
   EXPECT_DOUBLE_EQ(score_prediction(Metric::kMatchPart, "Oakford", {"oakford", "x"}), 1.0);
 }

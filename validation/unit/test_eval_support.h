@@ -20,8 +20,8 @@ inline std::filesystem::path source_dir() {
 
 // inputs/eval word lists and the committed essay sample.
 inline const Resources& test_resources() {
-  static const Resources r = load_resources(source_dir() / "inputs/eval",
-                                            source_dir() / "validation/data/sample_corpus/essay/sample.jsonl");
+  static const Resources r =
+      load_resources(source_dir() / "inputs/eval", source_dir() / "validation/data/sample_corpus/essay/sample.jsonl");
   return r;
 }
 

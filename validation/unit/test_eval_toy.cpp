@@ -39,10 +39,15 @@ int64_t train_steps() {
 }
 
 config::ModelConfig toy_model(int32_t vocab) {
-  return config::make_config(config::kModel, {{"model.vocab_size", std::to_string(vocab)}, {"model.d_model", "64"},
-                                              {"model.n_layers", "2"}, {"model.d_ff", "128"}, {"model.n_heads", "4"},
-                                              {"model.n_kv_heads", "4"}, {"model.head_dim_qk", "16"},
-                                              {"model.head_dim_v", "16"}, {"model.init_std", "0.02"},
+  return config::make_config(config::kModel, {{"model.vocab_size", std::to_string(vocab)},
+                                              {"model.d_model", "64"},
+                                              {"model.n_layers", "2"},
+                                              {"model.d_ff", "128"},
+                                              {"model.n_heads", "4"},
+                                              {"model.n_kv_heads", "4"},
+                                              {"model.head_dim_qk", "16"},
+                                              {"model.head_dim_v", "16"},
+                                              {"model.init_std", "0.02"},
                                               {"model.seed", "3"}})
       .model;
 }
@@ -71,7 +76,8 @@ void niah_example(TaskContext& ctx, int64_t index, std::vector<int32_t>& ids, st
   seq.push_back(data::kEos);
   ids.assign(kLength, data::kPad);
   targets.assign(kLength, -1);
-  for (size_t t = 0; t + 1 < seq.size() && t < static_cast<size_t>(kLength); ++t) ids[t] = seq[t], targets[t] = seq[t + 1];
+  for (size_t t = 0; t + 1 < seq.size() && t < static_cast<size_t>(kLength); ++t)
+    ids[t] = seq[t], targets[t] = seq[t + 1];
 }
 
 // An induction warm-up sequence: random digits, then the same digits again (loss on the repeat).
@@ -129,17 +135,19 @@ TEST(EvalToyModel, LearnsNiahSingle1AtItsTrainingLength) {
       for (int32_t t : one_targets) count += t >= 0;
     }
     model::zero_grads(m);
-    const auto l = model::forward_backward<float>(m, acts, ids.data(), targets.data(), 1.0f / static_cast<float>(count));
+    const auto l =
+        model::forward_backward<float>(m, acts, ids.data(), targets.data(), 1.0f / static_cast<float>(count));
     loss = l.sum / static_cast<double>(l.count);
     const double lr = kLr * std::min(1.0, static_cast<double>(step + 1) / 20.0);
     train::adamw_step(m, opt, lr, train::clip_scale(train::grad_norm(m, opt), 1.0));
   }
   const double train_s = seconds_since(t0);
   const double after = evaluate_niah(m, ctx, tok, kEvalSamples);
-  std::printf("toy model: %lld steps of %lld x %lld tokens in %.0f s, final loss %.3f; niah_single_1 @%lld: "
-              "%.1f before, %.1f after\n",
-              static_cast<long long>(steps), static_cast<long long>(kBatch), static_cast<long long>(kLength), train_s,
-              loss, static_cast<long long>(kLength), before, after);
+  std::printf(
+      "toy model: %lld steps of %lld x %lld tokens in %.0f s, final loss %.3f; niah_single_1 @%lld: "
+      "%.1f before, %.1f after\n",
+      static_cast<long long>(steps), static_cast<long long>(kBatch), static_cast<long long>(kLength), train_s, loss,
+      static_cast<long long>(kLength), before, after);
   EXPECT_EQ(before, 0.0) << "an untrained model cannot know a random 7-digit number";
   EXPECT_GE(after, 10.0) << "well above chance (~1e-7) after " << steps << " steps";
 }

@@ -84,8 +84,8 @@ class Dev {
   T* p_;
 };
 
-inline ::testing::AssertionResult close(const std::vector<float>& got, const std::vector<float>& want,
-                                        double tol, const std::string& what) {
+inline ::testing::AssertionResult close(const std::vector<float>& got, const std::vector<float>& want, double tol,
+                                        const std::string& what) {
   if (got.size() != want.size())
     return ::testing::AssertionFailure() << what << ": size " << got.size() << " vs " << want.size();
   double num = 0, den = 0;
@@ -93,13 +93,13 @@ inline ::testing::AssertionResult close(const std::vector<float>& got, const std
     if (!std::isfinite(want[i])) {
       const bool same = std::isnan(want[i]) ? std::isnan(got[i]) : got[i] == want[i];
       if (!same)
-        return ::testing::AssertionFailure() << what << ": element " << i << " is " << got[i]
-                                             << ", expected non-finite " << want[i];
+        return ::testing::AssertionFailure()
+               << what << ": element " << i << " is " << got[i] << ", expected non-finite " << want[i];
       continue;
     }
     if (!std::isfinite(got[i]))
-      return ::testing::AssertionFailure() << what << ": element " << i << " is " << got[i]
-                                           << " (expected " << want[i] << "; NaN = never written?)";
+      return ::testing::AssertionFailure()
+             << what << ": element " << i << " is " << got[i] << " (expected " << want[i] << "; NaN = never written?)";
     const double d = static_cast<double>(got[i]) - want[i];
     num += d * d;
     den += static_cast<double>(want[i]) * want[i];
@@ -115,9 +115,8 @@ inline ::testing::AssertionResult close(const std::vector<float>& got, const std
   double wd = -1;
   for (std::size_t i = 0; i < want.size(); ++i)
     if (std::isfinite(want[i]) && std::abs(got[i] - want[i]) > wd) wd = std::abs(got[i] - want[i]), worst = i;
-  return ::testing::AssertionFailure() << what << ": relative norm error " << rel << " > " << tol
-                                       << " (worst element " << worst << ": " << got[worst]
-                                       << " vs " << want[worst] << ")";
+  return ::testing::AssertionFailure() << what << ": relative norm error " << rel << " > " << tol << " (worst element "
+                                       << worst << ": " << got[worst] << " vs " << want[worst] << ")";
 }
 
 // ||got − want|| / ||want|| over the entries finite in both (close() checks the rest).
@@ -133,9 +132,8 @@ inline double rel_norm(const std::vector<float>& got, const std::vector<float>& 
 }
 
 // close() with the tolerance kNoiseFactor × floor, printing the line noise_floor.py prints.
-inline ::testing::AssertionResult close_to_floor(const std::vector<float>& got,
-                                                 const std::vector<float>& want, double floor,
-                                                 const std::string& what) {
+inline ::testing::AssertionResult close_to_floor(const std::vector<float>& got, const std::vector<float>& want,
+                                                 double floor, const std::string& what) {
   validation::report_noise_floor(what, rel_norm(got, want), floor);
   return close(got, want, kNoiseFactor * floor, what);
 }
@@ -256,8 +254,8 @@ TEST_P(GpuOps, MatmulStrided) {
           return std::vector<std::decay_t<decltype(out)>>{out};
         });
         const auto got = c.download();
-        const std::string what = "matmul_strided ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) +
-                                 " beta=" + std::to_string(beta);
+        const std::string what =
+            "matmul_strided ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) + " beta=" + std::to_string(beta);
         EXPECT_TRUE(close_to_floor(got, want, floor[0], label(what)));
         for (int64_t i = 0; i < M; ++i)
           for (int64_t j = N; j < ldc; ++j) ASSERT_EQ(got[i * ldc + j], C0[i * ldc + j]) << label(what) << " gap";
@@ -338,7 +336,8 @@ TEST_P(GpuOps, Embedding) {
 
 TEST_P(GpuOps, RmsNorm) {
   const Ops& d = dev();
-  const int64_t rows = large() ? 4099 : 300, n = large() ? 1000 : 70, n_total = n + 30;  // > 256 rows: several dw chunks
+  const int64_t rows = large() ? 4099 : 300, n = large() ? 1000 : 70,
+                n_total = n + 30;  // > 256 rows: several dw chunks
   const auto x = random_floats(rows * n, 8, -2.f, 2.f), w = random_floats(n, 9), dy = random_floats(rows * n, 10);
   const float eps = 1e-6f;
   std::vector<float> sumsq(rows), y(rows * n), rstd(rows), dot(rows), dx(rows * n);
@@ -348,11 +347,10 @@ TEST_P(GpuOps, RmsNorm) {
   cpu().rms_bwd_dot(x.data(), w.data(), dy.data(), dot.data(), rows, n);
   const auto dw0 = random_floats(n, 11);
   std::vector<float> dw = dw0;
-  cpu().rms_bwd_apply(x.data(), w.data(), dy.data(), rstd.data(), dot.data(), dx.data(), dw.data(),
-                      rows, n, n_total);
+  cpu().rms_bwd_apply(x.data(), w.data(), dy.data(), rstd.data(), dot.data(), dx.data(), dw.data(), rows, n, n_total);
 
-  Dev<float> X(d, x), W(d, w), DY(d, dy), S(d, rows), Y(d, rows * n), R(d, rows), DOT(d, rows),
-      DX(d, rows * n), DW(d, dw0);
+  Dev<float> X(d, x), W(d, w), DY(d, dy), S(d, rows), Y(d, rows * n), R(d, rows), DOT(d, rows), DX(d, rows * n),
+      DW(d, dw0);
   S.poison();
   d.row_sumsq(X.get(), S.get(), rows, n);
   std::vector<float> sumsq_raw(rows);
@@ -400,8 +398,8 @@ TEST_P(GpuOps, Rope) {
       cpu().rope(want.data(), cs.data(), sn.data(), B, T, pos0, H, hd, rot, inv);
       Dev<float> X(d, x), C(d, cs), S(d, sn);
       d.rope(X.get(), C.get(), S.get(), B, T, pos0, H, hd, rot, inv);
-      EXPECT_TRUE(close(X.download(), want, kExactTol,
-                        "rope rot=" + std::to_string(rot) + " inverse=" + std::to_string(inv)));
+      EXPECT_TRUE(
+          close(X.download(), want, kExactTol, "rope rot=" + std::to_string(rot) + " inverse=" + std::to_string(inv)));
     }
   Dev<float> X(d, 10), C(d, 10), S(d, 10);
   EXPECT_THROW(d.rope(X.get(), C.get(), S.get(), 1, 1, 0, 1, 4, 3, false), headroom::Error);
@@ -479,8 +477,7 @@ TEST_P(GpuOps, AdamW) {
   EXPECT_TRUE(close(P.download(), p, kExactTol, "adamw p"));
   EXPECT_TRUE(close(M.download(), m, kExactTol, "adamw m"));
   EXPECT_TRUE(close(Vv.download(), v, kExactTol, "adamw v"));
-  EXPECT_THROW(d.adamw(P.get(), P.get(), M.get(), Vv.get(), n, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 0),
-               headroom::Error);
+  EXPECT_THROW(d.adamw(P.get(), P.get(), M.get(), Vv.get(), n, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 0), headroom::Error);
 }
 
 struct AttnCase {
@@ -496,10 +493,9 @@ struct AttnCase {
 inline std::string describe(const AttnCase& c) {
   std::string docs;
   for (int64_t d : c.documents) docs += (docs.empty() ? " documents at " : ",") + std::to_string(d);
-  return "B" + std::to_string(c.B) + " T" + std::to_string(c.T) + " Tk" + std::to_string(c.Tk) +
-         " pos0 " + std::to_string(c.q_pos0) + " H" + std::to_string(c.Hq) + "/" +
-         std::to_string(c.Hkv) + " d" + std::to_string(c.dqk) + "/" + std::to_string(c.dv) +
-         " window " + std::to_string(c.window) + docs;
+  return "B" + std::to_string(c.B) + " T" + std::to_string(c.T) + " Tk" + std::to_string(c.Tk) + " pos0 " +
+         std::to_string(c.q_pos0) + " H" + std::to_string(c.Hq) + "/" + std::to_string(c.Hkv) + " d" +
+         std::to_string(c.dqk) + "/" + std::to_string(c.dv) + " window " + std::to_string(c.window) + docs;
 }
 
 inline std::vector<AttnCase> attention_cases(bool large) {
@@ -548,10 +544,10 @@ TEST_P(GpuOps, AttentionForwardBackward) {
     const AttentionShape host = c.shape(docs.data()), device = c.shape(Docs.get());
     cpu().attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), host, scale);
     std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
-    cpu().attention_bwd(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(),
-                        dq.data(), dk.data(), dv.data(), host, scale);
-    Dev<float> Q(d, q), K(d, k), Vv(d, v), O(d, out.size()), L(d, lse.size()), DO(d, dout),
-        DQ(d, dq.size()), DK(d, dk.size()), DV(d, dv.size());
+    cpu().attention_bwd(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(), dk.data(),
+                        dv.data(), host, scale);
+    Dev<float> Q(d, q), K(d, k), Vv(d, v), O(d, out.size()), L(d, lse.size()), DO(d, dout), DQ(d, dq.size()),
+        DK(d, dk.size()), DV(d, dv.size());
     O.poison();
     L.poison();
     d.attention_fwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), device, scale);
@@ -559,8 +555,8 @@ TEST_P(GpuOps, AttentionForwardBackward) {
       using T = typename std::decay_t<decltype(in)>::value_type::value_type;
       std::vector<T> o(out.size()), l(lse.size()), gq(q.size()), gk(k.size()), gv(v.size());
       ops.attention_fwd(in[0].data(), in[1].data(), in[2].data(), o.data(), l.data(), host, static_cast<T>(scale));
-      ops.attention_bwd(in[0].data(), in[1].data(), in[2].data(), o.data(), l.data(), in[3].data(),
-                        gq.data(), gk.data(), gv.data(), host, static_cast<T>(scale));
+      ops.attention_bwd(in[0].data(), in[1].data(), in[2].data(), o.data(), l.data(), in[3].data(), gq.data(),
+                        gk.data(), gv.data(), host, static_cast<T>(scale));
       return std::vector{o, l, gq, gk, gv};
     });
     EXPECT_TRUE(close_to_floor(O.download(), out, floor[0], label("attention_fwd out " + describe(c))));
@@ -571,8 +567,8 @@ TEST_P(GpuOps, AttentionForwardBackward) {
     DQ.poison();
     DK.poison();
     DV.poison();
-    d.attention_bwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), DO.get(), DQ.get(), DK.get(),
-                    DV.get(), device, scale);
+    d.attention_bwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), DO.get(), DQ.get(), DK.get(), DV.get(), device,
+                    scale);
     EXPECT_TRUE(close_to_floor(DQ.download(), dq, floor[2], label("attention_bwd dq " + describe(c))));
     EXPECT_TRUE(close_to_floor(DK.download(), dk, floor[3], label("attention_bwd dk " + describe(c))));
     EXPECT_TRUE(close_to_floor(DV.download(), dv, floor[4], label("attention_bwd dv " + describe(c))));

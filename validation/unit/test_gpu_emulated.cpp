@@ -26,10 +26,8 @@ const Ops& emulated(bool bf16) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Emulated, GpuOps,
-                         ::testing::Values(Table{"bf16", []() -> const Ops& { return emulated(true); },
-                                                 true, false},
-                                           Table{"fp32", []() -> const Ops& { return emulated(false); },
-                                                 false, false}),
+                         ::testing::Values(Table{"bf16", []() -> const Ops& { return emulated(true); }, true, false},
+                                           Table{"fp32", []() -> const Ops& { return emulated(false); }, false, false}),
                          table_name);
 
 // train.attention_kernel = auto on a device without cuDNN: the own kernels, bit for bit, and one
@@ -42,7 +40,8 @@ TEST(EmulatedAttentionChoice, AutoWithoutCudnnRunsTheOwnKernelsAndSaysSo) {
   std::vector<std::vector<float>> results;
   std::string log;
   for (const Ops* t : {&automatic, &flash}) {
-    Dev<float> Q(*t, q), K(*t, k), V(*t, v), O(*t, n), L(*t, B * Hq * T), DO(*t, dout), DQ(*t, n), DK(*t, nk), DV(*t, nk);
+    Dev<float> Q(*t, q), K(*t, k), V(*t, v), O(*t, n), L(*t, B * Hq * T), DO(*t, dout), DQ(*t, n), DK(*t, nk),
+        DV(*t, nk);
     ::testing::internal::CaptureStderr();
     for (int call = 0; call < 2; ++call) {
       t->attention_fwd(Q.get(), K.get(), V.get(), O.get(), L.get(), {B, T, T, 0, Hq, Hkv, w, w, 0}, 0.25f);
@@ -80,9 +79,8 @@ TEST(EmulatedDevice, HostPointerIntoTheGemmNamesTheCall) {
   EXPECT_NE(msg.find("cublasLtMatmul (matmul_bf16)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("operand A"), std::string::npos) << msg;
   EXPECT_NE(msg.find("host pointer"), std::string::npos) << msg;
-  const std::string strided = error_of([&] {
-    emulated(false).matmul_strided(b.get(), 4, b.get(), 4, host.data(), 4, 4, 4, 4, false, false, 1.f, 0.f);
-  });
+  const std::string strided = error_of(
+      [&] { emulated(false).matmul_strided(b.get(), 4, b.get(), 4, host.data(), 4, 4, 4, 4, false, false, 1.f, 0.f); });
   EXPECT_NE(strided.find("matmul_strided"), std::string::npos) << strided;
   EXPECT_NE(strided.find("output C"), std::string::npos) << strided;
 }
@@ -119,7 +117,8 @@ TEST(EmulatedDeviceDeathTest, HostReadOfDeviceMemoryStopsTheRun) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   const Ops& ops = emulated(false);
   auto* p = static_cast<float*>(ops.alloc(64 * sizeof(float)));
-  EXPECT_DEATH({ [[maybe_unused]] volatile float v = p[3]; }, "the host read or wrote device memory at .*12 bytes into a device allocation of 256 bytes");
+  EXPECT_DEATH({ [[maybe_unused]] volatile float v = p[3]; },
+               "the host read or wrote device memory at .*12 bytes into a device allocation of 256 bytes");
   ops.free(p);
 }
 

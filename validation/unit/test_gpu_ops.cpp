@@ -19,15 +19,13 @@ namespace headroom::kernels::gputest {
 // compute-sanitizer, which slows kernels by orders of magnitude).
 const bool kLarge = std::getenv("HEADROOM_GPU_TEST_SMALL") == nullptr;
 
-INSTANTIATE_TEST_SUITE_P(Cuda, GpuOps,
-                         ::testing::Values(Table{"bf16", []() -> const Ops& { return cuda_ops_bf16(); },
-                                                 true, kLarge},
-                                           Table{"bf16_flash",
-                                                 []() -> const Ops& { return cuda_ops_bf16(AttentionKernel::kFlash); },
-                                                 true, kLarge},
-                                           Table{"fp32", []() -> const Ops& { return cuda_ops_fp32(); },
-                                                 false, kLarge}),
-                         table_name);
+INSTANTIATE_TEST_SUITE_P(
+    Cuda, GpuOps,
+    ::testing::Values(Table{"bf16", []() -> const Ops& { return cuda_ops_bf16(); }, true, kLarge},
+                      Table{"bf16_flash", []() -> const Ops& { return cuda_ops_bf16(AttentionKernel::kFlash); }, true,
+                            kLarge},
+                      Table{"fp32", []() -> const Ops& { return cuda_ops_fp32(); }, false, kLarge}),
+    table_name);
 
 // The default table must really run cuDNN where the rules send a shape to it: a refused graph
 // would fall back to the own kernels silently, and the bf16 table's checks would test those twice.

@@ -66,13 +66,9 @@ void check_gradients(const config::ModelConfig& cfg, int64_t B, int64_t T, int m
 TEST(GradCheck, Baseline) { check_gradients(tiny_model({}), 2, 5); }
 TEST(GradCheck, PostNorm) { check_gradients(tiny_model({{"norm_order", "post"}}), 2, 5); }
 TEST(GradCheck, LayerQkNormPre) { check_gradients(tiny_model({{"qk_norm", "layer"}}), 2, 5); }
-TEST(GradCheck, LayerQkNormPost) {
-  check_gradients(tiny_model({{"qk_norm", "layer"}, {"norm_order", "post"}}), 2, 5);
-}
+TEST(GradCheck, LayerQkNormPost) { check_gradients(tiny_model({{"qk_norm", "layer"}, {"norm_order", "post"}}), 2, 5); }
 TEST(GradCheck, HeadQkNormPre) { check_gradients(tiny_model({{"qk_norm", "head"}}), 2, 5); }
-TEST(GradCheck, HeadQkNormPost) {
-  check_gradients(tiny_model({{"qk_norm", "head"}, {"norm_order", "post"}}), 2, 5);
-}
+TEST(GradCheck, HeadQkNormPost) { check_gradients(tiny_model({{"qk_norm", "head"}, {"norm_order", "post"}}), 2, 5); }
 TEST(GradCheck, GroupedQueryAttention) {
   check_gradients(tiny_model({{"n_heads", "4"}, {"n_kv_heads", "2"}, {"qk_norm", "layer"}}), 2, 5);
 }
@@ -83,17 +79,20 @@ TEST(GradCheck, AsymmetricQkAndV) {
   check_gradients(tiny_model({{"head_dim_qk", "6"}, {"head_dim_v", "2"}}), 2, 5);
   check_gradients(tiny_model({{"head_dim_qk", "2"}, {"head_dim_v", "6"}}), 1, 5);
 }
-TEST(GradCheck, SlidingWindowPattern) {
-  check_gradients(tiny_model({{"layer_pattern", "SF"}, {"window", "2"}}), 2, 7);
-}
+TEST(GradCheck, SlidingWindowPattern) { check_gradients(tiny_model({{"layer_pattern", "SF"}, {"window", "2"}}), 2, 7); }
 TEST(GradCheck, PartialRopeAndNope) {
-  check_gradients(tiny_model({{"head_dim_qk", "6"}, {"rope_dims_full", "2"}, {"rope_dims_swa", "0"},
-                              {"layer_pattern", "SF"}}), 1, 6);
+  check_gradients(
+      tiny_model({{"head_dim_qk", "6"}, {"rope_dims_full", "2"}, {"rope_dims_swa", "0"}, {"layer_pattern", "SF"}}), 1,
+      6);
 }
 TEST(GradCheck, Yarn) {
-  check_gradients(tiny_model({{"rope_scaling", "yarn"}, {"yarn_factor", "4"},
-                              {"yarn_original_len", "4"}, {"yarn_layers", "full"},
-                              {"layer_pattern", "SF"}, {"rope_base_full", "50"}}), 1, 8);
+  check_gradients(tiny_model({{"rope_scaling", "yarn"},
+                              {"yarn_factor", "4"},
+                              {"yarn_original_len", "4"},
+                              {"yarn_layers", "full"},
+                              {"layer_pattern", "SF"},
+                              {"rope_base_full", "50"}}),
+                  1, 8);
 }
 TEST(GradCheck, TiedEmbeddings) { check_gradients(tiny_model({{"tie_embeddings", "true"}}), 2, 5); }
 TEST(GradCheck, LossMask) { check_gradients(tiny_model({}), 2, 6, 3); }

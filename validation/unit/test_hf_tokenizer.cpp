@@ -61,8 +61,8 @@ std::string bl(const std::string& raw) {
 struct Tiny {
   std::vector<std::pair<std::string, std::string>> merges;
   std::vector<std::string> extra_vocab;
-  json pre_tokenizer = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true},
-                        {"use_regex", true}};
+  json pre_tokenizer = {
+      {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
   json normalizer = nullptr;
   bool ignore_merges = false;
   std::vector<json> added;  // after <s>, </s>
@@ -79,7 +79,7 @@ struct Tiny {
     for (const auto& t : extra_vocab) vocab[bl(t)] = next++;
     json added_tokens = json::array();
     auto add = [&](const std::string& content, bool special, json more = json::object()) {
-      json t = {{"id", next++}, {"content", content}, {"single_word", false}, {"lstrip", false},
+      json t = {{"id", next++},    {"content", content},     {"single_word", false}, {"lstrip", false},
                 {"rstrip", false}, {"normalized", !special}, {"special", special}};
       t.update(more);
       added_tokens.push_back(t);
@@ -87,19 +87,32 @@ struct Tiny {
     add("<s>", true);
     add("</s>", true);
     for (const auto& a : added) add(a["content"], a.value("special", false), a);
-    return {{"version", "1.0"}, {"truncation", nullptr}, {"padding", nullptr},
-            {"added_tokens", added_tokens}, {"normalizer", normalizer}, {"pre_tokenizer", pre_tokenizer},
-            {"post_processor", nullptr},
-            {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
-            {"model",
-             {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
-              {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
-              {"ignore_merges", ignore_merges}, {"vocab", vocab}, {"merges", m}}}};
+    return {
+        {"version", "1.0"},
+        {"truncation", nullptr},
+        {"padding", nullptr},
+        {"added_tokens", added_tokens},
+        {"normalizer", normalizer},
+        {"pre_tokenizer", pre_tokenizer},
+        {"post_processor", nullptr},
+        {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
+        {"model",
+         {{"type", "BPE"},
+          {"dropout", nullptr},
+          {"unk_token", nullptr},
+          {"continuing_subword_prefix", nullptr},
+          {"end_of_word_suffix", nullptr},
+          {"fuse_unk", false},
+          {"byte_fallback", false},
+          {"ignore_merges", ignore_merges},
+          {"vocab", vocab},
+          {"merges", m}}}};
   }
 };
 
 std::string record_of(const json& tokenizer_json, json bos = "<s>", json eos = "</s>", json pad = nullptr) {
-  return json{{"bos_token", bos}, {"eos_token", eos}, {"pad_token", pad}, {"tokenizer_json", tokenizer_json.dump()}}.dump();
+  return json{{"bos_token", bos}, {"eos_token", eos}, {"pad_token", pad}, {"tokenizer_json", tokenizer_json.dump()}}
+      .dump();
 }
 
 Tokenizer load(const json& tokenizer_json) { return tokenizer_from_record(record_of(tokenizer_json), "tiny"); }
@@ -115,12 +128,16 @@ int32_t id(const Tokenizer& tok, const std::string& raw) { return tok.hf->vocab.
 
 // The Llama 3 pre-tokenizer.
 json llama3_pre() {
-  return {{"type", "Sequence"},
-          {"pretokenizers",
-           {{{"type", "Split"},
-             {"pattern", {{"Regex", R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}}},
-             {"behavior", "Isolated"}, {"invert", false}},
-            {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}}}}};
+  return {
+      {"type", "Sequence"},
+      {"pretokenizers",
+       {{{"type", "Split"},
+         {"pattern",
+          {{"Regex",
+            R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}}},
+         {"behavior", "Isolated"},
+         {"invert", false}},
+        {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}}}}};
 }
 
 TEST(HfTokenizer, MergesApplyByRank) {
@@ -233,11 +250,10 @@ TEST(HfTokenizer, DecodeEveryIdAndRoundTrip) {
     }
     std::string want = tok.hf->id_bytes[size_t(i)];
     if (i >= 0x80 && i < 256) want = "\xef\xbf\xbd";  // a lone byte >= 0x80 is invalid UTF-8: U+FFFD
-    if (i == 256 + 3) want = "\xef\xbf\xbd";           // the first two bytes of 日 alone
+    if (i == 256 + 3) want = "\xef\xbf\xbd";          // the first two bytes of 日 alone
     EXPECT_EQ(decode(tok, std::vector<int32_t>{i}), want) << i;
   }
-  for (const std::string s : {"abc ab a", "日本語 text\n\tand 😀", "", "  x  "})
-    EXPECT_EQ(decode(tok, enc(tok, s)), s);
+  for (const std::string s : {"abc ab a", "日本語 text\n\tand 😀", "", "  x  "}) EXPECT_EQ(decode(tok, enc(tok, s)), s);
   // An id past the tokenizer (a model's padding rows, e.g. Qwen 3's) decodes to nothing, as in
   // Hugging Face tokenizers, so evaluate scores a model that emits one; a negative id is an error.
   std::vector<int32_t> ids = enc(tok, "abc ab");
@@ -271,7 +287,8 @@ TEST(HfTokenizer, RefusalsNameTheKeyAndValue) {
       {"/post_processor", {{"type", "BertProcessing"}}, "post_processor.type 'BertProcessing'"},
       {"/post_processor",
        {{"type", "TemplateProcessing"},
-        {"single", {{{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, {{"SpecialToken", {{"id", "</s>"}, {"type_id", 0}}}}}}},
+        {"single",
+         {{{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, {{"SpecialToken", {{"id", "</s>"}, {"type_id", 0}}}}}}},
        "post_processor.single"},
       {"/truncation", {{"max_length", 5}}, "truncation {\"max_length\":5}"},
       {"/model/merges", json::array({"a zz"}), "model.merges[0] 'a zz' names 'zz', which is not in the vocab"},
@@ -294,7 +311,8 @@ TEST(HfTokenizer, RefusalsNameTheKeyAndValue) {
     t.pre_tokenizer["pretokenizers"][0]["invert"] = invert;
     return error_of([&] { load(t.tokenizer_json()); });
   };
-  EXPECT_NE(split({{"String", " "}}, "Isolated", false).find("pretokenizers[0].pattern {\"String\":\" \"}"), std::string::npos);
+  EXPECT_NE(split({{"String", " "}}, "Isolated", false).find("pretokenizers[0].pattern {\"String\":\" \"}"),
+            std::string::npos);
   EXPECT_NE(split({{"Regex", "a"}}, "Removed", false).find("pretokenizers[0].behavior 'Removed'"), std::string::npos);
   EXPECT_NE(split({{"Regex", "a"}}, "Isolated", true).find("pretokenizers[0].invert true"), std::string::npos);
   EXPECT_NE(split({{"Regex", R"(\w+)"}}, "Isolated", false).find("the escape '\\w'"), std::string::npos);
@@ -305,13 +323,18 @@ TEST(HfTokenizer, RefusalsNameTheKeyAndValue) {
   Tiny t;
   t.pre_tokenizer = llama3_pre();
   std::swap(t.pre_tokenizer["pretokenizers"][0], t.pre_tokenizer["pretokenizers"][1]);
-  EXPECT_NE(error_of([&] { load(t.tokenizer_json()); }).find("pretokenizers[0].type 'ByteLevel' is not supported before the end"),
+  EXPECT_NE(error_of([&] {
+              load(t.tokenizer_json());
+            }).find("pretokenizers[0].type 'ByteLevel' is not supported before the end"),
             std::string::npos);
   // Specials must name tokens; EOS is required.
-  EXPECT_NE(error_of([&] { tokenizer_from_record(record_of(good, "<s>", "<nope>"), "rec"); })
-                .find("rec: eos_token '<nope>' is not a token"), std::string::npos);
-  EXPECT_NE(error_of([&] { tokenizer_from_record(record_of(good, "<s>", nullptr), "rec"); }).find("eos_token is missing"),
+  EXPECT_NE(error_of([&] {
+              tokenizer_from_record(record_of(good, "<s>", "<nope>"), "rec");
+            }).find("rec: eos_token '<nope>' is not a token"),
             std::string::npos);
+  EXPECT_NE(
+      error_of([&] { tokenizer_from_record(record_of(good, "<s>", nullptr), "rec"); }).find("eos_token is missing"),
+      std::string::npos);
 }
 
 // Meta's Llama 3 post-processor prepends BOS: accepted when bos_token names the same token (Headroom
@@ -320,12 +343,15 @@ TEST(HfTokenizer, PostProcessorThatPrependsBos) {
   json j = Tiny{}.tokenizer_json();
   const json bos = {{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}};
   const json a = {{"Sequence", {{"id", "A"}, {"type_id", 0}}}};
-  const json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}, {"use_regex", true}};
+  const json byte_level = {
+      {"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}, {"use_regex", true}};
   const json tmpl = {{"type", "TemplateProcessing"}, {"single", json::array({bos, a})}};
   j["post_processor"] = {{"type", "Sequence"}, {"processors", json::array({byte_level, tmpl})}};
   EXPECT_EQ(bos_id(tokenizer_from_record(record_of(j, "<s>", "</s>"), "rec")), 256);
-  EXPECT_NE(error_of([&] { tokenizer_from_record(record_of(j, nullptr, "</s>"), "rec"); })
-                .find("rec: the post_processor prepends '<s>' but bos_token is null"), std::string::npos);
+  EXPECT_NE(error_of([&] {
+              tokenizer_from_record(record_of(j, nullptr, "</s>"), "rec");
+            }).find("rec: the post_processor prepends '<s>' but bos_token is null"),
+            std::string::npos);
 }
 
 // unk_token can never be emitted when every byte is in the vocab; otherwise it is refused.
@@ -368,9 +394,11 @@ TEST(HfTokenizer, SpecialsAndRecord) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::ofstream(dir / "tokenizer.json") << j.dump(2);
-  EXPECT_NE(error_of([&] { load_hf_tokenizer_dir(dir / "tokenizer.json"); }).find("tokenizer_config.json: no such file"),
-            std::string::npos);
-  std::ofstream(dir / "tokenizer_config.json") << R"({"bos_token": {"content": "<s>", "lstrip": false}, "eos_token": "</s>"})";
+  EXPECT_NE(
+      error_of([&] { load_hf_tokenizer_dir(dir / "tokenizer.json"); }).find("tokenizer_config.json: no such file"),
+      std::string::npos);
+  std::ofstream(dir / "tokenizer_config.json")
+      << R"({"bos_token": {"content": "<s>", "lstrip": false}, "eos_token": "</s>"})";
   const Tokenizer from_dir = load_any_tokenizer(dir.string());
   EXPECT_EQ(bos_id(from_dir), 256);
   EXPECT_EQ(eos_id(from_dir), 257);
@@ -418,9 +446,11 @@ TEST(HfTokenizer, NativeBpeAsTokenizerJson) {
   EXPECT_EQ(eos_id(hf), kEos);
   EXPECT_EQ(pad_id(hf), kPad);
   EXPECT_EQ(vocab_size(hf), vocab_size(native));
-  for (const std::string& s : std::vector<std::string>{text, std::string(700, 'a'), " " + std::string(600, 'b'), std::string(600, ' ') + "x",
-                              std::string(300, '\t') + " y", std::string(530, '!'), "\v\f\r\n x  \t y ",
-                              "a\xc2\xa0" "b \xc2\x85 c"}) {
+  for (const std::string& s :
+       std::vector<std::string>{text, std::string(700, 'a'), " " + std::string(600, 'b'), std::string(600, ' ') + "x",
+                                std::string(300, '\t') + " y", std::string(530, '!'), "\v\f\r\n x  \t y ",
+                                "a\xc2\xa0"
+                                "b \xc2\x85 c"}) {
     EXPECT_EQ(enc(hf, s), enc(native, s)) << s.substr(0, 40);
     EXPECT_EQ(decode(hf, enc(hf, s)), s);
   }
@@ -450,8 +480,9 @@ TEST(HfTokenizer, ChatMarkers) {
   for (const char* c : {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"})
     l.added.push_back({{"content", c}, {"special", true}});
   const auto llama = load(l.tokenizer_json());
-  EXPECT_EQ(eval::PromptBuilder(llama, PromptTemplate::kChat).text("Q?", ""),
-            "<|start_header_id|>user<|end_header_id|>\n\nQ?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(
+      eval::PromptBuilder(llama, PromptTemplate::kChat).text("Q?", ""),
+      "<|start_header_id|>user<|end_header_id|>\n\nQ?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
 
   // No markers (a plain HF tokenizer, or Headroom's own): refused by name, base still works.
   const auto plain = load(Tiny().tokenizer_json());

@@ -22,8 +22,8 @@ struct AttnCase {
 
   std::string str() const {
     std::ostringstream s;
-    s << "B=" << B << " T=" << T << " Tk=" << Tk << " q_pos0=" << q_pos0 << " Hq=" << Hq
-      << " Hkv=" << Hkv << " dqk=" << dqk << " dv=" << dv << " window=" << window;
+    s << "B=" << B << " T=" << T << " Tk=" << Tk << " q_pos0=" << q_pos0 << " Hq=" << Hq << " Hkv=" << Hkv
+      << " dqk=" << dqk << " dv=" << dv << " window=" << window;
     for (int64_t d : documents) s << (d == documents.front() ? " documents at " : ",") << d;
     return s.str();
   }
@@ -34,8 +34,7 @@ struct AttnCase {
   // The visibility rule of ops.h, stated directly.
   bool visible(int64_t b, int64_t t, int64_t j) const {
     const int64_t p = q_pos0 + t;
-    return j <= p && (window == 0 || p - j < window) &&
-           (doc_start.empty() || doc_start[b * T + t] <= j);
+    return j <= p && (window == 0 || p - j < window) && (doc_start.empty() || doc_start[b * T + t] <= j);
   }
 };
 
@@ -55,8 +54,7 @@ AttnInputs make_inputs(const AttnCase& c, uint32_t seed) {
   // matters.
   return {random_floats(c.B * c.T * c.Hq * c.dqk, seed, -2.f, 2.f),
           random_floats(c.B * c.Tk * c.Hkv * c.dqk, seed + 1, -2.f, 2.f),
-          random_floats(c.B * c.Tk * c.Hkv * c.dv, seed + 2),
-          random_floats(c.B * c.T * c.Hq * c.dv, seed + 3)};
+          random_floats(c.B * c.Tk * c.Hkv * c.dv, seed + 2), random_floats(c.B * c.T * c.Hq * c.dv, seed + 3)};
 }
 
 struct AttnResult {
@@ -65,9 +63,8 @@ struct AttnResult {
 
 // Softmax over each query's visible keys with the full score row in hand; gradients by the textbook
 // chain rule through that softmax.
-AttnResult naive_attention(const AttnCase& c, const std::vector<double>& q,
-                           const std::vector<double>& k, const std::vector<double>& v,
-                           const std::vector<double>& dout) {
+AttnResult naive_attention(const AttnCase& c, const std::vector<double>& q, const std::vector<double>& k,
+                           const std::vector<double>& v, const std::vector<double>& dout) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(c.dqk));
   AttnResult r;
   r.out.assign(c.B * c.T * c.Hq * c.dv, 0.0);
@@ -132,26 +129,22 @@ struct KernelResult {
 // NaN so any element the kernels fail to overwrite shows up.
 KernelResult run_kernels(const AttnCase& c, const AttnInputs& in) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  KernelResult r{std::vector<float>(c.B * c.T * c.Hq * c.dv, nan),
-                 std::vector<float>(c.B * c.Hq * c.T, nan), std::vector<float>(in.q.size(), nan),
-                 std::vector<float>(in.k.size(), nan), std::vector<float>(in.v.size(), nan)};
+  KernelResult r{std::vector<float>(c.B * c.T * c.Hq * c.dv, nan), std::vector<float>(c.B * c.Hq * c.T, nan),
+                 std::vector<float>(in.q.size(), nan), std::vector<float>(in.k.size(), nan),
+                 std::vector<float>(in.v.size(), nan)};
   cpu().attention_fwd(in.q.data(), in.k.data(), in.v.data(), r.out.data(), r.lse.data(), c.shape(), c.scale());
-  cpu().attention_bwd(in.q.data(), in.k.data(), in.v.data(), r.out.data(), r.lse.data(),
-                      in.dout.data(), r.dq.data(), r.dk.data(), r.dv.data(), c.shape(), c.scale());
+  cpu().attention_bwd(in.q.data(), in.k.data(), in.v.data(), r.out.data(), r.lse.data(), in.dout.data(), r.dq.data(),
+                      r.dk.data(), r.dv.data(), c.shape(), c.scale());
   return r;
 }
 
 // lse: exact -inf for queries that see nothing, else within 1e-5 relative (|lse| >= 1 as floor).
-::testing::AssertionResult lse_close(const std::vector<float>& actual,
-                                     const std::vector<double>& expected) {
+::testing::AssertionResult lse_close(const std::vector<float>& actual, const std::vector<double>& expected) {
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const bool ok = std::isinf(expected[i])
                         ? actual[i] == -std::numeric_limits<float>::infinity()
-                        : std::abs(actual[i] - expected[i]) <=
-                              1e-5 * std::max(1.0, std::abs(expected[i]));
-    if (!ok)
-      return ::testing::AssertionFailure()
-             << "lse[" << i << "] = " << actual[i] << ", expected " << expected[i];
+                        : std::abs(actual[i] - expected[i]) <= 1e-5 * std::max(1.0, std::abs(expected[i]));
+    if (!ok) return ::testing::AssertionFailure() << "lse[" << i << "] = " << actual[i] << ", expected " << expected[i];
   }
   return ::testing::AssertionSuccess();
 }
@@ -161,8 +154,7 @@ void check_attention(const AttnCase& c, uint32_t seed = 7) {
   SCOPED_TRACE(c.str());
   const AttnInputs in = make_inputs(c, seed);
   const KernelResult got = run_kernels(c, in);
-  const AttnResult want =
-      naive_attention(c, to_double(in.q), to_double(in.k), to_double(in.v), to_double(in.dout));
+  const AttnResult want = naive_attention(c, to_double(in.q), to_double(in.k), to_double(in.v), to_double(in.dout));
   EXPECT_TRUE(close_normwise(got.out, want.out, 1e-5)) << "out";
   EXPECT_TRUE(lse_close(got.lse, want.lse));
   // A query seeing a single key has P = 1 whatever the scores, so dq = dk = 0 exactly; rounding may
@@ -177,11 +169,9 @@ TEST(KernelAttention, NaiveReferenceMatchesFiniteDifferences) {
   // Loss = sum(out ∘ dout): its gradient is exactly what attention_bwd returns.
   const AttnCase c{1, 5, 6, 1, 2, 1, 3, 2, 3};
   const AttnInputs in = make_inputs(c, 3);
-  const auto q = to_double(in.q), k = to_double(in.k), v = to_double(in.v),
-             dout = to_double(in.dout);
+  const auto q = to_double(in.q), k = to_double(in.k), v = to_double(in.v), dout = to_double(in.dout);
   const AttnResult ref = naive_attention(c, q, k, v, dout);
-  auto loss = [&](const std::vector<double>& qq, const std::vector<double>& kk,
-                  const std::vector<double>& vv) {
+  auto loss = [&](const std::vector<double>& qq, const std::vector<double>& kk, const std::vector<double>& vv) {
     const AttnResult r = naive_attention(c, qq, kk, vv, dout);
     double s = 0;
     for (std::size_t i = 0; i < r.out.size(); ++i) s += r.out[i] * dout[i];
@@ -304,8 +294,7 @@ TEST(KernelAttention, RejectsUnorderedDocumentStarts) {
   c.doc_start = {0, 2, 1, 3};
   const AttnInputs in = make_inputs(c, 1);
   std::vector<float> out(16), lse(4);
-  EXPECT_THROW(cpu().attention_fwd(in.q.data(), in.k.data(), in.v.data(), out.data(), lse.data(),
-                                   c.shape(), c.scale()),
+  EXPECT_THROW(cpu().attention_fwd(in.q.data(), in.k.data(), in.v.data(), out.data(), lse.data(), c.shape(), c.scale()),
                std::runtime_error);
 }
 
@@ -324,9 +313,9 @@ TEST(KernelAttention, SeveralThreadsSplitWorkWithoutRaces) {
 TEST(KernelAttention, RejectsInvalidShapes) {
   std::vector<float> buf(64, 0.f);
   // Hq not a multiple of Hkv
-  EXPECT_THROW(cpu().attention_fwd(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
-                                   {1, 1, 1, 0, 3, 2, 4, 4, 0}, 1.f),
-               std::runtime_error);
+  EXPECT_THROW(
+      cpu().attention_fwd(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), {1, 1, 1, 0, 3, 2, 4, 4, 0}, 1.f),
+      std::runtime_error);
   EXPECT_THROW(cpu().attention_fwd(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
                                    {1, 1, 1, 0, 2, 2, 4, 4, -1}, 1.f),
                std::runtime_error);

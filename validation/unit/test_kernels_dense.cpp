@@ -14,25 +14,33 @@ namespace {
 TEST(KernelTable, CpuTableIsCompleteAndNamed) {
   const Ops& o = cpu();
   EXPECT_STREQ(o.name, "cpu");
-  const void* const entries[] = {
-      reinterpret_cast<const void*>(o.alloc), reinterpret_cast<const void*>(o.free),
-      reinterpret_cast<const void*>(o.copy_to_host),
-      reinterpret_cast<const void*>(o.copy_from_host), reinterpret_cast<const void*>(o.copy),
-      reinterpret_cast<const void*>(o.fill),
-      reinterpret_cast<const void*>(o.synchronize), reinterpret_cast<const void*>(o.matmul),
-      reinterpret_cast<const void*>(o.matmul_strided),
-      reinterpret_cast<const void*>(o.axpy), reinterpret_cast<const void*>(o.add),
-      reinterpret_cast<const void*>(o.scale),
-      reinterpret_cast<const void*>(o.sum_squares),
-      reinterpret_cast<const void*>(o.count_nonfinite),
-      reinterpret_cast<const void*>(o.embedding_fwd),
-      reinterpret_cast<const void*>(o.embedding_bwd), reinterpret_cast<const void*>(o.row_sumsq),
-      reinterpret_cast<const void*>(o.rms_apply), reinterpret_cast<const void*>(o.rms_bwd_dot),
-      reinterpret_cast<const void*>(o.rms_bwd_apply), reinterpret_cast<const void*>(o.rope),
-      reinterpret_cast<const void*>(o.attention_fwd),
-      reinterpret_cast<const void*>(o.attention_bwd),
-      reinterpret_cast<const void*>(o.swiglu_fwd), reinterpret_cast<const void*>(o.swiglu_bwd),
-      reinterpret_cast<const void*>(o.cross_entropy), reinterpret_cast<const void*>(o.adamw)};
+  const void* const entries[] = {reinterpret_cast<const void*>(o.alloc),
+                                 reinterpret_cast<const void*>(o.free),
+                                 reinterpret_cast<const void*>(o.copy_to_host),
+                                 reinterpret_cast<const void*>(o.copy_from_host),
+                                 reinterpret_cast<const void*>(o.copy),
+                                 reinterpret_cast<const void*>(o.fill),
+                                 reinterpret_cast<const void*>(o.synchronize),
+                                 reinterpret_cast<const void*>(o.matmul),
+                                 reinterpret_cast<const void*>(o.matmul_strided),
+                                 reinterpret_cast<const void*>(o.axpy),
+                                 reinterpret_cast<const void*>(o.add),
+                                 reinterpret_cast<const void*>(o.scale),
+                                 reinterpret_cast<const void*>(o.sum_squares),
+                                 reinterpret_cast<const void*>(o.count_nonfinite),
+                                 reinterpret_cast<const void*>(o.embedding_fwd),
+                                 reinterpret_cast<const void*>(o.embedding_bwd),
+                                 reinterpret_cast<const void*>(o.row_sumsq),
+                                 reinterpret_cast<const void*>(o.rms_apply),
+                                 reinterpret_cast<const void*>(o.rms_bwd_dot),
+                                 reinterpret_cast<const void*>(o.rms_bwd_apply),
+                                 reinterpret_cast<const void*>(o.rope),
+                                 reinterpret_cast<const void*>(o.attention_fwd),
+                                 reinterpret_cast<const void*>(o.attention_bwd),
+                                 reinterpret_cast<const void*>(o.swiglu_fwd),
+                                 reinterpret_cast<const void*>(o.swiglu_bwd),
+                                 reinterpret_cast<const void*>(o.cross_entropy),
+                                 reinterpret_cast<const void*>(o.adamw)};
   for (std::size_t i = 0; i < std::size(entries); ++i) EXPECT_NE(entries[i], nullptr) << i;
   // Guards the list above against a new Ops member nobody added here.
   EXPECT_EQ(sizeof(Ops), sizeof(const char*) + std::size(entries) * sizeof(void (*)()));
@@ -76,9 +84,8 @@ TEST(KernelMemory, AllocCopyFillRoundTrip) {
   o.free(empty);
 }
 
-std::vector<double> naive_matmul(const std::vector<float>& A, const std::vector<float>& B,
-                                 const std::vector<float>& C0, int64_t M, int64_t N, int64_t K,
-                                 bool ta, bool tb, bool accumulate) {
+std::vector<double> naive_matmul(const std::vector<float>& A, const std::vector<float>& B, const std::vector<float>& C0,
+                                 int64_t M, int64_t N, int64_t K, bool ta, bool tb, bool accumulate) {
   std::vector<double> C(M * N);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
@@ -91,14 +98,15 @@ std::vector<double> naive_matmul(const std::vector<float>& A, const std::vector<
 }
 
 TEST(KernelMatmul, AllTranspositionsWithAndWithoutAccumulate) {
-  struct Dims { int64_t M, N, K; };
+  struct Dims {
+    int64_t M, N, K;
+  };
   for (const Dims d : {Dims{5, 7, 3}, Dims{33, 17, 65}, Dims{1, 40, 9}})
     for (bool ta : {false, true})
       for (bool tb : {false, true})
         for (bool acc : {false, true}) {
-          SCOPED_TRACE(::testing::Message() << "M=" << d.M << " N=" << d.N << " K=" << d.K
-                                            << " trans_a=" << ta << " trans_b=" << tb
-                                            << " accumulate=" << acc);
+          SCOPED_TRACE(::testing::Message() << "M=" << d.M << " N=" << d.N << " K=" << d.K << " trans_a=" << ta
+                                            << " trans_b=" << tb << " accumulate=" << acc);
           const auto A = random_floats(d.M * d.K, 11), B = random_floats(d.K * d.N, 12);
           auto C = random_floats(d.M * d.N, 13);
           // Without accumulate C's old contents must not leak in, even NaNs.
@@ -145,7 +153,8 @@ TEST(KernelMatmul, StridedSubMatricesWithAlphaAndBeta) {
         EXPECT_TRUE(close_normwise(got, want, 1e-6));
         auto got64 = C64;
         cpu_ops_f64().matmul_strided(A64.data(), lda, B64.data(), ldb, got64.data(), ldc, M, N, K, ta, tb, 0.5, beta);
-        for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got64[i], want[i], 1e-12 * (1 + std::abs(want[i]))) << i;
+        for (std::size_t i = 0; i < want.size(); ++i)
+          EXPECT_NEAR(got64[i], want[i], 1e-12 * (1 + std::abs(want[i]))) << i;
         for (int64_t i = 0; i < M; ++i)
           for (int64_t j = N; j < ldc; ++j) EXPECT_EQ(got[i * ldc + j], C[i * ldc + j]) << "gap " << i << "," << j;
       }

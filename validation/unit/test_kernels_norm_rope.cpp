@@ -11,8 +11,7 @@ namespace {
 constexpr float kEps = 1e-6f;
 
 // y = x / sqrt(mean(x²) + eps) * w, one row.
-std::vector<double> naive_rmsnorm_row(const double* x, const std::vector<double>& w, int64_t n,
-                                      double eps) {
+std::vector<double> naive_rmsnorm_row(const double* x, const std::vector<double>& w, int64_t n, double eps) {
   double ss = 0;
   for (int64_t i = 0; i < n; ++i) ss += x[i] * x[i];
   const double r = 1.0 / std::sqrt(ss / n + eps);
@@ -26,17 +25,14 @@ struct RmsResult {
 };
 
 // The four kernels in the order a (non-split) layer calls them. dw starts from dw0 (it accumulates).
-RmsResult run_rmsnorm(const std::vector<float>& x, const std::vector<float>& w,
-                      const std::vector<float>& dy, const std::vector<float>& dw0, int64_t rows,
-                      int64_t n) {
-  RmsResult r{std::vector<float>(rows * n), std::vector<float>(rows), std::vector<float>(rows * n),
-              dw0};
+RmsResult run_rmsnorm(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& dy,
+                      const std::vector<float>& dw0, int64_t rows, int64_t n) {
+  RmsResult r{std::vector<float>(rows * n), std::vector<float>(rows), std::vector<float>(rows * n), dw0};
   std::vector<float> sumsq(rows), dot(rows);
   cpu().row_sumsq(x.data(), sumsq.data(), rows, n);
   cpu().rms_apply(x.data(), w.data(), sumsq.data(), r.y.data(), r.rstd.data(), rows, n, n, kEps);
   cpu().rms_bwd_dot(x.data(), w.data(), dy.data(), dot.data(), rows, n);
-  cpu().rms_bwd_apply(x.data(), w.data(), dy.data(), r.rstd.data(), dot.data(), r.dx.data(),
-                      r.dw.data(), rows, n, n);
+  cpu().rms_bwd_apply(x.data(), w.data(), dy.data(), r.rstd.data(), dot.data(), r.dx.data(), r.dw.data(), rows, n, n);
   return r;
 }
 
@@ -89,8 +85,7 @@ TEST(KernelRmsNorm, FrozenWeightSkipsDw) {
   cpu().row_sumsq(x.data(), sumsq.data(), rows, n);
   cpu().rms_apply(x.data(), w.data(), sumsq.data(), y.data(), rstd.data(), rows, n, n, kEps);
   cpu().rms_bwd_dot(x.data(), w.data(), dy.data(), dot.data(), rows, n);
-  cpu().rms_bwd_apply(x.data(), w.data(), dy.data(), rstd.data(), dot.data(), dx.data(), nullptr,
-                      rows, n, n);
+  cpu().rms_bwd_apply(x.data(), w.data(), dy.data(), rstd.data(), dot.data(), dx.data(), nullptr, rows, n, n);
   EXPECT_EQ(dx, ref.dx);
 }
 
@@ -104,8 +99,7 @@ TEST(KernelRmsNorm, SplitRowWithSummedStatisticsEqualsWholeRow) {
 
   auto half = [&](const std::vector<float>& full, int64_t part) {
     std::vector<float> out(rows * h);
-    for (int64_t r = 0; r < rows; ++r)
-      std::copy_n(full.begin() + r * n + part * h, h, out.begin() + r * h);
+    for (int64_t r = 0; r < rows; ++r) std::copy_n(full.begin() + r * n + part * h, h, out.begin() + r * h);
     return out;
   };
   const std::vector<float> xs[2] = {half(x, 0), half(x, 1)}, dys[2] = {half(dy, 0), half(dy, 1)};
@@ -121,15 +115,14 @@ TEST(KernelRmsNorm, SplitRowWithSummedStatisticsEqualsWholeRow) {
   for (int p = 0; p < 2; ++p) {
     std::vector<float> y(rows * h), rstd(rows), dx(rows * h), dw(h, 0.f);
     cpu().rms_apply(xs[p].data(), ws[p].data(), sumsq.data(), y.data(), rstd.data(), rows, h, n, kEps);
-    cpu().rms_bwd_apply(xs[p].data(), ws[p].data(), dys[p].data(), rstd.data(), dot.data(), dx.data(),
-                        dw.data(), rows, h, n);
+    cpu().rms_bwd_apply(xs[p].data(), ws[p].data(), dys[p].data(), rstd.data(), dot.data(), dx.data(), dw.data(), rows,
+                        h, n);
     SCOPED_TRACE(::testing::Message() << "half " << p);
     EXPECT_TRUE(close_normwise(y, to_double(half(whole.y, p)), 1e-6)) << "y";
     EXPECT_TRUE(close_normwise(rstd, to_double(whole.rstd), 1e-6)) << "rstd";
     EXPECT_TRUE(close_normwise(dx, to_double(half(whole.dx, p)), 1e-6)) << "dx";
     EXPECT_TRUE(close_normwise(
-        dw, to_double(std::vector<float>(whole.dw.begin() + p * h, whole.dw.begin() + (p + 1) * h)),
-        1e-6))
+        dw, to_double(std::vector<float>(whole.dw.begin() + p * h, whole.dw.begin() + (p + 1) * h)), 1e-6))
         << "dw";
   }
 }
@@ -152,9 +145,8 @@ RopeTables rope_tables(int64_t max_pos, int64_t rot_dims, double base, double fa
 }
 
 // Hugging Face's x*cos + rotate_half(x)*sin with rotate_half(x) = [-x2, x1], or its transpose.
-std::vector<double> naive_rope(const std::vector<float>& x, const RopeTables& tab, int64_t B,
-                               int64_t T, int64_t pos0, int64_t H, int64_t hd, int64_t r,
-                               bool transpose) {
+std::vector<double> naive_rope(const std::vector<float>& x, const RopeTables& tab, int64_t B, int64_t T, int64_t pos0,
+                               int64_t H, int64_t hd, int64_t r, bool transpose) {
   std::vector<double> y = to_double(x);
   const int64_t half = r / 2;
   for (int64_t b = 0; b < B; ++b)
@@ -218,10 +210,8 @@ TEST(KernelRope, ZeroRotDimsIsANoOpAndBadRotDimsAreRejected) {
   auto y = x;
   cpu().rope(y.data(), tab.cos.data(), tab.sin.data(), 1, 4, 0, 1, 8, 0, false);
   EXPECT_EQ(y, x);
-  EXPECT_THROW(cpu().rope(y.data(), tab.cos.data(), tab.sin.data(), 1, 4, 0, 1, 8, 5, false),
-               headroom::Error);
-  EXPECT_THROW(cpu().rope(y.data(), tab.cos.data(), tab.sin.data(), 1, 4, 0, 1, 8, 10, false),
-               headroom::Error);
+  EXPECT_THROW(cpu().rope(y.data(), tab.cos.data(), tab.sin.data(), 1, 4, 0, 1, 8, 5, false), headroom::Error);
+  EXPECT_THROW(cpu().rope(y.data(), tab.cos.data(), tab.sin.data(), 1, 4, 0, 1, 8, 10, false), headroom::Error);
 }
 
 }  // namespace

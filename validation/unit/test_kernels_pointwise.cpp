@@ -70,8 +70,7 @@ TEST(KernelCrossEntropy, LossesAndGradientsWithMaskedRows) {
   for (int64_t i = 0; i < V; ++i) logits[3 * V + i] += 1000.f;  // needs max-subtraction
   const std::vector<int32_t> targets = {17, -1, 999, 0, -100};  // rows 1 and 4 are masked
   std::vector<float> losses(rows, 123.f), dlogits(rows * V, 123.f);
-  cpu().cross_entropy(logits.data(), targets.data(), losses.data(), dlogits.data(), rows, V,
-                      grad_scale);
+  cpu().cross_entropy(logits.data(), targets.data(), losses.data(), dlogits.data(), rows, V, grad_scale);
 
   const auto x = to_double(logits);
   std::vector<double> loss_want(rows, 0.0), grad_want(rows * V, 0.0);
@@ -88,8 +87,7 @@ TEST(KernelCrossEntropy, LossesAndGradientsWithMaskedRows) {
       row[i] = x0 - h;
       const double fm = naive_ce(row.data(), V, targets[r]);
       row[i] = x0;
-      EXPECT_NEAR(dlogits[r * V + i], grad_scale * (fp - fm) / (2 * h), 1e-7)
-          << "row " << r << " column " << i;
+      EXPECT_NEAR(dlogits[r * V + i], grad_scale * (fp - fm) / (2 * h), 1e-7) << "row " << r << " column " << i;
     }
     double m = row[0], s = 0;
     for (double v : row) m = std::max(m, v);
@@ -131,8 +129,7 @@ TEST(KernelCrossEntropy, NanLogitGivesNanLossAndBadTargetIsRejected) {
   EXPECT_TRUE(std::isfinite(losses[0]));
   EXPECT_TRUE(std::isnan(losses[1])) << "a diverging model must not report a finite loss";
   const std::vector<int32_t> bad = {1, static_cast<int32_t>(V)};
-  EXPECT_THROW(cpu().cross_entropy(logits.data(), bad.data(), losses.data(), nullptr, 2, V, 1.f),
-               headroom::Error);
+  EXPECT_THROW(cpu().cross_entropy(logits.data(), bad.data(), losses.data(), nullptr, 2, V, 1.f), headroom::Error);
 }
 
 TEST(KernelAdamW, TwoStepsMatchAHandComputation) {
@@ -156,8 +153,7 @@ TEST(KernelAdamW, TwoStepsMatchAHandComputation) {
   EXPECT_TRUE(close_elementwise(m, M, 1e-6, 1e-12)) << "m";
   EXPECT_TRUE(close_elementwise(v, Vv, 1e-6, 1e-12)) << "v";
   // The hand numbers for element 0 after step 1 (m̂ = g, v̂ = g²): p = 0.5 - 0.01 (0.1/0.1 + 0.05).
-  EXPECT_THROW(cpu().adamw(p.data(), g1.data(), m.data(), v.data(), 4, lr, b1, b2, eps, wd, 0),
-               headroom::Error);
+  EXPECT_THROW(cpu().adamw(p.data(), g1.data(), m.data(), v.data(), 4, lr, b1, b2, eps, wd, 0), headroom::Error);
 }
 
 TEST(KernelAdamW, FirstStepMovesEachWeightByLrTimesSignPlusDecay) {

@@ -29,8 +29,7 @@ namespace headroom::kernels::test {
 inline const Ops& cpu() { return cpu_ops(); }
 
 // Uniform [lo, hi) floats from a fixed seed: every run sees the same inputs.
-inline std::vector<float> random_floats(std::size_t n, uint32_t seed, float lo = -1.f,
-                                        float hi = 1.f) {
+inline std::vector<float> random_floats(std::size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> x(n);
@@ -38,9 +37,7 @@ inline std::vector<float> random_floats(std::size_t n, uint32_t seed, float lo =
   return x;
 }
 
-inline std::vector<double> to_double(const std::vector<float>& x) {
-  return std::vector<double>(x.begin(), x.end());
-}
+inline std::vector<double> to_double(const std::vector<float>& x) { return std::vector<double>(x.begin(), x.end()); }
 
 // One "fixed-bound:" line (see the header) for the running test: its error against its bound.
 inline void report_bound(double error, double bound) {
@@ -52,12 +49,10 @@ inline void report_bound(double error, double bound) {
 // Normwise check: max_i |actual_i - expected_i| <= rtol * max(max_i |expected_i|, floor). With the
 // default floor 0 an all-zero expectation fails, so a test cannot pass by comparing nothing with
 // nothing; a caller whose exact answer is zero passes the magnitude of the inputs as floor.
-inline ::testing::AssertionResult close_normwise(const std::vector<float>& actual,
-                                                 const std::vector<double>& expected, double rtol,
-                                                 double floor = 0.0) {
+inline ::testing::AssertionResult close_normwise(const std::vector<float>& actual, const std::vector<double>& expected,
+                                                 double rtol, double floor = 0.0) {
   if (actual.size() != expected.size())
-    return ::testing::AssertionFailure()
-           << "size " << actual.size() << " vs expected " << expected.size();
+    return ::testing::AssertionFailure() << "size " << actual.size() << " vs expected " << expected.size();
   double scale = 0.0, worst = -1.0;
   std::size_t at = 0;
   for (std::size_t i = 0; i < expected.size(); ++i) scale = std::max(scale, std::abs(expected[i]));
@@ -74,18 +69,16 @@ inline ::testing::AssertionResult close_normwise(const std::vector<float>& actua
   }
   report_bound(worst, rtol * scale);
   if (worst <= rtol * scale) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "max error " << worst << " at [" << at << "] (actual " << actual[at] << ", expected "
-         << expected[at] << ") exceeds " << rtol << " x max|expected| = " << rtol * scale;
+  return ::testing::AssertionFailure() << "max error " << worst << " at [" << at << "] (actual " << actual[at]
+                                       << ", expected " << expected[at] << ") exceeds " << rtol
+                                       << " x max|expected| = " << rtol * scale;
 }
 
 // Elementwise check: |actual_i - expected_i| <= atol + rtol * |expected_i| for every i.
 inline ::testing::AssertionResult close_elementwise(const std::vector<float>& actual,
-                                                    const std::vector<double>& expected,
-                                                    double rtol, double atol) {
+                                                    const std::vector<double>& expected, double rtol, double atol) {
   if (actual.size() != expected.size())
-    return ::testing::AssertionFailure()
-           << "size " << actual.size() << " vs expected " << expected.size();
+    return ::testing::AssertionFailure() << "size " << actual.size() << " vs expected " << expected.size();
   double worst_ratio = 0.0;
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const double err = std::abs(static_cast<double>(actual[i]) - expected[i]);
@@ -93,8 +86,8 @@ inline ::testing::AssertionResult close_elementwise(const std::vector<float>& ac
     if (bound > 0) worst_ratio = std::max(worst_ratio, err / bound);
     if (!(err <= bound))
       return ::testing::AssertionFailure()
-             << "element [" << i << "]: actual " << actual[i] << ", expected " << expected[i]
-             << ", error " << err << " > " << atol << " + " << rtol << " x |expected|";
+             << "element [" << i << "]: actual " << actual[i] << ", expected " << expected[i] << ", error " << err
+             << " > " << atol << " + " << rtol << " x |expected|";
   }
   report_bound(worst_ratio, 1.0);
   return ::testing::AssertionSuccess();

@@ -25,7 +25,7 @@ namespace {
 // Defaults of every section with a tiny model, then `overrides` ({"model.d_ff", "64"}).
 config::Config tiny_config(const std::map<std::string, std::string>& overrides = {}) {
   std::map<std::string, std::string> keys{
-      {"model.vocab_size", "37"}, {"model.d_model", "16"}, {"model.n_layers", "3"},  {"model.d_ff", "24"},
+      {"model.vocab_size", "37"}, {"model.d_model", "16"},   {"model.n_layers", "3"},    {"model.d_ff", "24"},
       {"model.n_heads", "4"},     {"model.n_kv_heads", "2"}, {"model.head_dim_qk", "6"}, {"model.head_dim_v", "10"},
       {"model.window", "4"},      {"train.seq_len", "16"},   {"train.global_batch", "4"}};
   for (const auto& [k, v] : overrides) keys[k] = v;
@@ -103,14 +103,13 @@ TEST(MemoryPlan, ActivationsAreTheArenaMakeActivationsAllocates) {
           keys["train.recompute"] = recompute;
           keys["train.micro_batch"] = micro;
           const config::Config cfg = tiny_config(keys);
-          const app::MemoryPlan p =
-              app::training_plan("pretrain", cfg, {lay.tp, lay.cp, lay.dp, lay.sp});
+          const app::MemoryPlan p = app::training_plan("pretrain", cfg, {lay.tp, lay.cp, lay.dp, lay.sp});
           for (int tp_rank = 0; tp_rank < lay.tp; ++tp_rank)
             for (int cp_rank = 0; cp_rank < lay.cp; ++cp_rank) {
               auto m = model::make_model(cfg.model, kernels::cpu_ops(), {nullptr, tp_rank, lay.tp, lay.sp});
               m.cp = {nullptr, cp_rank, lay.cp};
-              const auto acts = model::make_activations(m, cfg.train.micro_batch, cfg.train.seq_len,
-                                                        cfg.train.recompute);
+              const auto acts =
+                  model::make_activations(m, cfg.train.micro_batch, cfg.train.seq_len, cfg.train.recompute);
               const std::string where = cat("recompute ", recompute, " tp ", lay.tp, " cp ", lay.cp, " sp ", lay.sp,
                                             " micro ", micro, " rank ", tp_rank, "/", cp_rank);
               EXPECT_EQ(part(p, "activations") + part(p, "logits"), 4 * acts.arena.size() + 4 * index_ints(acts))
@@ -157,9 +156,9 @@ TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
   EXPECT_EQ(part(p, "KV cache"), 4 * kv);
   const auto& c = cache.chunk;
   const int64_t ints = c.ids.size() + c.targets.size() + c.head_rows.size() + c.head_targets.size();
-  EXPECT_EQ(part(p, "prefill activations"), 4 * (c.arena.size() + ints) -
-                                                 4 * model::activation_floats(m.local, model::TokenLayout{chunk}, 1,
-                                                                              config::Recompute::kNone).logits);
+  EXPECT_EQ(part(p, "prefill activations"),
+            4 * (c.arena.size() + ints) -
+                4 * model::activation_floats(m.local, model::TokenLayout{chunk}, 1, config::Recompute::kNone).logits);
   EXPECT_EQ(part(p, "parameters"), 4 * m.n_params);
   EXPECT_FALSE(app::overflows(p));
 }
@@ -198,8 +197,8 @@ TEST(MemoryPlan, EvaluationLengthDrivesTheCache) {
   EXPECT_NE(why.find("eval.lengths=99999999999"), std::string::npos) << why;
   // An absurd prefill block is bounded by the context it fills.
   const app::MemoryPlan q = app::evaluation_plan(tiny_config().model, false, {1024, 99999999999});
-  EXPECT_EQ(part(q, "prefill activations"), part(app::evaluation_plan(tiny_config().model, false, {1024, 1025}),
-                                                 "prefill activations"));
+  EXPECT_EQ(part(q, "prefill activations"),
+            part(app::evaluation_plan(tiny_config().model, false, {1024, 1025}), "prefill activations"));
 }
 
 TEST(MemoryPlan, CudaLeavesDevicePartsOutOfHostMemory) {
@@ -230,11 +229,12 @@ TEST(MemoryPlan, TheGpuPlanIsCheckedAgainstTheGpusMemoryLessTheReserve) {
   EXPECT_FALSE(app::fits_device(g, need - 1));
   EXPECT_TRUE(app::fits_device(g, -1));  // unknown: not checked
   const std::string why = app::device_refusal(g, need - 1, "cudaMemGetInfo total of GPU 0");
-  for (const std::string& s : std::vector<std::string>{"does not fit in GPU memory", "needed " + app::format_bytes(need),
-                              "(" + std::to_string(need) + " bytes) per GPU", "reserved per GPU",
-                              "GPU memory " + app::format_bytes(need - 1), std::to_string(need - 1) + " bytes",
-                              std::string("cudaMemGetInfo total of GPU 0"), std::string("train.seq_len=4096"),
-                              std::string("host buffers"), std::string("in host memory, not counted here")})
+  for (const std::string& s :
+       std::vector<std::string>{"does not fit in GPU memory", "needed " + app::format_bytes(need),
+                                "(" + std::to_string(need) + " bytes) per GPU", "reserved per GPU",
+                                "GPU memory " + app::format_bytes(need - 1), std::to_string(need - 1) + " bytes",
+                                std::string("cudaMemGetInfo total of GPU 0"), std::string("train.seq_len=4096"),
+                                std::string("host buffers"), std::string("in host memory, not counted here")})
     EXPECT_NE(why.find(s), std::string::npos) << s << " in: " << why;
   const std::string table = app::plan_table(g);
   EXPECT_NE(table.find("GPU total"), std::string::npos) << table;

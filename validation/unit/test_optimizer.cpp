@@ -124,7 +124,8 @@ TEST(Throughput, FlopsPerTokenCountsWeightsAndTheKeysEachQuerySees) {
   EXPECT_DOUBLE_EQ(flops_per_token(full, T), 6 * n + 6 * attn * static_cast<double>(full.n_layers) * (T + 1) / 2.0);
   const double d_attn = static_cast<double>(full.n_heads * full.head_dim_qk);
   EXPECT_NEAR(flops_per_token(full, T), 6 * n + 6 * static_cast<double>(full.n_layers) * T * d_attn,
-              6 * static_cast<double>(full.n_layers) * d_attn) << "PaLM's causal formula, to one token";
+              6 * static_cast<double>(full.n_layers) * d_attn)
+      << "PaLM's causal formula, to one token";
   const config::ModelConfig sliding = tiny_model({{"layer_pattern", "SF"}, {"window", "4"}});
   const double keys = 4.0 + (T + 1) / 2.0;  // layer 0 sliding (window 4), layer 1 full
   EXPECT_DOUBLE_EQ(flops_per_token(sliding, T), 6 * n + 6 * attn * keys);

@@ -22,8 +22,8 @@ std::map<std::string, std::vector<int64_t>> shapes(const config::ModelConfig& c)
 }  // namespace
 
 TEST(Params, ShapesFollowTheKnobs) {
-  auto s = shapes(tiny_model({{"n_heads", "4"}, {"n_kv_heads", "1"}, {"head_dim_qk", "6"},
-                              {"head_dim_v", "2"}, {"qk_norm", "layer"}}));
+  auto s = shapes(tiny_model(
+      {{"n_heads", "4"}, {"n_kv_heads", "1"}, {"head_dim_qk", "6"}, {"head_dim_v", "2"}, {"qk_norm", "layer"}}));
   EXPECT_EQ(s["layers.1.attn.wq"], (std::vector<int64_t>{24, 8}));
   EXPECT_EQ(s["layers.1.attn.wk"], (std::vector<int64_t>{6, 8}));
   EXPECT_EQ(s["layers.1.attn.wv"], (std::vector<int64_t>{2, 8}));
@@ -42,7 +42,8 @@ TEST(Params, InitDependsOnSeedNameAndIndexOnly) {
   const auto b = tiny_model({{"d_ff", "20"}});
   const auto specs_a = param_specs(a), specs_b = param_specs(b);
   auto find = [](const std::vector<ParamSpec>& v, const std::string& n) {
-    for (const auto& s : v) if (s.name == n) return s;
+    for (const auto& s : v)
+      if (s.name == n) return s;
     throw std::runtime_error(n);
   };
   // Same name and shape: same values. A wider d_ff keeps the first rows of w_gate.

@@ -58,8 +58,7 @@ TEST(Documents, TextFilesAndJsonlLines) {
 
 TEST(Documents, BadInputsNameTheFile) {
   const auto dir = scratch("bad");
-  EXPECT_NE(error_of([&] { read_documents({(dir / "nope.txt").string()}); }).find("nope.txt"),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { read_documents({(dir / "nope.txt").string()}); }).find("nope.txt"), std::string::npos);
   EXPECT_NE(error_of([&] { read_documents({}); }).find("--input"), std::string::npos);
   std::ofstream(dir / "bad.jsonl") << "{\"text\": \"ok\"}\n{\"text\": 3}\n";
   const std::string msg = error_of([&] { read_documents({(dir / "bad.jsonl").string()}); });
@@ -68,11 +67,9 @@ TEST(Documents, BadInputsNameTheFile) {
   EXPECT_NE(error_of([&] { read_documents({(dir / "broken.jsonl").string()}); }).find("broken.jsonl:1"),
             std::string::npos);
   std::ofstream(dir / "empty.txt") << "";
-  EXPECT_NE(error_of([&] { read_documents({(dir / "empty.txt").string()}); }).find("no non-empty"),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { read_documents({(dir / "empty.txt").string()}); }).find("no non-empty"), std::string::npos);
   const auto empty_dir = scratch("empty_dir");
-  EXPECT_NE(error_of([&] { read_documents({empty_dir.string()}); }).find(empty_dir.string()),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { read_documents({empty_dir.string()}); }).find(empty_dir.string()), std::string::npos);
 }
 
 TEST(Prepare, SplitIsByWholeDocumentAndIndependentOfOrder) {
@@ -91,8 +88,7 @@ TEST(Prepare, SplitIsByWholeDocumentAndIndependentOfOrder) {
 
 TEST(Prepare, ByteLevelShardsHoldEveryDocument) {
   const auto out = scratch("byte_out");
-  PrepareOptions opt{{source_dir() + "/validation/data/sample_corpus/train"}, out.string(), "byte",
-                     0, 0.1, 3};
+  PrepareOptions opt{{source_dir() + "/validation/data/sample_corpus/train"}, out.string(), "byte", 0, 0.1, 3};
   std::vector<std::string> lines;
   const auto sum = run_prepare(opt, "ini", [&](const std::string& l) { lines.push_back(l); });
   const auto docs = read_documents(opt.inputs);
@@ -107,14 +103,12 @@ TEST(Prepare, ByteLevelShardsHoldEveryDocument) {
   read_tokens(train, 0, 2, first.data());
   EXPECT_EQ(first[0], kBos);
   EXPECT_TRUE(load_tokenizer(out / "tokenizer.txt").merges.empty());
-  for (const auto& e : fs::directory_iterator(out))
-    EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+  for (const auto& e : fs::directory_iterator(out)) EXPECT_NE(e.path().extension(), ".tmp") << e.path();
 }
 
 TEST(Prepare, BpeShardsDecodeBackToTheText) {
   const auto out = scratch("bpe_out");
-  PrepareOptions opt{{source_dir() + "/validation/data/sample_corpus/train"}, out.string(), "bpe",
-                     400, 0.1, 3};
+  PrepareOptions opt{{source_dir() + "/validation/data/sample_corpus/train"}, out.string(), "bpe", 400, 0.1, 3};
   const auto sum = run_prepare(opt, "ini", [](const std::string&) {});
   const Tokenizer tok = load_tokenizer(out / "tokenizer.txt");
   EXPECT_EQ(tokenizer_id(tok), sum.tokenizer_id);

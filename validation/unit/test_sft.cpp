@@ -41,7 +41,8 @@ const std::vector<SftPair> kPairs{
 }  // namespace
 
 TEST(Sft, ReadsJsonlAndNamesBadLines) {
-  const auto good = write_jsonl("good.jsonl",
+  const auto good = write_jsonl(
+      "good.jsonl",
       "{\"prompt\": \"a\", \"response\": \"b\", \"extra\": 1}\n\n{\"prompt\": \"c\\nd\", \"response\": \"e\"}\n");
   const auto pairs = read_sft_jsonl(good);
   ASSERT_EQ(pairs.size(), 2u);
@@ -51,14 +52,13 @@ TEST(Sft, ReadsJsonlAndNamesBadLines) {
   EXPECT_NE(error_of([&] { read_sft_jsonl(bad); }).find("bad.jsonl:2: needs a string field \"response\""),
             std::string::npos);
   const auto broken = write_jsonl("broken.jsonl", "{\"prompt\": \n");
-  EXPECT_NE(error_of([&] { read_sft_jsonl(broken); }).find("broken.jsonl:1: not a JSON object"),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { read_sft_jsonl(broken); }).find("broken.jsonl:1: not a JSON object"), std::string::npos);
 }
 
 TEST(Sft, LossMaskIsExactlyOnResponsesAndEos) {
   const Tokenizer tok;
-  const auto shard_path = fixtures::write_doc_shard(fixtures::test_dir("sft") / "docs.h5",
-                                                    fixtures::english_documents(), tok);
+  const auto shard_path =
+      fixtures::write_doc_shard(fixtures::test_dir("sft") / "docs.h5", fixtures::english_documents(), tok);
   const ShardReader shard = open_shard(shard_path);
   const int64_t T = 511;
   SftSpec spec{T, 5, 0.5, 0.5, {SyntheticTask::kKv, SyntheticTask::kNeedle, SyntheticTask::kVt}, 64};
@@ -107,13 +107,15 @@ TEST(Sft, LossMaskIsExactlyOnResponsesAndEos) {
 
 TEST(Sft, DeterministicAndFileOnlyOrGeneratedOnly) {
   const Tokenizer tok;
-  const auto shard_path = fixtures::write_doc_shard(fixtures::test_dir("sft") / "docs2.h5",
-                                                    fixtures::english_documents(), tok);
+  const auto shard_path =
+      fixtures::write_doc_shard(fixtures::test_dir("sft") / "docs2.h5", fixtures::english_documents(), tok);
   const ShardReader shard = open_shard(shard_path);
   const int64_t T = 255;
   const auto docs = shard_haystack(shard, read_doc_offsets(shard));
-  SftPacker a({T, 5, 0.5, 0.5, {SyntheticTask::kKv, SyntheticTask::kNeedle, SyntheticTask::kVt}, 64}, tok, kPairs, docs);
-  SftPacker b({T, 5, 0.5, 0.5, {SyntheticTask::kKv, SyntheticTask::kNeedle, SyntheticTask::kVt}, 64}, tok, kPairs, docs);
+  SftPacker a({T, 5, 0.5, 0.5, {SyntheticTask::kKv, SyntheticTask::kNeedle, SyntheticTask::kVt}, 64}, tok, kPairs,
+              docs);
+  SftPacker b({T, 5, 0.5, 0.5, {SyntheticTask::kKv, SyntheticTask::kNeedle, SyntheticTask::kVt}, 64}, tok, kPairs,
+              docs);
   std::vector<int32_t> i1(T), t1(T), i2(T), t2(T);
   for (int64_t i : {0, 9, 4, 1000}) {
     a.sample(i, i1.data(), t1.data());
@@ -133,8 +135,8 @@ TEST(Sft, DeterministicAndFileOnlyOrGeneratedOnly) {
 
 TEST(Sft, TooLongPairsAreDroppedAndCounted) {
   const Tokenizer tok;
-  const auto shard_path = fixtures::write_doc_shard(fixtures::test_dir("sft") / "docs3.h5",
-                                                    fixtures::english_documents(), tok);
+  const auto shard_path =
+      fixtures::write_doc_shard(fixtures::test_dir("sft") / "docs3.h5", fixtures::english_documents(), tok);
   const ShardReader shard = open_shard(shard_path);
   std::vector<SftPair> pairs = kPairs;
   pairs.push_back({std::string(400, 'x'), "y"});

@@ -93,7 +93,8 @@ TEST(Shard, TruncatedOrForeignFilesGiveClearErrors) {
   const std::string cut = error_of([&] { open_shard(path); });
   EXPECT_NE(cut.find(path.string()), std::string::npos) << cut;
   EXPECT_NE(cut.find(cat("truncated: ", full / 2, " bytes of the ", full, " its superblock records")),
-            std::string::npos) << cut;
+            std::string::npos)
+      << cut;
   fs::resize_file(path, 20);  // inside the superblock itself
   EXPECT_NE(error_of([&] { open_shard(path); }).find("truncated or corrupted: 20 bytes"), std::string::npos);
   fs::resize_file(path, 0);

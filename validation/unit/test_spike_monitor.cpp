@@ -56,9 +56,12 @@ Series random_series(long n, uint64_t seed) {
     if (u(rng) < 0.01) loss += (u(rng) < 0.7 ? 1 : -1) * (2 + 38 * u(rng)) * 0.02;
     if (u(rng) < 0.01) grad += (u(rng) < 0.7 ? 1 : -1) * (2 + 38 * u(rng)) * 0.05;
     const double r = u(rng);
-    if (r < 0.001) loss = kNaN;
-    else if (r < 0.002) grad = kInf;
-    else if (r < 0.0025) loss = -kInf;
+    if (r < 0.001)
+      loss = kNaN;
+    else if (r < 0.002)
+      grad = kInf;
+    else if (r < 0.0025)
+      loss = -kInf;
     if (t == 0) grad = kNaN;  // a flagged very first step: the first slot of every window ring
     if (t == n / 3) loss = 1e30;
     if (t == n / 2) grad = -1e30;
@@ -123,11 +126,10 @@ void expect_matches_reference(const Series& s, const std::vector<SpikeRule>& rul
                       o.grad_norm == static_cast<double>(ng) / w && o.combined == static_cast<double>(nc) / w &&
                       o.last_loss_spike == fl[k][static_cast<size_t>(t)] &&
                       o.last_grad_norm_spike == fg[k][static_cast<size_t>(t)];
-      EXPECT_TRUE(ok) << "rule " << rules[k].name << " step " << t << ": monitor loss/grad/combined "
-                      << o.loss_spikes << "/" << o.grad_norm_spikes << "/" << o.combined_spikes
-                      << " totals " << o.total_loss_spikes << "/" << o.total_grad_norm_spikes << "/"
-                      << o.total_combined_spikes << ", reference " << nl << "/" << ng << "/" << nc
-                      << " totals " << tl << "/" << tg << "/" << tc;
+      EXPECT_TRUE(ok) << "rule " << rules[k].name << " step " << t << ": monitor loss/grad/combined " << o.loss_spikes
+                      << "/" << o.grad_norm_spikes << "/" << o.combined_spikes << " totals " << o.total_loss_spikes
+                      << "/" << o.total_grad_norm_spikes << "/" << o.total_combined_spikes << ", reference " << nl
+                      << "/" << ng << "/" << nc << " totals " << tl << "/" << tg << "/" << tc;
       mismatches += !ok;
     }
   }
@@ -142,10 +144,10 @@ void expect_same(const SpikeScores& a, const SpikeScores& b, const std::string& 
   ASSERT_EQ(a.rules.size(), b.rules.size()) << where;
   for (size_t k = 0; k < a.rules.size(); ++k) {
     const auto &x = a.rules[k], &y = b.rules[k];
-    const bool same = x.name == y.name && x.steps_in_window == y.steps_in_window &&
-                      x.loss_spikes == y.loss_spikes && x.grad_norm_spikes == y.grad_norm_spikes &&
-                      x.combined_spikes == y.combined_spikes && x.loss == y.loss && x.grad_norm == y.grad_norm &&
-                      x.combined == y.combined && x.total_loss_spikes == y.total_loss_spikes &&
+    const bool same = x.name == y.name && x.steps_in_window == y.steps_in_window && x.loss_spikes == y.loss_spikes &&
+                      x.grad_norm_spikes == y.grad_norm_spikes && x.combined_spikes == y.combined_spikes &&
+                      x.loss == y.loss && x.grad_norm == y.grad_norm && x.combined == y.combined &&
+                      x.total_loss_spikes == y.total_loss_spikes &&
                       x.total_grad_norm_spikes == y.total_grad_norm_spikes &&
                       x.total_combined_spikes == y.total_combined_spikes && x.total_loss == y.total_loss &&
                       x.total_grad_norm == y.total_grad_norm && x.total_combined == y.total_combined &&
@@ -160,8 +162,12 @@ void expect_same(const SpikeScores& a, const SpikeScores& b, const std::string& 
 std::vector<double> flat_state(const SpikeMonitor& m) {
   auto at = [](long i, size_t n) { return static_cast<size_t>(i) % n; };
   const long cap = static_cast<long>(m.loss.ring.size());
-  std::vector<double> v{1936289131, 1, static_cast<double>(m.rules.size()), static_cast<double>(m.steps),
-                        static_cast<double>(m.loss.count), static_cast<double>(m.grad_norm.count),
+  std::vector<double> v{1936289131,
+                        1,
+                        static_cast<double>(m.rules.size()),
+                        static_cast<double>(m.steps),
+                        static_cast<double>(m.loss.count),
+                        static_cast<double>(m.grad_norm.count),
                         static_cast<double>(cap)};
   for (const auto& r : m.rules) {
     v.insert(v.end(), {static_cast<double>(r.window), static_cast<double>(r.lookback), r.sigmas,
@@ -350,7 +356,7 @@ TEST(SpikeMonitor, WindowSlides) {
   EXPECT_DOUBLE_EQ(spike_scores(m).rules[0].loss, 0.01);
   feed(m, s, 201, 300);  // window = steps 200..299
   EXPECT_EQ(spike_scores(m).rules[0].loss_spikes, 1);
-  feed(m, s, 300, 301);  // window = steps 201..300
+  feed(m, s, 300, 301);                                // window = steps 201..300
   const RuleSpikeScores r = spike_scores(m).rules[0];  // a copy: the scores are a temporary
   EXPECT_EQ(r.loss_spikes, 0);
   EXPECT_EQ(r.loss, 0.0);
@@ -467,8 +473,8 @@ TEST(SpikeMonitor, ResumeIsBitExact) {
     EXPECT_EQ(part_of(flat).arrays, saved.arrays) << "flat layout, saved at " << k;
     for (long t = k; t < s.size(); ++t) {
       feed(c, s, t, t + 1);
-      expect_same(spike_scores(c), ref[static_cast<size_t>(t)], "resumed at " + std::to_string(k) +
-                                                                     ", step " + std::to_string(t));
+      expect_same(spike_scores(c), ref[static_cast<size_t>(t)],
+                  "resumed at " + std::to_string(k) + ", step " + std::to_string(t));
       if (testing::Test::HasFailure()) return;
     }
     EXPECT_EQ(part_of(c).arrays, part_of(a).arrays) << "resumed at " << k;
@@ -481,10 +487,10 @@ TEST(SpikeMonitor, PartArraysAreNamedByQuantity) {
   feed(m, random_series(20, 13), 0, 20);
   std::vector<std::string> names;
   for (const auto& [name, v] : part_of(m).arrays) names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"steps", "value_counts", "loss_values", "grad_norm_values",
-                                             "rule_window", "rule_sigmas", "rule_two_sided", "rule_lookback",
-                                             "rule_name_length", "rule_name_bytes", "loss_moments",
-                                             "grad_norm_moments", "totals", "flags"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"steps", "value_counts", "loss_values", "grad_norm_values", "rule_window",
+                                      "rule_sigmas", "rule_two_sided", "rule_lookback", "rule_name_length",
+                                      "rule_name_bytes", "loss_moments", "grad_norm_moments", "totals", "flags"}));
   const io::CheckpointPart p = part_of(m);
   EXPECT_EQ(p.at("rule_name_length"), (std::vector<double>{8, 4}));  // é is two bytes
   EXPECT_EQ(p.at("loss_moments").size(), 2u * 5);

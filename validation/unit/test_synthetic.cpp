@@ -50,7 +50,9 @@ HaystackFn english_prefix(const Tokenizer& tok) {
   };
 }
 
-MixerSpec spec(double ratio, uint64_t seed = 7, std::vector<SyntheticTask> tasks = {SyntheticTask::kKv, SyntheticTask::kNeedle, SyntheticTask::kVt, SyntheticTask::kDocqa}) {
+MixerSpec spec(double ratio, uint64_t seed = 7,
+               std::vector<SyntheticTask> tasks = {SyntheticTask::kKv, SyntheticTask::kNeedle, SyntheticTask::kVt,
+                                                   SyntheticTask::kDocqa}) {
   return MixerSpec{ratio, std::move(tasks), seed, 64, false};
 }
 
@@ -61,11 +63,15 @@ void expect_answer_in_context(const std::string& task, const std::string& prompt
     ASSERT_TRUE(std::regex_search(prompt, m, std::regex("What is the value of ([0-9a-f]{8})\\?\nAnswer:$"))) << prompt;
     EXPECT_NE(prompt.find(cat("\n", m[1].str(), ": ", answer, "\n")), std::string::npos) << prompt;
   } else if (task == "needle") {
-    ASSERT_TRUE(std::regex_search(prompt, m, std::regex("What is the special magic number for ([a-z]+-[a-z]+)\\?\nAnswer:$"))) << prompt;
+    ASSERT_TRUE(
+        std::regex_search(prompt, m, std::regex("What is the special magic number for ([a-z]+-[a-z]+)\\?\nAnswer:$")))
+        << prompt;
     EXPECT_NE(prompt.find(cat("The special magic number for ", m[1].str(), " is ", answer, ".")), std::string::npos);
     EXPECT_TRUE(std::regex_match(answer, std::regex("[1-9][0-9]{6}")));
   } else if (task == "vt") {
-    ASSERT_TRUE(std::regex_search(prompt, m, std::regex("Which variables are assigned the value ([0-9]{5})\\?\nAnswer:$"))) << prompt;
+    ASSERT_TRUE(
+        std::regex_search(prompt, m, std::regex("Which variables are assigned the value ([0-9]{5})\\?\nAnswer:$")))
+        << prompt;
     // Follow the assignments in order of appearance.
     std::set<std::string> holds{m[1].str()};
     std::string expected;
@@ -78,7 +84,9 @@ void expect_answer_in_context(const std::string& task, const std::string& prompt
     EXPECT_EQ(answer, expected) << prompt;
     EXPECT_GE(std::count(answer.begin(), answer.end(), ' '), 1);  // at least two names
   } else if (task == "docqa") {
-    ASSERT_TRUE(std::regex_search(prompt, m, std::regex("which word comes right after \"([^\"]*(?:\"[^\"]*)*)\"\\?\nAnswer:$"))) << prompt;
+    ASSERT_TRUE(
+        std::regex_search(prompt, m, std::regex("which word comes right after \"([^\"]*(?:\"[^\"]*)*)\"\\?\nAnswer:$")))
+        << prompt;
     const std::string text = prompt.substr(0, prompt.rfind("\nIn the text above"));
     // Normalise whitespace, then the phrase occurs once and is followed by the answer.
     std::string flat;
@@ -258,7 +266,8 @@ TEST(TaskGenerator, ExamplesFitTheBudgetAndUseIt) {
           const int64_t n = static_cast<int64_t>(e.tokens.size());
           EXPECT_LE(n, budget) << name << " budget " << budget;
           // words stops at its 80 distinct words; every other task fills a large budget
-          const bool all_words = task == SyntheticTask::kWords && std::count(e.text.answer.begin(), e.text.answer.end(), ' ') == 79;
+          const bool all_words =
+              task == SyntheticTask::kWords && std::count(e.text.answer.begin(), e.text.answer.end(), ' ') == 79;
           if (budget >= 1000 && !all_words) {
             EXPECT_GE(n, budget * 8 / 10) << name << " should fill its budget";
           }
@@ -312,15 +321,21 @@ TEST(TaskGenerator, NiahIsEvaluatesOwnPromptTokenForToken) {
       ASSERT_TRUE(std::regex_match(e.text.answer_prefix, m, prefix)) << e.text.answer_prefix;
       const std::string query = m[1].str();
       EXPECT_EQ(e.text.prompt.rfind("A special magic number is hidden within the following text. Make sure to "
-                                    "memorize it. I will quiz you about the number afterwards.\n", 0), 0u) << e.text.prompt;
+                                    "memorize it. I will quiz you about the number afterwards.\n",
+                                    0),
+                0u)
+          << e.text.prompt;
       EXPECT_NE(e.text.prompt.find("One of the special magic numbers for " + query + " is: " + e.text.answer + "."),
-                std::string::npos) << "the queried needle, in RULER's sentence: " << e.text.prompt;
-      const std::string question = "\nWhat is the special magic number for " + query + " mentioned in the provided text?";
+                std::string::npos)
+          << "the queried needle, in RULER's sentence: " << e.text.prompt;
+      const std::string question =
+          "\nWhat is the special magic number for " + query + " mentioned in the provided text?";
       ASSERT_GE(e.text.prompt.size(), question.size());
       EXPECT_EQ(e.text.prompt.substr(e.text.prompt.size() - question.size()), question);
       eval::PromptBuilder asked(tok, fmt == ExampleFormat::kRaw ? PromptTemplate::kBase : PromptTemplate::kInstruction);
       std::vector<int32_t> want = asked.ids(e.text.prompt, e.text.answer_prefix);
-      EXPECT_EQ(e.answer_begin, static_cast<int64_t>(want.size())) << "the loss starts where evaluate starts generating";
+      EXPECT_EQ(e.answer_begin, static_cast<int64_t>(want.size()))
+          << "the loss starts where evaluate starts generating";
       Encoder(tok).encode(" " + e.text.answer, want);
       want.push_back(kEos);
       EXPECT_EQ(e.tokens, want) << "format " << static_cast<int>(fmt) << ", key " << key;
@@ -398,14 +413,19 @@ TEST(TaskGenerator, NiahMixDrawsRulersShapes) {
       const size_t kb = from + std::string("One of the special magic  for ").size() + plural.size();
       const std::string k = e.text.prompt.substr(kb, at - kb);
       EXPECT_TRUE(query == k || query.rfind(k + ",", 0) == 0 || query.find(" " + k + ",") != std::string::npos ||
-                  query.find("and " + k) != std::string::npos) << k << " not among the queried " << query;
+                  query.find("and " + k) != std::string::npos)
+          << k << " not among the queried " << query;
     }
     const bool lines = needles > 4;  // a haystack of distractor needles (the others hold at most 4)
     const bool uuid_key = std::regex_search(query, uuid);
     const bool several_keys = needles > static_cast<int>(values.size()) && !lines;
-    ++seen[uuid_key ? "multikey_3" : lines ? "needles" : values.size() > 1 && query.find(", and ") != std::string::npos
-                                                                             ? "multiquery"
-           : values.size() > 1 ? "multivalue" : plural == "uuids" ? "single_3" : several_keys ? "multikey_1" : "single"];
+    ++seen[uuid_key                                                         ? "multikey_3"
+           : lines                                                          ? "needles"
+           : values.size() > 1 && query.find(", and ") != std::string::npos ? "multiquery"
+           : values.size() > 1                                              ? "multivalue"
+           : plural == "uuids"                                              ? "single_3"
+           : several_keys                                                   ? "multikey_1"
+                                                                            : "single"];
   }
   for (const char* shape : {"single", "single_3", "multikey_1", "needles", "multikey_3", "multivalue", "multiquery"})
     EXPECT_GE(seen[shape], 3) << shape << " (of 96 examples)";

@@ -118,8 +118,7 @@ std::vector<int32_t> reference_encode(const Tokenizer& tok, std::string_view s) 
 // Naive reference trainer: full recount of every pair before each merge.
 Tokenizer reference_train(const std::vector<std::string_view>& docs, int32_t vocab) {
   std::map<std::string, int64_t> counts;
-  for (const auto d : docs)
-    for_each_chunk(d, [&](std::string_view c) { ++counts[std::string(c)]; });
+  for (const auto d : docs) for_each_chunk(d, [&](std::string_view c) { ++counts[std::string(c)]; });
   std::vector<std::pair<std::vector<int32_t>, int64_t>> words;
   for (const auto& [w, c] : counts) {
     std::vector<int32_t> ids;
@@ -181,8 +180,8 @@ std::vector<std::string> nasty_strings() {
   out.push_back(" ");
   out.push_back("héllo wörld — naïve café ✓ 日本語テキスト");
   for (int i = 0; i < 40; ++i) out.push_back(random_bytes(rng, 1 + rng() % 2000));
-  const std::string_view alphabet[] = {" ", "  ", "\n", "\t", "the", " the", "e", "th", "\xc3", "\xa9",
-                                       "\0", ".", "123", " and", "ing", "\r\n", "\xff"};
+  const std::string_view alphabet[] = {" ",    "  ", "\n", "\t",  "the",  " the", "e",    "th",  "\xc3",
+                                       "\xa9", "\0", ".",  "123", " and", "ing",  "\r\n", "\xff"};
   for (int i = 0; i < 40; ++i) {
     std::string s;
     const size_t n = rng() % 400;
@@ -524,8 +523,7 @@ TEST_F(TokenizerFile, LoadErrors) {
   EXPECT_NE(load_error("headroom-tokenizer 1\ntype wordpiece\n", 2).find("type"), std::string::npos);
   EXPECT_NE(load_error("headroom-tokenizer 1\ntype bpe\nvocab 261\n", 3).find("vocab_size"), std::string::npos);
   EXPECT_NE(load_error("headroom-tokenizer 1\ntype bpe\nvocab_size x1\n", 3).find("x1"), std::string::npos);
-  EXPECT_NE(load_error("headroom-tokenizer 1\ntype bpe\nvocab_size 262\nmerges 2\n", 3).find("262"),
-            std::string::npos);
+  EXPECT_NE(load_error("headroom-tokenizer 1\ntype bpe\nvocab_size 262\nmerges 2\n", 3).find("262"), std::string::npos);
   EXPECT_NE(load_error("headroom-tokenizer 1\ntype byte\nvocab_size 261\nmerges 2\n", 4).find("type byte"),
             std::string::npos);
   EXPECT_NE(load_error("headroom-tokenizer 1\ntype bpe\nvocab_size 259\nmerges 0\n", 4).find("type bpe"),
@@ -557,7 +555,8 @@ TEST(BpeTrain, SplitDigitsKeepsEveryDigitOneToken) {
     return s.find_first_of("0123456789") != std::string::npos;
   };
   int digit_merges_plain = 0;
-  for (size_t m = 0; m < plain.merges.size(); ++m) digit_merges_plain += has_digit(plain, kFirstMerge + static_cast<int32_t>(m));
+  for (size_t m = 0; m < plain.merges.size(); ++m)
+    digit_merges_plain += has_digit(plain, kFirstMerge + static_cast<int32_t>(m));
   EXPECT_GT(digit_merges_plain, 0) << "the text is made to merge digits without the option";
   for (size_t m = 0; m < split.merges.size(); ++m)
     EXPECT_FALSE(has_digit(split, kFirstMerge + static_cast<int32_t>(m))) << "merge " << m;

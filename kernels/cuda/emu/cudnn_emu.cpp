@@ -7,13 +7,13 @@ namespace headroom::kernels::cuda_emu {
 
 cuda::CudnnSupport cudnn_support() { return {90, 0}; }
 
-bool cudnn_attention_fwd(const cuda::AttentionCall&, float, const float*, const float*, const float*, float*,
-                         float*, std::string*) {
+bool cudnn_attention_fwd(const cuda::AttentionCall&, float, const float*, const float*, const float*, float*, float*,
+                         std::string*) {
   fail("cudnn_attention_fwd called on the emulated device, which has no cuDNN");
 }
 
-bool cudnn_attention_bwd(const cuda::AttentionCall&, float, const float*, const float*, const float*,
-                         const float*, const float*, const float*, float*, float*, float*, std::string*) {
+bool cudnn_attention_bwd(const cuda::AttentionCall&, float, const float*, const float*, const float*, const float*,
+                         const float*, const float*, float*, float*, float*, std::string*) {
   fail("cudnn_attention_bwd called on the emulated device, which has no cuDNN");
 }
 

@@ -28,7 +28,7 @@ struct Arena {
   std::size_t top = 0;     // bytes cut from the range so far
   std::size_t mapped = 0;  // top rounded up to pages: what DeviceAccess opens
   int depth = 0;
-  std::map<std::uintptr_t, std::size_t> live;                       // address -> rounded size
+  std::map<std::uintptr_t, std::size_t> live;                         // address -> rounded size
   std::unordered_map<std::size_t, std::vector<std::uintptr_t>> idle;  // rounded size -> freed blocks
   struct sigaction previous {};
 };
@@ -130,8 +130,8 @@ void* arena_alloc(std::size_t bytes) {
     idle->second.pop_back();
   } else {
     if (rounded > a.reserved - a.top)
-      fail("emulated device: out of device memory (", bytes, " bytes asked, ", a.reserved - a.top,
-           " of the ", a.reserved >> 20, " MiB range left)");
+      fail("emulated device: out of device memory (", bytes, " bytes asked, ", a.reserved - a.top, " of the ",
+           a.reserved >> 20, " MiB range left)");
     p = reinterpret_cast<std::uintptr_t>(a.base) + a.top;
     a.top += rounded;
     const std::size_t mapped = (a.top + kPage - 1) / kPage * kPage;
@@ -147,8 +147,8 @@ void arena_free(void* p) {
   Arena& a = arena();
   const auto it = a.live.find(reinterpret_cast<std::uintptr_t>(p));
   if (it == a.live.end())
-    fail("emulated device: free of ", p, in_range(a, p) ? ", which is not the start of a live device allocation"
-                                                       : ", a host pointer");
+    fail("emulated device: free of ", p,
+         in_range(a, p) ? ", which is not the start of a live device allocation" : ", a host pointer");
   a.idle[it->second].push_back(it->first);
   a.live.erase(it);
 }
@@ -161,7 +161,8 @@ bool on_device(const void* p) {
 void require_device(const void* p, const char* call, const char* what) {
   if (p == nullptr || on_device(p)) return;
   if (in_range(arena(), p)) fail(call, ": ", what, " (", p, ") points into freed device memory");
-  fail(call, ": ", what, " (", p, ") is a host pointer; the emulated device only accepts memory "
+  fail(call, ": ", what, " (", p,
+       ") is a host pointer; the emulated device only accepts memory "
        "from its alloc (a real GPU would fault or read garbage here)");
 }
 

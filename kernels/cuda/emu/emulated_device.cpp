@@ -14,7 +14,8 @@ int cuda_device_count() { return 1; }
 
 // The arena's range is what the emulated GPU can hand out: its "memory".
 DeviceMemory cuda_device_memory() {
-  return {static_cast<int64_t>(cuda_emu::arena_capacity()), "the emulated device's arena (kernels/cuda/emu/device_arena.h)"};
+  return {static_cast<int64_t>(cuda_emu::arena_capacity()),
+          "the emulated device's arena (kernels/cuda/emu/device_arena.h)"};
 }
 
 const Ops& cuda_ops(AttentionKernel attention) {

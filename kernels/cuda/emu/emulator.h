@@ -180,8 +180,7 @@ inline void run_block(Block& b) {
     f.linear = i;
     f.warp = i / 32;
     f.lane = i % 32;
-    f.tid = {i % b.block_dim.x, (i / b.block_dim.x) % b.block_dim.y,
-             i / (b.block_dim.x * b.block_dim.y)};
+    f.tid = {i % b.block_dim.x, (i / b.block_dim.x) % b.block_dim.y, i / (b.block_dim.x * b.block_dim.y)};
     ++b.warp_live[f.warp];
 #ifdef HEADROOM_EMU_FAST_SWITCH
     // A fresh stack as headroom_emu_switch leaves it: six saved registers, then the return address
@@ -216,14 +215,13 @@ inline void run_block(Block& b) {
   }
 }
 
-inline void run_grid(Dim3 grid, Dim3 block, std::size_t smem_bytes,
-                     const std::function<void()>& body) {
+inline void run_grid(Dim3 grid, Dim3 block, std::size_t smem_bytes, const std::function<void()>& body) {
   const unsigned n = block.x * block.y * block.z;
   if (n == 0 || n > 1024) die("block size must be 1..1024 threads");
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) die("empty grid");
   std::vector<unsigned char> smem(smem_bytes + 256);
-  auto* aligned = reinterpret_cast<unsigned char*>(
-      (reinterpret_cast<std::uintptr_t>(smem.data()) + 127) & ~std::uintptr_t{127});
+  auto* aligned =
+      reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(smem.data()) + 127) & ~std::uintptr_t{127});
   Block b;
   b.body = &body;
   b.block_dim = {block.x, block.y, block.z};
@@ -257,8 +255,7 @@ T shuffle(T v, int src_lane) {
   f->slot[0] = bits;
   sync_warp();
   const unsigned src = f->warp * 32 + static_cast<unsigned>(src_lane & 31);
-  if (src >= b->fibers.size() || b->fibers[src].state == Fiber::Done)
-    die("shuffle from a lane that is not running");
+  if (src >= b->fibers.size() || b->fibers[src].state == Fiber::Done) die("shuffle from a lane that is not running");
   const uint64_t got = b->fibers[src].slot[0];
   sync_warp();
   T r;
@@ -291,8 +288,7 @@ inline void mma_bf16_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t
   float A[16][16], B[16][8];
   for (unsigned L = 0; L < 32; ++L) {
     const unsigned src = f->warp * 32 + L;
-    if (src >= blk->fibers.size() || blk->fibers[src].state == Fiber::Done)
-      die("mma with a lane that is not running");
+    if (src >= blk->fibers.size() || blk->fibers[src].state == Fiber::Done) die("mma with a lane that is not running");
     const Fiber& o = blk->fibers[src];
     const unsigned g = L / 4, t = L % 4;
     const uint32_t ra[4] = {static_cast<uint32_t>(o.slot[0]), static_cast<uint32_t>(o.slot[0] >> 32),

@@ -32,15 +32,15 @@ std::vector<float> rounded_bf16(const float* X, int64_t rows, int64_t cols, int6
 
 }  // namespace
 
-void matmul_fp32(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K,
-                 bool trans_a, bool trans_b, bool accumulate) {
+void matmul_fp32(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
+                 bool accumulate) {
   require_operands("emulated cublasLtMatmul (matmul_fp32)", A, B, C);
   const DeviceAccess open;
   cpu::matmul(A, B, C, M, N, K, trans_a, trans_b, accumulate);
 }
 
-void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K,
-                 bool trans_a, bool trans_b, bool accumulate) {
+void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
+                 bool accumulate) {
   require_operands("emulated cublasLtMatmul (matmul_bf16)", A, B, C);
   const DeviceAccess open;
   const std::vector<float> a = rounded_bf16(A, trans_a ? K : M, trans_a ? M : K, trans_a ? M : K);
@@ -48,9 +48,8 @@ void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N,
   cpu::matmul(a.data(), b.data(), C, M, N, K, trans_a, trans_b, accumulate);
 }
 
-void matmul_strided(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
-                    int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha,
-                    float beta) {
+void matmul_strided(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc, int64_t M,
+                    int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha, float beta) {
   check_matmul_strides("emulated-cuda", M, N, K, trans_a, trans_b, lda, ldb, ldc);
   require_operands("emulated cublasLtMatmul (matmul_strided)", A, B, C);
   const DeviceAccess open;

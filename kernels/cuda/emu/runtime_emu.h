@@ -34,8 +34,7 @@ template <class Kernel, class... Args>
 void launch(const char* name, Kernel kernel, dim3 grid, dim3 block, std::size_t smem, Args... args) {
   if (grid.y > 65535 || grid.z > 65535) fail("emulated launch of ", name, ": grid too large in y/z");
   if (smem > max_dynamic_smem())
-    fail("emulated launch of ", name, ": needs ", smem, " bytes of shared memory, more than ",
-         max_dynamic_smem());
+    fail("emulated launch of ", name, ": needs ", smem, " bytes of shared memory, more than ", max_dynamic_smem());
   require_device_args(name, args...);
   const std::function<void()> body = [&] { kernel(args...); };
   const DeviceAccess open;
