@@ -133,10 +133,11 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   a.dot = cv.take(mul(BT, std::max<int64_t>(c.n_heads, 1)));
 }
 
-// ids, targets, document starts and the head's rows and targets; with cp, the two row maps.
+// ids, targets, document starts and the head's rows and targets; with cp, the two row maps and the
+// windowed calls' document starts.
 int64_t index_ints(const TokenLayout& lay, int64_t B) {
   const int64_t rows = mul(B, lay.T_len());
-  return add(mul(5, rows), lay.cp > 1 ? mul(2, mul(B, lay.T_full)) : 0);
+  return add(mul(5, rows), lay.cp > 1 ? add(mul(2, mul(B, lay.T_full)), rows) : 0);
 }
 
 template <class T>
@@ -195,6 +196,7 @@ Activations<T> make_activations(const config::ModelConfig& c, const kernels::Bas
   a.ids = IntBuffer<T>(ops, a.rows);
   a.targets = IntBuffer<T>(ops, a.rows);
   a.doc_start = IntBuffer<T>(ops, a.rows);
+  if (layout.cp > 1) a.doc_start_window = IntBuffer<T>(ops, a.rows);
   a.head_rows = IntBuffer<T>(ops, a.rows);
   a.head_targets = IntBuffer<T>(ops, a.rows);
   upload_context_maps(ops, layout, B, a);

@@ -69,6 +69,9 @@ struct Activations {
   // [rows] on the backend: each query's first visible key (ops.h's doc_start, global positions) when
   // documents are masked (documents_masked), unused otherwise.
   kernels::Buffer<int32_t, Ops> doc_start;
+  // With cp > 1, the same relative to the first key of each windowed call (sliding-window layers
+  // that exchange only halos, TokenLayout::halo): max(doc_start − that key's position, 0).
+  kernels::Buffer<int32_t, Ops> doc_start_window;
   bool documents_masked = false;
   // The LM head runs only on rows that have a target: their indices and targets, compacted [≤ res_rows].
   kernels::Buffer<int32_t, Ops> head_rows, head_targets;

@@ -27,11 +27,24 @@ void upload(const Model<T>& m, Activations<T>& a, const int32_t* ids, const int3
   if (targets) m.ops->copy_from_host(a.targets.get(), targets, static_cast<size_t>(BT) * sizeof(int32_t));
 }
 
-// The document mask of the micro-batch (null: none), kept on the backend for every layer.
+// The document mask of the micro-batch (null: none), kept on the backend for every layer; under
+// context parallelism also relative to each windowed call's first key (layer.cpp's halo exchange of
+// sliding-window layers).
 template <class T>
 void upload_documents(const Model<T>& m, Activations<T>& a, const int32_t* doc_start) {
   a.documents_masked = doc_start != nullptr;
-  if (doc_start) m.ops->copy_from_host(a.doc_start.get(), doc_start, static_cast<size_t>(a.rows) * sizeof(int32_t));
+  if (!doc_start) return;
+  const auto bytes = static_cast<size_t>(a.rows) * sizeof(int32_t);
+  m.ops->copy_from_host(a.doc_start.get(), doc_start, bytes);
+  const TokenLayout& lay = a.layout;
+  if (lay.halo(m.local.window) == 0) return;
+  std::vector<int32_t> relative(static_cast<size_t>(a.rows));
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const int seg = static_cast<int>(r % lay.T_len() / lay.segment_len());
+    const int64_t first_key = lay.segment_pos0(seg) - lay.halo_before(seg, m.local.window);
+    relative[static_cast<size_t>(r)] = static_cast<int32_t>(std::max<int64_t>(doc_start[r] - first_key, 0));
+  }
+  m.ops->copy_from_host(a.doc_start_window.get(), relative.data(), bytes);
 }
 
 // The rows the LM head runs on: those of this rank's residual rows with a target (a pretraining

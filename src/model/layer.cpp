@@ -228,6 +228,87 @@ void scatter_context(const Model<T>& m, const Activations<T>& a, const T* whole,
   }
 }
 
+// Sliding-window layers under context parallelism (TokenLayout::halo): each rank sends the last H
+// (halo) rows of its chunks' keys (values) to every cp rank, and attends each of its chunks over the
+// previous chunk's halo and the chunk itself, laid out [B][2][H + C] in `out` (the whole-window
+// buffer, which is larger). Every move is a contiguous block: no row maps. The stage holds
+// [cp][B][2][H] rows: each rank's halos, in its slot.
+template <class T>
+T* halo_slot(const Activations<T>& a, T* stage, int64_t H, int rank, int64_t b, int seg, int64_t width) {
+  return stage + (rank * a.B * 2 + b * 2 + seg) * H * width;
+}
+
+template <class T>
+void exchange_halos(const Model<T>& m, const Activations<T>& a, T* stage, int64_t H, int64_t width) {
+  if constexpr (std::is_same_v<T, float>) {
+    std::vector<int64_t> displs;
+    const auto counts = equal_blocks(m.cp.size, a.B * 2 * H * width, displs);
+    m.cp.comm->allgather(stage, counts.data(), displs.data());
+  } else {
+    fail("context parallelism runs in fp32 only");
+  }
+}
+
+template <class T>
+void gather_window_keys(const Model<T>& m, const Activations<T>& a, int64_t H, const T* mine, T* out,
+                        int64_t width) {
+  const TokenLayout& lay = a.layout;
+  const int64_t C = lay.segment_len();
+  const auto bytes = [&](int64_t rows) { return static_cast<size_t>(rows * width) * sizeof(T); };
+  T* stage = a.context.stage;
+  for (int64_t b = 0; b < a.B; ++b)
+    for (int seg = 0; seg < 2; ++seg)
+      m.ops->copy(halo_slot(a, stage, H, lay.cp_rank, b, seg, width),
+                  mine + (b * lay.T_len() + seg * C + C - H) * width, bytes(H));
+  exchange_halos(m, a, stage, H, width);
+  for (int64_t b = 0; b < a.B; ++b)
+    for (int seg = 0; seg < 2; ++seg) {
+      T* dst = out + (b * 2 + seg) * (H + C) * width;
+      const int64_t c = lay.chunk_of(seg);
+      if (c > 0)
+        m.ops->copy(dst, halo_slot(a, stage, H, lay.owner_rank(c - 1), b, lay.owner_segment(c - 1), width), bytes(H));
+      m.ops->copy(dst + H * width, mine + (b * lay.T_len() + seg * C) * width, bytes(C));
+    }
+}
+
+// Where segment seg's call finds its keys in gather_window_keys' layout: after the halo when its
+// chunk is the window's first (which has none).
+template <class T>
+const T* window_keys(const Activations<T>& a, const T* keys, int64_t H, int64_t b, int seg, int64_t width) {
+  const int64_t C = a.layout.segment_len(), skip = a.layout.chunk_of(seg) > 0 ? 0 : H;
+  return keys + ((b * 2 + seg) * (H + C) + skip) * width;
+}
+
+// One backward call's key (value) gradients, [halo_before + C] rows: the chunk's own rows go to
+// this rank's rows of `grad`, the halo's to this rank's slot of `stage`, for the halo's owner.
+template <class T>
+void place_window_grads(const Model<T>& m, const Activations<T>& a, int64_t H, const T* call, T* grad, T* stage,
+                        int64_t b, int seg, int64_t width) {
+  const TokenLayout& lay = a.layout;
+  const int64_t C = lay.segment_len(), before = lay.chunk_of(seg) > 0 ? H : 0;
+  m.ops->copy(grad + (b * lay.T_len() + seg * C) * width, call + before * width,
+              static_cast<size_t>(C * width) * sizeof(T));
+  if (before > 0)
+    m.ops->copy(halo_slot(a, stage, H, lay.cp_rank, b, seg, width), call, static_cast<size_t>(H * width) * sizeof(T));
+}
+
+// After every rank placed its halos' gradients: each chunk's last H rows receive what the next
+// chunk's queries sent back (the window's last chunk has no next).
+template <class T>
+void add_halo_grads(const Model<T>& m, const Activations<T>& a, int64_t H, T* grad, T* stage, int64_t width) {
+  const TokenLayout& lay = a.layout;
+  const int64_t C = lay.segment_len();
+  exchange_halos(m, a, stage, H, width);
+  for (int64_t b = 0; b < a.B; ++b)
+    for (int seg = 0; seg < 2; ++seg) {
+      const int64_t next = lay.chunk_of(seg) + 1;
+      if (next == 2 * lay.cp) continue;
+      T* rows = grad + (b * lay.T_len() + seg * C + C - H) * width;
+      m.ops->add(rows, rows, halo_slot(a, stage, H, lay.owner_rank(next), b, lay.owner_segment(next), width),
+                 H * width);
+    }
+}
+
 // One attention call's shape: B rows of Tq queries at positions pos0.. against keys 0 .. pos0 + Tq,
 // the queries' document starts at `docs` (null: no document mask).
 kernels::AttentionShape call_shape(const Dims& s, int64_t B, int64_t Tq, int64_t pos0, const int32_t* docs) {
@@ -250,6 +331,47 @@ const int32_t* documents(const Attend<T>& at, int64_t row) {
   return at.a && at.a->documents_masked ? at.a->doc_start.get() + row : nullptr;
 }
 
+// The document starts of the micro-batch's rows from `row` on, relative to the first key of a
+// windowed call (halo); null without a document mask.
+template <class T>
+const int32_t* window_documents(const Attend<T>& at, int64_t row) {
+  return at.a->documents_masked ? at.a->doc_start_window.get() + row : nullptr;
+}
+
+// Where one context-parallel call (window b, segment seg, its queries from `row`) finds its keys
+// and values, the position of its first query among them, and its queries' document starts.
+template <class T>
+struct SegmentKeys {
+  const T *k, *v;
+  int64_t q_pos0;
+  const int32_t* docs;
+};
+
+template <class T>
+SegmentKeys<T> segment_keys(const Dims& s, const Attend<T>& at, int64_t H, int64_t b, int seg, int64_t row) {
+  const Activations<T>& a = *at.a;
+  const ContextBuffers<T>& x = a.context;
+  const TokenLayout& lay = at.layout;
+  if (H > 0)
+    return {window_keys(a, x.k, H, b, seg, s.K), window_keys(a, x.v, H, b, seg, s.VD), lay.halo_before(seg, s.window),
+            window_documents(at, row)};
+  return {x.k + b * lay.T_full * s.K, x.v + b * lay.T_full * s.VD, lay.segment_pos0(seg), documents(at, row)};
+}
+
+// The keys and values this rank's queries attend over: the halos and its own chunks (sliding-window
+// layers whose window fits a chunk), else whole windows.
+template <class T>
+void gather_keys(const Model<T>& m, const Dims& s, const Activations<T>& a, int64_t H, const LayerActs<T>& l) {
+  const ContextBuffers<T>& x = a.context;
+  if (H > 0) {
+    gather_window_keys(m, a, H, l.k, x.k, s.K);
+    gather_window_keys(m, a, H, l.v, x.v, s.VD);
+  } else {
+    gather_context(m, a, l.k, x.k, s.K);
+    gather_context(m, a, l.v, x.v, s.VD);
+  }
+}
+
 template <class T>
 void attention_forward(const Model<T>& m, const Dims& s, const Attend<T>& at, LayerActs<T>& l) {
   const auto& ops = *m.ops;
@@ -261,15 +383,14 @@ void attention_forward(const Model<T>& m, const Dims& s, const Attend<T>& at, La
                       call_shape(s, at.B, T_len, pos0, documents(at, 0)), scale);
     return;
   }
-  ContextBuffers<T>& x = at.a->context;
-  gather_context(m, *at.a, l.k, x.k, s.K);
-  gather_context(m, *at.a, l.v, x.v, s.VD);
-  const int64_t C = lay.segment_len();
+  const int64_t H = lay.halo(s.window), C = lay.segment_len();
+  gather_keys(m, s, *at.a, H, l);
   for (int64_t b = 0; b < at.B; ++b)
     for (int seg = 0; seg < lay.segments(); ++seg) {
-      const int64_t row = b * lay.T_len() + seg * C, pos0 = lay.segment_pos0(seg);
-      ops.attention_fwd(l.q + row * s.Q, x.k + b * lay.T_full * s.K, x.v + b * lay.T_full * s.VD, l.att + row * s.A,
-                        l.lse + lay.lse_at(b, seg, s.Hq), call_shape(s, 1, C, pos0, documents(at, row)), scale);
+      const int64_t row = b * lay.T_len() + seg * C;
+      const SegmentKeys<T> sk = segment_keys(s, at, H, b, seg, row);
+      ops.attention_fwd(l.q + row * s.Q, sk.k, sk.v, l.att + row * s.A, l.lse + lay.lse_at(b, seg, s.Hq),
+                        call_shape(s, 1, C, sk.q_pos0, sk.docs), scale);
     }
 }
 
@@ -285,25 +406,40 @@ void attention_backward(const Model<T>& m, const Dims& s, const Attend<T>& at, c
                       call_shape(s, at.B, lay.T_len(), 0, documents(at, 0)), scale);
     return;
   }
-  // The forward's gathered keys and values were overwritten by later layers: gather again.
+  // The forward's gathered keys and values were overwritten by later layers: gather again. The
+  // key and value gradients collect in x.dk / x.dv: whole windows in position order, or each rank's
+  // halos' gradients in its slot (the windowed exchange).
   ContextBuffers<T>& x = a.context;
-  gather_context(m, a, l.k, x.k, s.K);
-  gather_context(m, a, l.v, x.v, s.VD);
-  ops.fill(x.dk, T(0), at.B * lay.T_full * s.K);
-  ops.fill(x.dv, T(0), at.B * lay.T_full * s.VD);
-  const int64_t C = lay.segment_len();
+  const int64_t H = lay.halo(s.window), C = lay.segment_len();
+  gather_keys(m, s, a, H, l);
+  if (H == 0) {
+    ops.fill(x.dk, T(0), at.B * lay.T_full * s.K);
+    ops.fill(x.dv, T(0), at.B * lay.T_full * s.VD);
+  }
   for (int64_t b = 0; b < at.B; ++b)
     for (int seg = 0; seg < lay.segments(); ++seg) {
-      const int64_t row = b * lay.T_len() + seg * C, pos0 = lay.segment_pos0(seg), Tk = pos0 + C;
+      const int64_t row = b * lay.T_len() + seg * C;
+      const SegmentKeys<T> sk = segment_keys(s, at, H, b, seg, row);
+      ops.attention_bwd(l.q + row * s.Q, sk.k, sk.v, l.att + row * s.A, l.lse + lay.lse_at(b, seg, s.Hq),
+                        a.datt + row * s.A, a.dq + row * s.Q, x.call_dk, x.call_dv,
+                        call_shape(s, 1, C, sk.q_pos0, sk.docs), scale);
+      if (H > 0) {
+        place_window_grads(m, a, H, x.call_dk, a.dk, x.dk, b, seg, s.K);
+        place_window_grads(m, a, H, x.call_dv, a.dv, x.dv, b, seg, s.VD);
+        continue;
+      }
+      const int64_t Tk = sk.q_pos0 + C;
       T *dk = x.dk + b * lay.T_full * s.K, *dv = x.dv + b * lay.T_full * s.VD;
-      ops.attention_bwd(l.q + row * s.Q, x.k + b * lay.T_full * s.K, x.v + b * lay.T_full * s.VD, l.att + row * s.A,
-                        l.lse + lay.lse_at(b, seg, s.Hq), a.datt + row * s.A, a.dq + row * s.Q, x.call_dk, x.call_dv,
-                        call_shape(s, 1, C, pos0, documents(at, row)), scale);
       ops.add(dk, dk, x.call_dk, Tk * s.K);
       ops.add(dv, dv, x.call_dv, Tk * s.VD);
     }
-  scatter_context(m, a, x.dk, a.dk, s.K);
-  scatter_context(m, a, x.dv, a.dv, s.VD);
+  if (H > 0) {
+    add_halo_grads(m, a, H, a.dk, x.dk, s.K);
+    add_halo_grads(m, a, H, a.dv, x.dv, s.VD);
+  } else {
+    scatter_context(m, a, x.dk, a.dk, s.K);
+    scatter_context(m, a, x.dv, a.dv, s.VD);
+  }
 }
 
 // --- the block -------------------------------------------------------------------------------------

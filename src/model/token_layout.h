@@ -25,9 +25,21 @@ struct TokenLayout {
   int segments() const { return cp == 1 ? 1 : 2; }
   int64_t segment_len() const { return T_full / (cp == 1 ? 1 : 2 * cp); }
   // Global position of the first token of segment s.
-  int64_t segment_pos0(int s) const {
-    return pos0 + (cp == 1 ? 0 : (s == 0 ? cp_rank : 2 * cp - 1 - cp_rank) * segment_len());
+  int64_t segment_pos0(int s) const { return pos0 + chunk_of(s) * segment_len(); }
+  // The chunk (of 2·cp) that segment s holds, and the rank and segment that hold chunk c.
+  int64_t chunk_of(int s) const { return cp == 1 ? 0 : (s == 0 ? cp_rank : 2 * cp - 1 - cp_rank); }
+  int owner_rank(int64_t c) const { return static_cast<int>(c < cp ? c : 2 * cp - 1 - c); }
+  int owner_segment(int64_t c) const { return c < cp ? 0 : 1; }
+  // Context parallelism's sliding-window layers exchange only the keys a window reaches: the last
+  // window − 1 rows of each chunk ("halo"), which the next chunk's first queries see. The halo's
+  // rows, or 0 when the layer gathers whole windows (no window, one rank, or a window longer than a
+  // chunk).
+  int64_t halo(int64_t window) const {
+    return cp > 1 && window > 1 && window - 1 <= segment_len() ? window - 1 : 0;
   }
+  // Keys of segment s's attention call when its keys are its chunk after the previous chunk's halo:
+  // the call's first key sits at position segment_pos0(s) − halo_before(s).
+  int64_t halo_before(int s, int64_t window) const { return chunk_of(s) > 0 ? halo(window) : 0; }
   // Global position of local token t of a window.
   int64_t position(int64_t t) const { return segment_pos0(static_cast<int>(t / segment_len())) + t % segment_len(); }
   // Offset of the log-sum-exp block [Hq, segment_len] of window b, segment s.
