@@ -250,8 +250,7 @@ void exchange_halos(const Model<T>& m, const Activations<T>& a, T* stage, int64_
 }
 
 template <class T>
-void gather_window_keys(const Model<T>& m, const Activations<T>& a, int64_t H, const T* mine, T* out,
-                        int64_t width) {
+void gather_window_keys(const Model<T>& m, const Activations<T>& a, int64_t H, const T* mine, T* out, int64_t width) {
   const TokenLayout& lay = a.layout;
   const int64_t C = lay.segment_len();
   const auto bytes = [&](int64_t rows) { return static_cast<size_t>(rows * width) * sizeof(T); };

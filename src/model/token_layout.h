@@ -34,9 +34,7 @@ struct TokenLayout {
   // window − 1 rows of each chunk ("halo"), which the next chunk's first queries see. The halo's
   // rows, or 0 when the layer gathers whole windows (no window, one rank, or a window longer than a
   // chunk).
-  int64_t halo(int64_t window) const {
-    return cp > 1 && window > 1 && window - 1 <= segment_len() ? window - 1 : 0;
-  }
+  int64_t halo(int64_t window) const { return cp > 1 && window > 1 && window - 1 <= segment_len() ? window - 1 : 0; }
   // Keys of segment s's attention call when its keys are its chunk after the previous chunk's halo:
   // the call's first key sits at position segment_pos0(s) − halo_before(s).
   int64_t halo_before(int s, int64_t window) const { return chunk_of(s) > 0 ? halo(window) : 0; }
