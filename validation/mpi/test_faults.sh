@@ -2,8 +2,8 @@
 # Faults: an error on one rank stops every rank promptly with that rank's message (no hang); a
 # non-finite gradient is reported with the step and the parameter, then stops or is skipped as
 # configured; a full disk during a checkpoint write stops both ranks with exit 2, naming the file and
-# the cause, the previous checkpoint intact; a run directory has one writer at a time; a stage never
-# writes into another kind's directory.
+# the cause, the previous checkpoint intact; SIGTERM to the job script over mpirun checkpoints and
+# requeues; a run directory has one writer at a time; a stage never writes into another kind's directory.
 # usage: test_faults.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
 WORK=$(mktemp -d /tmp/headroom_faults.XXXXXX)
@@ -56,6 +56,28 @@ if mount -t tmpfs -o size=3M tmpfs "$WORK/full" 2>/dev/null; then
 else
   echo "skipped: full disk (mounting a tmpfs needs root)"
 fi
+
+# ---- Preemption through mpirun: SIGTERM to the job script requeues ----------------------------------
+# stage.sh passes the signal on as SIGUSR1 (mpirun kills the ranks soon after forwarding SIGTERM); the
+# ranks checkpoint, write STOPPED and exit 75; outside Slurm stage.sh's requeue decision is exit 75.
+cat >"$WORK/stage_job.sh" <<JOB
+unset SLURM_JOB_ID
+source "$SRC/jobs/lib/stage.sh"
+NP=2 HEADROOM_LAUNCHER=mpirun RUN_DIR="$WORK/pre"
+hr_init pretrain
+hr_run "$BIN/pretrain" --run-dir "$WORK/pre" ${args[*]} --parallel.dp 2 --train.steps 100000 --train.log_every 50
+JOB
+timeout 120 bash "$WORK/stage_job.sh" >"$WORK/pre.log" 2>&1 & pid=$!
+for _ in $(seq 600); do grep -q "step 50/" "$WORK/pre/log.txt" 2>/dev/null && break; sleep 0.1; done
+start=$(date +%s)
+kill -TERM $pid; wait $pid
+rc=$?
+check "SIGTERM to stage.sh over mpirun: requeue decision (exit 75)" test $rc -eq 75
+check "  ...promptly" test $(( $(date +%s) - start )) -lt 60
+check "  ...the ranks checkpointed" test -s "$WORK/pre/checkpoints/latest"
+check "  ...and left the stop marker" grep -q "signal 10 received" "$WORK/pre/STOPPED"
+check "  ...stage.sh decided from it" grep -q "stage=pretrain checkpointed and stopped (exit 75 after SIGTERM)" "$WORK/pre.log"
+check "  ...no DONE, no lock left" test ! -e "$WORK/pre/DONE" -a ! -e "$WORK/pre/LOCK"
 
 # ---- One writer per run directory ------------------------------------------------------------------
 mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/lock" "${args[@]}" --parallel.dp 2 --train.steps 100000 \
