@@ -63,11 +63,13 @@ fi
 cat >"$WORK/stage_job.sh" <<JOB
 unset SLURM_JOB_ID
 source "$SRC/jobs/lib/stage.sh"
-NP=2 HEADROOM_LAUNCHER=mpirun RUN_DIR="$WORK/pre"
+NP=2 HEADROOM_LAUNCHER=mpirun RUN_DIR="$WORK/pre" HEADROOM_ROOT="$SRC"
 hr_init pretrain
 hr_run "$BIN/pretrain" --run-dir "$WORK/pre" ${args[*]} --parallel.dp 2 --train.steps 100000 --train.log_every 50
 JOB
-timeout 120 bash "$WORK/stage_job.sh" >"$WORK/pre.log" 2>&1 & pid=$!
+# --foreground: timeout otherwise signals its whole process group, mpirun included (what the job
+# scripts avoid with --signal=B:USR1); this way only stage.sh receives the SIGTERM.
+timeout --foreground 120 bash "$WORK/stage_job.sh" >"$WORK/pre.log" 2>&1 & pid=$!
 for _ in $(seq 600); do grep -q "step 50/" "$WORK/pre/log.txt" 2>/dev/null && break; sleep 0.1; done
 start=$(date +%s)
 kill -TERM $pid; wait $pid
