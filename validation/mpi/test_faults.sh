@@ -81,6 +81,29 @@ check "  ...and left the stop marker" grep -q "signal 10 received" "$WORK/pre/ST
 check "  ...stage.sh decided from it" grep -q "stage=pretrain checkpointed and stopped (exit 75 after SIGTERM)" "$WORK/pre.log"
 check "  ...no DONE, no lock left" test ! -e "$WORK/pre/DONE" -a ! -e "$WORK/pre/LOCK"
 
+# ---- A foreign checkpoint is refused, naming both values, before config.ini is replaced ---------------
+mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/own" "${args[@]}" --parallel.dp 2 --train.steps_per_run 5 \
+  >"$WORK/own.log" 2>&1
+check "a run that stops after 5 steps (75)" test $? -eq 75
+foreign() {  # foreign NAME REGEX ARGS...: --resume auto on $WORK/own with ARGS is refused with REGEX
+  local name=$1 re=$2; shift 2
+  timeout 60 mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/own" "${args[@]}" --parallel.dp 2 --resume auto "$@" \
+    >"$WORK/foreign.log" 2>&1
+  check "$name: refused (exit 2)" test $? -eq 2
+  check "  ...naming both values" grep -qE "$re" "$WORK/foreign.log"
+  check "  ...the checkpoints' config.ini stays" cmp -s "$WORK/own/config.ini" "$WORK/own_config.ini"
+}
+cp "$WORK/own/config.ini" "$WORK/own_config.ini"
+foreign "another model seed" "step_0*5\.h5 is another run's: its model\.seed is [0-9]+, this run's is 77" --model.seed 77
+foreign "another data order" "its train\.seed is [0-9]+, this run's is 78" --train.seed 78
+foreign "another architecture" "its model\.d_ff is 64, this run's is 128" --model.d_ff 128
+mv "$WORK/own/checkpoints/step_00000005.h5" "$WORK/own/checkpoints/step_00000009.h5"
+foreign "a step that disagrees with the file's name" "step_0*9\.h5 holds step 5, not the step of its name"
+mv "$WORK/own/checkpoints/step_00000009.h5" "$WORK/own/checkpoints/step_00000005.h5"
+timeout 60 mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/own" "${args[@]}" --parallel.dp 2 --resume auto \
+  >"$WORK/own2.log" 2>&1
+check "its own configuration resumes it" test $? -eq 0
+
 # ---- One writer per run directory ------------------------------------------------------------------
 mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/lock" "${args[@]}" --parallel.dp 2 --train.steps 100000 \
   --train.log_every 100 --train.checkpoint_every 50 --train.lr 1e-3 >"$WORK/lock_a.log" 2>&1 & pid=$!
