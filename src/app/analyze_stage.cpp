@@ -114,8 +114,8 @@ void refuse_empty_study(const Study& study) {
   for (const auto& r : study.runs)
     if (r.has_results) return;
   const auto& first = study.runs.front();
-  fail("none of the ", study.runs.size(), " --runs holds evaluation results; the first: ",
-       first.problems.empty() ? first.dir : first.problems.front());
+  fail("none of the ", study.runs.size(),
+       " --runs holds evaluation results; the first: ", first.problems.empty() ? first.dir : first.problems.front());
 }
 
 }  // namespace
