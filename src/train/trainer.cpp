@@ -96,15 +96,15 @@ void save(Loop& L) {
 void log_frozen(Loop& L) {
   const std::string& freeze = L.job.cfg.model.freeze;
   if (freeze.empty()) return;
+  const auto& specs = L.model.specs;
   for (const auto& pattern : split_list(freeze)) {
-    const auto& specs = L.model.specs;
     if (std::none_of(specs.begin(), specs.end(), [&](const auto& s) { return model::matches_any(s.name, pattern); }))
       fail("model.freeze = ", freeze, ": the pattern '", pattern, "' matches no parameter (names are like '",
            specs.front().name, "', listed in a checkpoint's /model group)");
   }
   std::string names;
-  for (size_t i = 0; i < L.model.specs.size(); ++i)
-    if (L.opt.frozen[i]) names += cat(names.empty() ? "" : ", ", L.model.specs[i].name);
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (L.opt.frozen[i]) names += cat(names.empty() ? "" : ", ", specs[i].name);
   log(L, cat("model.freeze = ", freeze, ": frozen ", names));
 }
 
