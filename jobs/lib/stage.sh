@@ -83,11 +83,14 @@ hr_fail() {  # hr_fail STATUS: the clear message, then exit STATUS
   exit "$rc"
 }
 
-# hr_run PROGRAM ARGS...: launch on NP ranks, forward SIGUSR1/SIGTERM to the ranks, and handle the
-# outcome: the stage's stop marker $RUN_DIR/STOPPED (written after it checkpointed for a signal) or
-# exit 75 requeues the job, DONE or exit 0 ends it, anything else is a failure. The marker decides
-# because launchers do not pass the ranks' status through: mpirun returns 1 after forwarding SIGTERM
-# although every rank checkpointed and exited 75.
+# hr_run PROGRAM ARGS...: launch on NP ranks, pass SIGUSR1/SIGTERM on to the ranks as SIGUSR1, and
+# handle the outcome: the stage's stop marker $RUN_DIR/STOPPED (written after it checkpointed for a
+# signal) or exit 75 requeues the job, DONE or exit 0 ends it, anything else is a failure. The marker
+# decides because launchers do not pass the ranks' status through reliably.
+# Why SIGUSR1 whatever arrived: Open MPI 4's mpirun, given SIGTERM, forwards it and kills the ranks
+# about a second later, before they can checkpoint (the job returns 1, no marker); SIGUSR1 it only
+# forwards (ess_base_forward_signals) and then waits for the ranks. srun forwards both, and the stages
+# treat both as "checkpoint and stop", so SIGUSR1 works for every launcher.
 hr_run() {
   local launcher=${HEADROOM_LAUNCHER:-auto} cmd=() child rc
   if [[ $launcher == auto ]]; then
@@ -116,8 +119,8 @@ hr_run() {
   "${cmd[@]}" "$@" &
   child=$!
   HR_SIGNAL=""
-  trap 'HR_SIGNAL=USR1; hr_log "SIGUSR1 received (preemption warning): forwarding to the ranks"; kill -USR1 $child 2>/dev/null' USR1
-  trap 'HR_SIGNAL=TERM; hr_log "SIGTERM received: forwarding to the ranks"; kill -TERM $child 2>/dev/null' TERM
+  trap 'hr_forward_stop USR1 "$child"' USR1
+  trap 'hr_forward_stop TERM "$child"' TERM
   while :; do
     wait "$child"; rc=$?
     kill -0 "$child" 2>/dev/null || break
@@ -142,6 +145,12 @@ hr_run() {
     hr_fail "$rc"
   fi
   hr_log "done stage=$HR_STAGE job=${SLURM_JOB_ID:-none} epoch=$(date +%s) after $(( $(date +%s) - HR_T0 ))s"
+}
+
+hr_forward_stop() {  # hr_forward_stop SIGNAL CHILD: ask the ranks to checkpoint and stop (see hr_run)
+  HR_SIGNAL=$1
+  hr_log "SIG$1 received (preemption): sending SIGUSR1 to the launcher ($2) so the ranks checkpoint and stop"
+  kill -USR1 "$2" 2>/dev/null
 }
 
 # hr_outcome RC: the launch's status as the stage meant it. 75 when the stage left its stop marker

@@ -108,6 +108,16 @@ void diagnose_run(RunData& r, const AnalyzeConfig& cfg, const DiagOptions& opt, 
   if (log) log(cat("diagnostics of ", r.name, " done in ", format_duration(seconds_since(t0))));
 }
 
+// A report of no evaluated run is a mistake (a glob that matched training directories, an evaluate
+// that never finished), not an empty success: refused with the first run's problem.
+void refuse_empty_study(const Study& study) {
+  for (const auto& r : study.runs)
+    if (r.has_results) return;
+  const auto& first = study.runs.front();
+  fail("none of the ", study.runs.size(),
+       " --runs holds evaluation results; the first: ", first.problems.empty() ? first.dir : first.problems.front());
+}
+
 }  // namespace
 
 int run_analyze_stage(int argc, char** argv) {
@@ -145,6 +155,7 @@ int run_analyze_stage(int argc, char** argv) {
                                           : "analyze.device = auto: cpu (no GPU visible to this process)");
   }
   Study study = load_study(a, log);
+  refuse_empty_study(study);
   group_configs(study, a);
   const DiagOptions dopt = diag_options(a);
   if (a.diagnostics) {

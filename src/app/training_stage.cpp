@@ -55,6 +55,39 @@ fs::path aside_dir(const fs::path& dir) {
   return aside;
 }
 
+// A checkpoint here that another run wrote (copied in, or the directory reused with other seeds or
+// another model) must not be continued as this run's: refused, naming what differs and both values,
+// before this run's config.ini replaces the one that describes the checkpoints. Compared: the model
+// and data-order seeds, every [model] key both configurations hold (a key added since the checkpoint
+// was written is not), except model.freeze, which may change between invocations; and the step
+// against the file's name. A checkpoint whose metadata does not read is left to resume, which skips
+// a damaged file.
+void refuse_foreign_checkpoints(const fs::path& dir, const config::Config& cfg, const std::string& config_ini) {
+  const auto ours = config::ini_map(config_ini);
+  for (const auto& path : io::list_checkpoints(dir)) {
+    io::CheckpointInfo info;
+    try {
+      info = io::read_checkpoint_info(path);
+    } catch (const Error&) {
+      continue;
+    }
+    const auto refuse = [&](const std::string& key, const auto& there, const auto& here) {
+      fail("--resume auto: checkpoint ", path.string(), " is another run's: its ", key, " is ", there,
+           ", this run's is ", here, "; resume with the configuration that wrote it, or choose another --run-dir");
+    };
+    if (io::checkpoint_path(dir, info.step).filename() != path.filename())
+      fail("--resume auto: checkpoint ", path.string(), " holds step ", info.step, ", not the step of its name ",
+           "(a file renamed or copied from another run); move it out of ", (dir / "checkpoints").string());
+    if (info.seed != cfg.model.seed) refuse("model.seed", info.seed, cfg.model.seed);
+    if (info.data_seed != cfg.train.seed) refuse("train.seed", info.data_seed, cfg.train.seed);
+    for (const auto& [key, value] : config::ini_map(info.config_ini)) {
+      if (key.rfind("model.", 0) != 0 || key == "model.freeze" || key == "model.seed") continue;
+      const auto it = ours.find(key);
+      if (it != ours.end() && it->second != value) refuse(key, value, it->second);
+    }
+  }
+}
+
 // Refuses to mix a new run into an old one. With --force, the old run's checkpoints, metrics and
 // probe logs, configuration and DONE move aside into replaced-<time>/ (nothing is deleted, and the
 // new run's jsonl files do not continue the old ones); log.txt keeps both runs, one after the other.
@@ -262,6 +295,7 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
     if (!grid.is_root()) return;
     io::RunLock lock = io::claim_run_dir(run_dir, io::RunKind::kTraining, name);
     prepare_run_dir(run_dir, resume == "auto", flags.force);
+    if (resume == "auto") refuse_foreign_checkpoints(run_dir, cfg, config::to_ini(schema, false));
     run = std::make_unique<io::RunDir>(io::open_run_dir(run_dir, flags.force, std::move(lock)));
     io::write_config(*run, config::to_ini(schema));
     io::log_line(*run, cat(name, " on ", grid.world->size(), " rank(s), run directory ", run_dir));

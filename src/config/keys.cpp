@@ -90,7 +90,7 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "windows per forward/backward on one rank; the rank's share of global_batch is run in "
           "micro-batches of this size and gradients accumulated (0 = the whole share at once)",
           at_least<long>(0));
-  add_key(s, "train", "steps", t.steps, 100L, "optimizer steps", at_least<long>(0));
+  add_key(s, "train", "steps", t.steps, 100L, "optimizer steps", at_least<long>(1));
   add_key(s, "train", "seed", t.seed, 1UL, "seed of the data order");
   add_key(s, "train", "lr", t.lr, 3e-3, "peak learning rate", in_range(0.0, 10.0));
   add_key(s, "train", "min_lr", t.min_lr, 3e-4, "final learning rate of the decay", in_range(0.0, 10.0));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -97,6 +98,8 @@ po::parsed_options parse_ini(const std::string& text, const std::string& origin,
 }
 
 std::string read_text(const std::string& path) {
+  std::error_code ec;  // an ifstream opens a directory and reads it as empty: the defaults would run
+  if (std::filesystem::is_directory(path, ec)) fail("config file ", path, ": is a directory, not an INI file");
   std::ifstream f(path, std::ios::binary);
   if (!f) fail("config file ", path, ": cannot be opened (", std::strerror(errno), ")");
   std::ostringstream s;

@@ -5,6 +5,7 @@
 #include "io/checkpoint_files.h"
 #include "model/activations.h"
 #include "model/forward.h"
+#include "model/params.h"
 #include "parallel/agree.h"
 #include "parallel/nccl_comm.h"
 #include "train/callback.h"
@@ -15,9 +16,11 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/peak_memory.h"
+#include "util/text.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace headroom::train {
@@ -86,6 +89,32 @@ void save(Loop& L) {
   std::error_code ec;
   const double mb = static_cast<double>(fs::file_size(path, ec)) / 1e6;
   log(L, cat("checkpoint ", path.string(), " (", mb, " MB) written in ", secs, " s (", mb / secs, " MB/s)"));
+}
+
+// model.freeze: a pattern that matches no parameter (a typo) would train everything silently, so it
+// is refused; what is frozen goes to the log.
+void log_frozen(Loop& L) {
+  const std::string& freeze = L.job.cfg.model.freeze;
+  if (freeze.empty()) return;
+  const auto& specs = L.model.specs;
+  for (const auto& pattern : split_list(freeze)) {
+    if (std::none_of(specs.begin(), specs.end(), [&](const auto& s) { return model::matches_any(s.name, pattern); }))
+      fail("model.freeze = ", freeze, ": the pattern '", pattern, "' matches no parameter (names are like '",
+           specs.front().name, "', listed in a checkpoint's /model group)");
+  }
+  std::string names;
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (L.opt.frozen[i]) names += cat(names.empty() ? "" : ", ", specs[i].name);
+  log(L, cat("model.freeze = ", freeze, ": frozen ", names));
+}
+
+// A warmup longer than the run never reaches train.lr. Warned, not refused: smoke runs of a step or
+// two under a recipe's warmup are common and harmless.
+void warn_long_warmup(Loop& L) {
+  const auto& t = L.job.cfg.train;
+  if (t.warmup_steps > t.steps)
+    log(L, cat("warning: train.warmup_steps = ", t.warmup_steps, " exceeds train.steps = ", t.steps,
+               ": the learning rate never reaches train.lr = ", t.lr));
 }
 
 // Restores from the newest checkpoint that loads; a damaged one is skipped with a warning. False
@@ -269,6 +298,8 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
          standard_callbacks(job, micro)};
   L.model.cp = {grid.cp > 1 ? cp_comm : nullptr, grid.cp_rank, grid.cp};
   L.opt = make_adamw(L.model, adamw_of(c), c.parallel.zero1 ? replica_comm : nullptr);
+  log_frozen(L);
+  warn_long_warmup(L);
   start(L);
 
   std::string peak_source;

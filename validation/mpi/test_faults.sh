@@ -2,8 +2,8 @@
 # Faults: an error on one rank stops every rank promptly with that rank's message (no hang); a
 # non-finite gradient is reported with the step and the parameter, then stops or is skipped as
 # configured; a full disk during a checkpoint write stops both ranks with exit 2, naming the file and
-# the cause, the previous checkpoint intact; a run directory has one writer at a time; a stage never
-# writes into another kind's directory.
+# the cause, the previous checkpoint intact; SIGTERM to the job script over mpirun checkpoints and
+# requeues; a run directory has one writer at a time; a stage never writes into another kind's directory.
 # usage: test_faults.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
 WORK=$(mktemp -d /tmp/headroom_faults.XXXXXX)
@@ -56,6 +56,53 @@ if mount -t tmpfs -o size=3M tmpfs "$WORK/full" 2>/dev/null; then
 else
   echo "skipped: full disk (mounting a tmpfs needs root)"
 fi
+
+# ---- Preemption through mpirun: SIGTERM to the job script requeues ----------------------------------
+# stage.sh passes the signal on as SIGUSR1 (mpirun kills the ranks soon after forwarding SIGTERM); the
+# ranks checkpoint, write STOPPED and exit 75; outside Slurm stage.sh's requeue decision is exit 75.
+cat >"$WORK/stage_job.sh" <<JOB
+unset SLURM_JOB_ID
+source "$SRC/jobs/lib/stage.sh"
+NP=2 HEADROOM_LAUNCHER=mpirun RUN_DIR="$WORK/pre" HEADROOM_ROOT="$SRC"
+hr_init pretrain
+hr_run "$BIN/pretrain" --run-dir "$WORK/pre" ${args[*]} --parallel.dp 2 --train.steps 100000 --train.log_every 50
+JOB
+# --foreground: timeout otherwise signals its whole process group, mpirun included (what the job
+# scripts avoid with --signal=B:USR1); this way only stage.sh receives the SIGTERM.
+timeout --foreground 120 bash "$WORK/stage_job.sh" >"$WORK/pre.log" 2>&1 & pid=$!
+for _ in $(seq 600); do grep -q "step 50/" "$WORK/pre/log.txt" 2>/dev/null && break; sleep 0.1; done
+start=$(date +%s)
+kill -TERM $pid; wait $pid
+rc=$?
+check "SIGTERM to stage.sh over mpirun: requeue decision (exit 75)" test $rc -eq 75
+check "  ...promptly" test $(( $(date +%s) - start )) -lt 60
+check "  ...the ranks checkpointed" test -s "$WORK/pre/checkpoints/latest"
+check "  ...and left the stop marker" grep -q "signal 10 received" "$WORK/pre/STOPPED"
+check "  ...stage.sh decided from it" grep -q "stage=pretrain checkpointed and stopped (exit 75 after SIGTERM)" "$WORK/pre.log"
+check "  ...no DONE, no lock left" test ! -e "$WORK/pre/DONE" -a ! -e "$WORK/pre/LOCK"
+
+# ---- A foreign checkpoint is refused, naming both values, before config.ini is replaced ---------------
+mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/own" "${args[@]}" --parallel.dp 2 --train.steps_per_run 5 \
+  >"$WORK/own.log" 2>&1
+check "a run that stops after 5 steps (75)" test $? -eq 75
+foreign() {  # foreign NAME REGEX ARGS...: --resume auto on $WORK/own with ARGS is refused with REGEX
+  local name=$1 re=$2; shift 2
+  timeout 60 mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/own" "${args[@]}" --parallel.dp 2 --resume auto "$@" \
+    >"$WORK/foreign.log" 2>&1
+  check "$name: refused (exit 2)" test $? -eq 2
+  check "  ...naming both values" grep -qE "$re" "$WORK/foreign.log"
+  check "  ...the checkpoints' config.ini stays" cmp -s "$WORK/own/config.ini" "$WORK/own_config.ini"
+}
+cp "$WORK/own/config.ini" "$WORK/own_config.ini"
+foreign "another model seed" "step_0*5\.h5 is another run's: its model\.seed is [0-9]+, this run's is 77" --model.seed 77
+foreign "another data order" "its train\.seed is [0-9]+, this run's is 78" --train.seed 78
+foreign "another architecture" "its model\.d_ff is 64, this run's is 128" --model.d_ff 128
+mv "$WORK/own/checkpoints/step_00000005.h5" "$WORK/own/checkpoints/step_00000009.h5"
+foreign "a step that disagrees with the file's name" "step_0*9\.h5 holds step 5, not the step of its name"
+mv "$WORK/own/checkpoints/step_00000009.h5" "$WORK/own/checkpoints/step_00000005.h5"
+timeout 60 mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/own" "${args[@]}" --parallel.dp 2 --resume auto \
+  >"$WORK/own2.log" 2>&1
+check "its own configuration resumes it" test $? -eq 0
 
 # ---- One writer per run directory ------------------------------------------------------------------
 mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/lock" "${args[@]}" --parallel.dp 2 --train.steps 100000 \

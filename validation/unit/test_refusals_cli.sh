@@ -4,7 +4,8 @@
 # eval.lengths, analyze's probe lengths; a product past int64; on 2 ranks together) name the keys and give the bytes
 # needed and available, and write no run directory; a good run logs its plan once; a truncated
 # shard or checkpoint is reported as truncated, naming the file and both sizes; a model whose
-# vocabulary is not the data's is refused before config.ini is written.
+# vocabulary is not the data's is refused before config.ini is written; --config DIR, train.steps 0,
+# a model.freeze pattern matching nothing and analyze over no evaluated run are refused.
 # usage: test_refusals_cli.sh BIN_DIR SOURCE_DIR
 set -uo pipefail
 BIN=$1 SRC=$2
@@ -60,6 +61,7 @@ check "a vocabulary refusal wrote no config.ini" test ! -e "$WORK/p_vocab/config
 
 # A good run logs its plan once, and leaves a checkpoint for the stages below.
 check "tiny pretrain runs" quiet "$WORK/pre.log" "${pretrain[@]}" --run-dir "$WORK/pre" "${tiny[@]}"
+check "a warmup past train.steps is warned about" grep -q "warning: train.warmup_steps = 10 exceeds train.steps = 2" "$WORK/pre/log.txt"
 check "the plan is logged once" test "$(grep -c 'memory plan per rank: .*iB (parameters' "$WORK/pre/log.txt")" -eq 1
 # train.device = auto (the default) with no GPU visible: the CPU, said in the log, stored as cpu.
 check "auto chose the CPU and says why" grep -q 'train.device = auto: cpu (no GPU visible' "$WORK/pre/log.txt"
@@ -104,6 +106,20 @@ done
 printf 'not hdf5 at all' >"$WORK/garbage.h5"
 refused "garbage shard" "garbage\.h5: not a readable HDF5 file: no HDF5 signature in its 15 bytes" \
   "${pretrain[@]}" --run-dir "$WORK/t2" "${tiny[@]}" --data.train "$WORK/garbage.h5"
+
+# Silent acceptances made refusals: a directory as --config (read as an empty file, defaults ran),
+# train.steps 0 (DONE without a checkpoint), a model.freeze pattern that matches nothing (trained
+# everything), analyze over directories without evaluation results (an empty report, exit 0).
+refused "--config DIR" "config file $WORK/shards: is a directory" \
+  "${pretrain[@]}" --run-dir "$WORK/c_dir" "${tiny[@]}" --config "$WORK/shards"
+refused "train.steps 0" "train\.steps" "${pretrain[@]}" --run-dir "$WORK/c_steps" "${tiny[@]}" --train.steps 0
+refused "model.freeze matching nothing" "model\.freeze = layers\.0\.mpl\*: the pattern 'layers\.0\.mpl\*' matches no parameter" \
+  "${pretrain[@]}" --run-dir "$WORK/c_freeze" "${tiny[@]}" --model.freeze 'layers.0.mpl*'
+check "a model.freeze run" quiet "$WORK/frozen.log" "${pretrain[@]}" --run-dir "$WORK/frozen" "${tiny[@]}" \
+  --model.freeze 'layers.0.mlp.*'
+check "  ...logs what is frozen" grep -q "model.freeze = layers.0.mlp.\*: frozen layers\.0\.mlp\..*w_up" "$WORK/frozen/log.txt"
+refused "analyze over training runs" "none of the 2 --runs holds evaluation results; the first: no results.json in $WORK/pre" \
+  "$BIN/analyze" --runs "$WORK/pre" "$WORK/frozen" --out "$WORK/an_empty" --analyze.plots false
 
 echo "$passed passed, $failures failed"
 [[ $failures -eq 0 ]]
