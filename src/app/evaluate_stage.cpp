@@ -154,8 +154,8 @@ void evaluate_into(io::RunDir* run, EvalJob& job, const io::CheckpointInfo& info
   const auto& ops =
       cfg.train.device == config::Device::kCuda ? kernels::cuda_ops(cfg.train.attention_kernel) : kernels::cpu_ops();
   // Every weight comes from the checkpoint: drawing the random init first would be most of the
-  // start-up on a large model.
-  model::Model<float> model = model::make_model(cfg.model, ops, {}, {.random_weights = false});
+  // start-up on a large model. Evaluation runs no backward pass: no gradient arena.
+  model::Model<float> model = model::make_model(cfg.model, ops, {}, {.random_weights = false, .gradients = false});
   io::load_checkpoint_tensors(ckpt, model, nullptr);
   const auto t0 = std::chrono::steady_clock::now();
   std::function<void(const std::string&)> log;

@@ -213,7 +213,6 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
   p.device_elsewhere = cuda;
   p.advice = "run fewer ranks per node (each evaluate rank holds a whole model and one sequence's KV cache)";
   p.parts.push_back({"parameters", mul(P, kFloat), true, param_keys(m, 1)});
-  p.parts.push_back({"gradients (allocated with the model)", mul(P, kFloat), true, param_keys(m, 1)});
   const int64_t kv_width = add(mul(m.n_kv_heads, m.head_dim_qk), mul(m.n_kv_heads, m.head_dim_v));  // K and V
   p.parts.push_back({"KV cache", mul(m.n_layers, cap, kv_width, kFloat), true,
                      keys(len, key("model.n_layers", m.n_layers), key("model.n_kv_heads", m.n_kv_heads),

@@ -147,7 +147,8 @@ TEST(MemoryPlan, AnUnevenTokenLayoutIsRefusedByName) {
 
 TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
   const config::Config cfg = tiny_config();
-  const auto m = model::make_model(cfg.model, kernels::cpu_ops());
+  // As evaluate and analyze make it: parameters only.
+  const auto m = model::make_model(cfg.model, kernels::cpu_ops(), {}, {.random_weights = false, .gradients = false});
   const int64_t length = 100, chunk = 32;
   const auto cache = model::make_kv_cache(m, length + 1, chunk);
   int64_t kv = 0;
@@ -160,6 +161,8 @@ TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
             4 * (c.arena.size() + ints) -
                 4 * model::activation_floats(m.local, model::TokenLayout{chunk}, 1, config::Recompute::kNone).logits);
   EXPECT_EQ(part(p, "parameters"), 4 * m.n_params);
+  EXPECT_EQ(m.grads.size(), 0);
+  for (const auto& x : p.parts) EXPECT_EQ(x.name.find("gradients"), std::string::npos) << x.name;
   EXPECT_FALSE(app::overflows(p));
 }
 
