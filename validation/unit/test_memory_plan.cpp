@@ -80,8 +80,8 @@ TEST(MemoryPlan, ZeroOneSplitsTheMomentsOverDataAndContextParallelRanks) {
 // Every int32 buffer make_activations allocates beside the arena.
 template <class A>
 int64_t index_ints(const A& acts) {
-  return acts.ids.size() + acts.targets.size() + acts.head_rows.size() + acts.head_targets.size() +
-         acts.cp_gather.size() + acts.cp_scatter.size();
+  return acts.ids.size() + acts.targets.size() + acts.doc_start.size() + acts.head_rows.size() +
+         acts.head_targets.size() + acts.cp_gather.size() + acts.cp_scatter.size();
 }
 
 // The plan's activations and logits are what make_activations allocates on every rank of the
@@ -156,9 +156,8 @@ TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
   const app::MemoryPlan p = app::evaluation_plan(cfg.model, false, {length, chunk});
   EXPECT_EQ(part(p, "KV cache"), 4 * kv);
   const auto& c = cache.chunk;
-  const int64_t ints = c.ids.size() + c.targets.size() + c.head_rows.size() + c.head_targets.size();
   EXPECT_EQ(part(p, "prefill activations"),
-            4 * (c.arena.size() + ints) -
+            4 * (c.arena.size() + index_ints(c)) -
                 4 * model::activation_floats(m.local, model::TokenLayout{chunk}, 1, config::Recompute::kNone).logits);
   EXPECT_EQ(part(p, "parameters"), 4 * m.n_params);
   EXPECT_EQ(m.grads.size(), 0);
