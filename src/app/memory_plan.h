@@ -54,7 +54,7 @@ struct EvalShape {
 };
 
 // evaluate: one sequence at a time through a KV cache, one model replica per rank, parameters
-// only (no gradients).
+// only (no gradients); sliding-window layers cache their window (model::KvWindows::kWindowOnly).
 MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalShape& e);
 
 // Adds the program itself to the host parts: its code, libraries and runtimes (MPI, OpenMP, the
