@@ -3,8 +3,9 @@
 # in for --init); exit 0 when the plan fits and 2 when not, with the figures and the keys. The
 # figures of the studies' recipes on 8 × 80 GiB H100s per node (inputs/studies/*/README.md): a
 # Llama-3-8B-shaped model at 64K and the first study's 0.6B models at 256K fit with the recipes'
-# layout and recomputation and do not fit without it; evaluate's plan on one GPU. On the emulated device (its arena is its GPU
-# memory) the training stage itself refuses with the GPU's figures before any allocation.
+# layout and recomputation and do not fit without it; evaluate's plans on one GPU. On the emulated
+# device (its arena is its GPU memory) the training stage itself refuses with the GPU's figures
+# before any allocation.
 # usage: test_memory_plan_cli.sh BIN_DIR SOURCE_DIR
 set -uo pipefail
 BIN=$1 SRC=$2
