@@ -74,8 +74,9 @@ void diagnose_run(RunData& r, const AnalyzeConfig& cfg, const DiagOptions& opt, 
   const config::Config c = config::make_config(kSections, {}, {{"checkpoint " + r.checkpoint, info.config_ini}});
   const bool cuda = cfg.device == config::Device::kCuda;
   if (cuda) parallel::select_local_gpu();
-  model::Model<float> m =
-      model::make_model(c.model, cuda ? kernels::cuda_ops() : kernels::cpu_ops(), {}, {.random_weights = false});
+  // Weights from the checkpoint, no backward pass: neither a random init nor a gradient arena.
+  model::Model<float> m = model::make_model(c.model, cuda ? kernels::cuda_ops() : kernels::cpu_ops(), {},
+                                            {.random_weights = false, .gradients = false});
   io::load_checkpoint_tensors(r.checkpoint, m, nullptr);
   const data::Tokenizer tok = eval::checkpoint_tokenizer(info, c.model.vocab_size);
   eval::PromptBuilder prompts(tok, eval::checkpoint_template(info));

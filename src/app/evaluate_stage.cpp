@@ -2,6 +2,7 @@
 
 #include "app/cli.h"
 #include "app/memory_check.h"
+#include "app/plan_flags.h"
 #include "app/stage_start.h"
 #include "cpu/blas_kernels.h"
 #include "config/ini_text.h"
@@ -22,6 +23,8 @@
 #include "util/peak_memory.h"
 #include "util/version.h"
 
+#include <mpi.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
@@ -39,7 +42,9 @@ constexpr unsigned kSections = config::kModel | config::kTrain | config::kData |
 constexpr const char* kUsage =
     "usage: evaluate --init CHECKPOINT_OR_RUN_DIR --run-dir DIR [--config FILE]... "
     "[--eval.tasks a,b,...] [--eval.lengths 1024,2048] [--eval.samples N] [--eval.seed S] "
-    "[--section.key VALUE]...\n\n"
+    "[--section.key VALUE]...\n"
+    "   or: evaluate --memory-plan [--init CHECKPOINT | --config MODEL_FILE] --eval.lengths L "
+    "[--section.key VALUE]... [--world-size N] [--device-memory GiB]\n\n"
     "Scores a checkpoint on RULER's 13 tasks (generated from eval.seed at each length, counted in "
     "the checkpoint's tokenizer, scored by RULER's rules), HELMET-style JSON KV recall, held-out "
     "loss by token position (data.val) and multiple choice (eval.mc_file). The prompt template "
@@ -154,8 +159,8 @@ void evaluate_into(io::RunDir* run, EvalJob& job, const io::CheckpointInfo& info
   const auto& ops =
       cfg.train.device == config::Device::kCuda ? kernels::cuda_ops(cfg.train.attention_kernel) : kernels::cpu_ops();
   // Every weight comes from the checkpoint: drawing the random init first would be most of the
-  // start-up on a large model.
-  model::Model<float> model = model::make_model(cfg.model, ops, {}, {.random_weights = false});
+  // start-up on a large model. Evaluation runs no backward pass: no gradient arena.
+  model::Model<float> model = model::make_model(cfg.model, ops, {}, {.random_weights = false, .gradients = false});
   io::load_checkpoint_tensors(ckpt, model, nullptr);
   const auto t0 = std::chrono::steady_clock::now();
   std::function<void(const std::string&)> log;
@@ -166,12 +171,39 @@ void evaluate_into(io::RunDir* run, EvalJob& job, const io::CheckpointInfo& info
   grid.world->barrier();
 }
 
+// --memory-plan: one rank's plan at the longest of eval.lengths, from --init's configuration or,
+// without one, from --config files alone. Every rank holds a whole model and one sequence's cache,
+// so --world-size only counts the ranks that share a node.
+int answer_plan(const config::Config& cfg, const EvalConfig& ecfg, const StageStart& start, const PlanFlags& plan) {
+  if (cfg.model.vocab_size == 0)
+    fail(
+        "--memory-plan: model.vocab_size = 0 (the data's vocabulary) has no checkpoint or data to take it from; set "
+        "model.vocab_size");
+  std::vector<int64_t> lengths = parse_lengths(ecfg.lengths);
+  if (lengths.empty()) {
+    if (!start.init) fail("--memory-plan without --init needs eval.lengths (the default is the checkpoint's length)");
+    lengths = {addressable_length(start.init_info, cfg.model)};
+  }
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  const bool cuda = plans_for_gpu(plan, cfg.train.device, !start.device_choice.empty());
+  MemoryPlan p = evaluation_plan(cfg.model, cuda, {longest, ecfg.prefill_chunk});
+  count_program(p, resident_bytes());  // this process stands in for a rank of the job
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return 0;
+  std::cout << "evaluate --memory-plan: " << plan.world_size << " rank(s), each a whole model and one sequence of "
+            << longest << " tokens, train.device = " << (cuda ? "cuda" : "cpu") << "\n";
+  return answer_memory_plan(p, plan);
+}
+
 }  // namespace
 
 int run_evaluate_stage(int argc, char** argv) {
   app::CommonFlags flags;
+  app::PlanFlags plan;
   std::string run_dir, init;
   po::options_description opts = app::common_options(flags);
+  add_plan_options(opts, plan);
   opts.add_options()("run-dir", po::value(&run_dir)->default_value("runs/evaluate"),
                      "run directory: results.json, results.csv, samples.jsonl, config.ini, log.txt, DONE")(
       "init", po::value(&init),
@@ -184,6 +216,7 @@ int run_evaluate_stage(int argc, char** argv) {
 
   const app::StageStart start = app::start_stage(argc, argv, opts, schema, cfg, kSections, flags, kUsage, true);
   if (start.answered) return 0;
+  if (plan.memory_plan) return answer_plan(cfg, ecfg, start, plan);
   const std::optional<fs::path>& ckpt = start.init;
   const io::CheckpointInfo& info = start.init_info;
   const std::string& ini = start.ini;

@@ -114,6 +114,25 @@ int64_t scratch_bytes(const config::ModelConfig& l, int64_t rows, const Attentio
   return most == kOverflow ? kOverflow : add(add(most, most / 4), int64_t{1} << 20);
 }
 
+// Floats of one cached position of one layer: the KV heads' keys and values (GQA stores only those).
+int64_t kv_width(const config::ModelConfig& m) {
+  return add(mul(m.n_kv_heads, m.head_dim_qk), mul(m.n_kv_heads, m.head_dim_v));
+}
+
+// Cached positions summed over the layers of evaluate's cache (model::kv_rows under
+// KvWindows::kWindowOnly): the whole context on full-attention layers, on sliding-window ones at most
+// 2·(window − 1) + chunk, whatever the length.
+int64_t kv_cache_rows(const config::ModelConfig& m, int64_t cap, int64_t chunk) {
+  const int64_t ring = std::min(cap, add(mul(2, m.window - 1), chunk));
+  // Sliding layers counted in closed form: layer i's kind is layer_pattern[i mod its length].
+  const auto period = static_cast<int64_t>(m.layer_pattern.size());
+  const int64_t whole = m.n_layers / period, rest = m.n_layers % period;
+  int64_t sliding = 0;
+  for (int64_t i = 0; i < period; ++i)
+    if (m.layer_pattern[static_cast<size_t>(i)] == 'S') sliding = add(sliding, i < rest ? whole + 1 : whole);
+  return add(mul(sliding, ring), mul(m.n_layers - sliding, cap));
+}
+
 }  // namespace
 
 int64_t params_per_rank(const config::ModelConfig& m, int tp) {
@@ -213,10 +232,9 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
   p.device_elsewhere = cuda;
   p.advice = "run fewer ranks per node (each evaluate rank holds a whole model and one sequence's KV cache)";
   p.parts.push_back({"parameters", mul(P, kFloat), true, param_keys(m, 1)});
-  p.parts.push_back({"gradients (allocated with the model)", mul(P, kFloat), true, param_keys(m, 1)});
-  const int64_t kv_width = add(mul(m.n_kv_heads, m.head_dim_qk), mul(m.n_kv_heads, m.head_dim_v));  // K and V
-  p.parts.push_back({"KV cache", mul(m.n_layers, cap, kv_width, kFloat), true,
-                     keys(len, key("model.n_layers", m.n_layers), key("model.n_kv_heads", m.n_kv_heads),
+  p.parts.push_back({"KV cache", mul(kv_cache_rows(m, cap, chunk), kv_width(m), kFloat), true,
+                     keys(len, pre, key("model.n_layers", m.n_layers), key("model.layer_pattern", m.layer_pattern),
+                          key("model.window", m.window), key("model.n_kv_heads", m.n_kv_heads),
                           key("model.head_dim_qk", m.head_dim_qk), key("model.head_dim_v", m.head_dim_v))});
   const int64_t acts = act.arena == kOverflow ? kOverflow : act.arena - act.logits;
   p.parts.push_back({"prefill activations", add(mul(acts, kFloat), mul(act.index_ints, kInt32)), true,

@@ -53,8 +53,8 @@ struct EvalShape {
   std::string stage = "evaluate", length_key = "eval.lengths", chunk_key = "eval.prefill_chunk";
 };
 
-// evaluate (and analyze's diagnostics): one sequence at a time through a KV cache, one model
-// replica per rank.
+// evaluate: one sequence at a time through a KV cache, one model replica per rank, parameters
+// only (no gradients); sliding-window layers cache their window (model::KvWindows::kWindowOnly).
 MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalShape& e);
 
 // Adds the program itself to the host parts: its code, libraries and runtimes (MPI, OpenMP, the

@@ -10,7 +10,9 @@ namespace headroom::eval {
 model::KvCache<float>& Decoder::reset(int64_t capacity) {
   if (cache.capacity < capacity || cache.chunk_len != std::min(chunk, cache.capacity)) {
     cache = model::KvCache<float>{};  // free the old cache first: peak memory is one cache
-    cache = model::make_kv_cache(model, capacity, chunk);
+    // Sliding-window layers keep only their window: scores need nothing else, and a 256K context
+    // would otherwise hold every position in every layer.
+    cache = model::make_kv_cache(model, capacity, chunk, model::KvWindows::kWindowOnly);
   }
   cache.len = 0;
   return cache;

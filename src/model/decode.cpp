@@ -7,15 +7,23 @@
 
 namespace headroom::model {
 
+int64_t kv_rows(const config::ModelConfig& c, long layer, int64_t capacity, int64_t chunk_len, KvWindows windows) {
+  if (windows == KvWindows::kFull || !is_sliding(c, layer)) return capacity;
+  return std::min(capacity, 2 * (c.window - 1) + chunk_len);
+}
+
 template <class T>
-KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len) {
+KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len, KvWindows windows) {
   const auto& c = m.local;
   KvCache<T> cache;
   cache.capacity = capacity;
   cache.chunk_len = std::max<int64_t>(1, std::min(chunk_len, capacity));
   for (long i = 0; i < c.n_layers; ++i) {
-    cache.k.emplace_back(*m.ops, capacity * config::k_width(c));
-    cache.v.emplace_back(*m.ops, capacity * config::v_width(c));
+    const int64_t rows = kv_rows(c, i, capacity, cache.chunk_len, windows);
+    cache.rows.push_back(rows);
+    cache.first.push_back(0);
+    cache.k.emplace_back(*m.ops, rows * config::k_width(c));
+    cache.v.emplace_back(*m.ops, rows * config::v_width(c));
   }
   // One block's worth of activations, reused by every layer in turn.
   config::ModelConfig one = c;
@@ -23,6 +31,29 @@ KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len)
   cache.chunk = make_activations(one, *m.ops, 1, cache.chunk_len);
   return cache;
 }
+
+namespace {
+
+// Makes room in layer i's rows for positions [pos, pos + n): when they would run past its rows,
+// moves the last window − 1 positions (all its queries from pos on can see) to the front. With
+// kv_rows' slack the source starts past window − 1 rows, so one non-overlapping copy does it.
+template <class T>
+void slide_window(const Model<T>& m, KvCache<T>& cache, long i, int64_t pos, int64_t n) {
+  const auto li = static_cast<size_t>(i);
+  const int64_t held = pos - cache.first[li];
+  if (held + n <= cache.rows[li]) return;
+  const int64_t keep = std::min<int64_t>(m.local.window - 1, held), from = held - keep;
+  if (keep > from) fail("KV cache of layer ", i, ": moving ", keep, " rows from row ", from, " would overlap");
+  const int64_t K = config::k_width(m.local), VD = config::v_width(m.local);
+  T *k = cache.k[li].get(), *v = cache.v[li].get();
+  if (keep > 0) {
+    m.ops->copy(k, k + from * K, static_cast<size_t>(keep * K) * sizeof(T));
+    m.ops->copy(v, v + from * VD, static_cast<size_t>(keep * VD) * sizeof(T));
+  }
+  cache.first[li] = pos - keep;
+}
+
+}  // namespace
 
 template <class T>
 std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, int64_t n, T* all_logits,
@@ -32,11 +63,15 @@ std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, in
   const int64_t d = c.d_model, V = c.vocab_size;
   const int64_t K = config::k_width(c), VD = config::v_width(c);
   if (n <= 0) fail("prefill: no tokens");
+  if (observe && cache.rows != std::vector<int64_t>(cache.rows.size(), cache.capacity))
+    fail("prefill: layer observers read every position's keys, which a KvWindows::kWindowOnly cache does not keep");
   if (cache.len + n > cache.capacity)
     fail("context of ", cache.len + n, " tokens exceeds the KV cache capacity ", cache.capacity);
   for (int64_t t = 0; t < n; ++t)
     if (tokens[t] < 0 || tokens[t] >= V) fail("token id ", tokens[t], " is outside the vocabulary [0, ", V, ")");
   ensure_rope(m, cache.len + n);
+  // Setting len = 0 empties a cache for reuse (eval::Decoder, the diagnostics): its windows start over.
+  if (cache.len == 0) std::fill(cache.first.begin(), cache.first.end(), 0);
   Activations<T>& a = cache.chunk;
   LayerActs<T>& l = a.layers[0];
   const bool post = c.norm_order == config::NormOrder::kPost;
@@ -49,10 +84,12 @@ std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, in
     for (long i = 0; i < c.n_layers; ++i) {
       l.x_in = cur;
       if (post) l.a_in = cur;
-      l.k = cache.k[static_cast<size_t>(i)].get() + pos * K;
-      l.v = cache.v[static_cast<size_t>(i)].get() + pos * VD;
-      layer_forward(m, i, l, next, 1, rows, pos, cache.k[static_cast<size_t>(i)].get(),
-                    cache.v[static_cast<size_t>(i)].get(), a.stat);
+      const auto li = static_cast<size_t>(i);
+      slide_window(m, cache, i, pos, rows);
+      const int64_t row = pos - cache.first[li];  // where this chunk's keys go
+      l.k = cache.k[li].get() + row * K;
+      l.v = cache.v[li].get() + row * VD;
+      layer_forward(m, i, l, next, 1, rows, pos, cache.first[li], cache.k[li].get(), cache.v[li].get(), a.stat);
       if (observe) observe(LayerOutput<T>{i, pos, rows, l, next, cache});
       std::swap(cur, next);
     }
@@ -86,7 +123,7 @@ std::vector<int32_t> greedy_generate(Model<T>& m, KvCache<T>& cache, const std::
 }
 
 #define HEADROOM_DECODE_INSTANTIATE(T)                                                                              \
-  template KvCache<T> make_kv_cache<T>(const Model<T>&, int64_t, int64_t);                                          \
+  template KvCache<T> make_kv_cache<T>(const Model<T>&, int64_t, int64_t, KvWindows);                               \
   template std::vector<T> prefill<T>(Model<T>&, KvCache<T>&, const int32_t*, int64_t, T*, const LayerObserver<T>&); \
   template std::vector<int32_t> greedy_generate<T>(Model<T>&, KvCache<T>&, const std::vector<int32_t>&, int64_t,    \
                                                    int32_t);

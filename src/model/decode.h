@@ -1,5 +1,6 @@
 // Inference with a KV cache: chunked prefill (memory linear in context length: per-layer keys and
-// values plus one chunk of activations) and greedy decoding. One sequence at a time.
+// values plus one chunk of activations; constant on sliding-window layers that keep their window
+// only) and greedy decoding. One sequence at a time.
 #pragma once
 
 #include "model/activations.h"
@@ -9,22 +10,40 @@
 
 namespace headroom::model {
 
+// How a cache keeps a sliding-window layer's keys: every position (kFull: what attention
+// diagnostics read back, position p at row p) or only the last ones its queries can still see
+// (kWindowOnly: memory constant in the context length).
+enum class KvWindows { kFull, kWindowOnly };
+
 template <class T>
 struct KvCache {
   using Ops = kernels::BasicOps<T>;
   int64_t capacity = 0;                       // positions
-  int64_t len = 0;                            // positions filled
-  std::vector<kernels::Buffer<T, Ops>> k, v;  // per layer [capacity, Hkv·dqk] / [capacity, Hkv·dv]
-  Activations<T> chunk;                       // one block's activations for `chunk_len` rows
+  int64_t len = 0;                            // positions filled; 0 empties the cache for reuse
+  std::vector<kernels::Buffer<T, Ops>> k, v;  // per layer [rows[i], Hkv·dqk] / [rows[i], Hkv·dv]
+  // Per layer: rows allocated (capacity, or a windowed layer's kv_rows) and the position held in
+  // row 0. A windowed layer's keys stay contiguous in position order, rows [0, len − first[i]):
+  // when the next chunk would not fit, the last window − 1 positions move to the front, so the
+  // attention kernels see an ordinary cached prefix that starts at position first[i].
+  std::vector<int64_t> rows, first;
+  Activations<T> chunk;  // one block's activations for `chunk_len` rows
   int64_t chunk_len = 0;
 };
 
+// Rows a cache of `capacity` positions and `chunk_len`-row chunks allocates for `layer`: the
+// capacity, or under kWindowOnly for a sliding-window layer 2·(window − 1) + chunk_len when smaller (the
+// window − 1 positions a chunk's first query still sees, the chunk, and as many again so that the
+// move to the front never overlaps itself and happens at most once per window − 1 positions).
+int64_t kv_rows(const config::ModelConfig& c, long layer, int64_t capacity, int64_t chunk_len, KvWindows windows);
+
 template <class T>
-KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len = 256);
+KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len = 256,
+                         KvWindows windows = KvWindows::kFull);
 
 // What a layer of a prefill chunk produced, for observers (attention diagnostics): the chunk's
 // rows [pos, pos + rows), the layer's activations (queries in acts.q, [rows, Hq·dqk]), its output
-// rows [rows, d_model] and the layer's cache, whose keys cover positions [0, pos + rows).
+// rows [rows, d_model] and the layer's cache, whose keys cover positions [0, pos + rows) (observers
+// need a KvWindows::kFull cache).
 template <class T>
 struct LayerOutput {
   long layer;

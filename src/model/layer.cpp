@@ -183,6 +183,7 @@ struct Attend {
   TokenLayout layout;
   const T *k_all, *v_all;  // decoding: the cache; null: the call's own keys
   Activations<T>* a;       // training: the micro-batch (context buffers, row maps)
+  int64_t key_pos0 = 0;    // decoding: the position of k_all's first row
 };
 
 template <class T>
@@ -378,8 +379,10 @@ void attention_forward(const Model<T>& m, const Dims& s, const Attend<T>& at, La
   const T scale = static_cast<T>(config::attention_scale(s.dqk));
   if (lay.cp == 1) {  // one segment: the whole window, or a decoding chunk after its cached prefix
     const int64_t pos0 = lay.segment_pos0(0), T_len = lay.T_len();
+    // Positions relative to the first key: RoPE is in the keys already, and the causal and window
+    // masks depend only on differences.
     ops.attention_fwd(l.q, at.k_all ? at.k_all : l.k, at.v_all ? at.v_all : l.v, l.att, l.lse,
-                      call_shape(s, at.B, T_len, pos0, documents(at, 0)), scale);
+                      call_shape(s, at.B, T_len, pos0 - at.key_pos0, documents(at, 0)), scale);
     return;
   }
   const int64_t H = lay.halo(s.window), C = lay.segment_len();
@@ -583,7 +586,7 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
 
 template <class T>
 Attend<T> training_attend(Activations<T>& a) {
-  return {a.B, a.layout, nullptr, nullptr, &a};
+  return {a.B, a.layout, nullptr, nullptr, &a, 0};
 }
 
 }  // namespace
@@ -603,12 +606,12 @@ void rms_backward(const kernels::BasicOps<T>& ops, const T* x, const T* w, const
 }
 
 template <class T>
-void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, int64_t TT, int64_t pos0, const T* k_all,
-                   const T* v_all, T* stat) {
+void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, int64_t TT, int64_t pos0,
+                   int64_t key_pos0, const T* k_all, const T* v_all, T* stat) {
   const Dims s = dims(m, i, B * TT, B * TT);
   TokenLayout lay{TT};
   lay.pos0 = pos0;
-  const Attend<T> at{B, lay, k_all, v_all, nullptr};
+  const Attend<T> at{B, lay, k_all, v_all, nullptr, key_pos0};
   T* no_partial = nullptr;  // rows are whole: row-parallel sums are all-reduced in place
   attention_block(m, s, RowSplit{}, at, i, l, no_partial, stat);
   mlp_block(m, s, RowSplit{}, i, l, x_out, no_partial, stat);
@@ -637,8 +640,8 @@ void layer_backward(Model<T>& m, long i, LayerActs<T>& l, Activations<T>& a) {
   template void rms_forward<T>(const kernels::BasicOps<T>&, const T*, const T*, T*, T*, T*, int64_t, int64_t, double); \
   template void rms_backward<T>(const kernels::BasicOps<T>&, const T*, const T*, const T*, const T*, T*, T*, T*,       \
                                 int64_t, int64_t);                                                                     \
-  template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, int64_t, int64_t, int64_t, const T*, const T*,    \
-                                 T*);                                                                                  \
+  template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, int64_t, int64_t, int64_t, int64_t, const T*,     \
+                                 const T*, T*);                                                                        \
   template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, Activations<T>&);                                 \
   template void layer_backward<T>(Model<T>&, long, LayerActs<T>&, Activations<T>&);
 HEADROOM_LAYER_INSTANTIATE(float)

@@ -17,10 +17,11 @@ void rms_backward(const kernels::BasicOps<T>& ops, const T* x, const T* w, const
 
 // Decoding: block i for B·T rows whose residual input is l.x_in, output to x_out. Queries sit at
 // positions pos0 .. pos0+T−1. The block writes its keys and values to l.k / l.v and attends over
-// k_all / v_all, which hold pos0 + T positions ending with those (l.k points into the cache, B = 1).
+// k_all / v_all, which hold positions key_pos0 .. pos0+T−1 ending with those (l.k points into the
+// cache, B = 1; key_pos0 > 0 when a sliding-window cache has dropped the positions before it).
 template <class T>
-void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, int64_t TT, int64_t pos0, const T* k_all,
-                   const T* v_all, T* stat);
+void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, int64_t TT, int64_t pos0,
+                   int64_t key_pos0, const T* k_all, const T* v_all, T* stat);
 
 // Training: block i of a micro-batch under the activations' layout (context-parallel chunks,
 // sequence-parallel rows), output to x_out ([res_rows, d]).

@@ -106,3 +106,44 @@ TEST(Decode, GreedyGenerationIsDeterministicAndStopsAtCapacity) {
   KvCache<float> c4 = make_kv_cache(m, 3, 2);
   EXPECT_THROW(prefill(m, c4, prompt.data(), 4), Error);
 }
+
+// Sliding-window layers keep a window of rows that moves to the front as the context grows
+// (KvWindows::kWindowOnly): at a length twelve times the window, in chunks that do and do not divide it,
+// every position's logits agree with the full cache and greedy decoding picks the same tokens.
+TEST(Decode, WindowedCacheDecodesAsTheFullCache) {
+  const auto cfg = tiny_model({{"n_heads", "4"}, {"n_kv_heads", "2"}, {"layer_pattern", "SSF"}, {"window", "5"}});
+  Model<float> m = make_model(cfg, kernels::cpu_ops());
+  const int64_t T = 60, V = cfg.vocab_size, max_new = 20;
+  const auto batch = random_batch(V, 1, T, 11);
+  for (int64_t chunk : {int64_t{1}, int64_t{3}, int64_t{7}}) {
+    const std::string c = "chunk " + std::to_string(chunk);
+    KvCache<float> full = make_kv_cache(m, T + max_new, chunk);
+    KvCache<float> ring = make_kv_cache(m, T + max_new, chunk, KvWindows::kWindowOnly);
+    for (long i = 0; i < cfg.n_layers; ++i) {
+      const auto li = static_cast<size_t>(i);
+      const int64_t rows = is_sliding(cfg, i) ? 2 * (cfg.window - 1) + chunk : T + max_new;
+      EXPECT_EQ(ring.rows[li], rows) << c << " layer " << i;
+      // GQA: only the KV heads are stored.
+      EXPECT_EQ(ring.k[li].size(), rows * cfg.n_kv_heads * cfg.head_dim_qk) << c;
+      EXPECT_EQ(ring.v[li].size(), rows * cfg.n_kv_heads * cfg.head_dim_v) << c;
+    }
+    std::vector<float> a(static_cast<size_t>(T * V)), b(a.size());
+    prefill(m, full, batch.ids.data(), T, a.data());
+    prefill(m, ring, batch.ids.data(), T, b.data());
+    EXPECT_GT(ring.first[0], 0) << c << ": the window never moved";
+    EXPECT_LT(rel_error(b, a), 1e-6) << c;
+    full.len = ring.len = 0;
+    const auto g_full = greedy_generate(m, full, batch.ids, max_new, -1);
+    const auto g_ring = greedy_generate(m, ring, batch.ids, max_new, -1);
+    EXPECT_EQ(g_ring, g_full) << c;
+    EXPECT_EQ(g_ring.size(), static_cast<size_t>(max_new)) << c;
+  }
+}
+
+TEST(Decode, LayerObserversNeedTheFullCache) {
+  const auto cfg = tiny_model({{"layer_pattern", "SF"}, {"window", "4"}});
+  Model<float> m = make_model(cfg, kernels::cpu_ops());
+  KvCache<float> ring = make_kv_cache(m, 20, 4, KvWindows::kWindowOnly);
+  const std::vector<int32_t> ids(12, 1);
+  EXPECT_THROW(prefill<float>(m, ring, ids.data(), 12, nullptr, [](const LayerOutput<float>&) {}), Error);
+}

@@ -146,19 +146,32 @@ TEST(MemoryPlan, AnUnevenTokenLayoutIsRefusedByName) {
 }
 
 TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
+  // Sliding-window layers keep their window only (eval::Decoder's KvWindows::kWindowOnly), at a length
+  // the window fits in many times and at one it does not.
+  for (const int64_t length : {int64_t{100}, int64_t{5}})
+    for (const char* pattern : {"F", "SF", "SSSF", "S"}) {
+      const config::Config cfg = tiny_config({{"model.layer_pattern", pattern}, {"model.n_layers", "5"}});
+      const auto m =
+          model::make_model(cfg.model, kernels::cpu_ops(), {}, {.random_weights = false, .gradients = false});
+      const auto cache = model::make_kv_cache(m, length + 1, 32, model::KvWindows::kWindowOnly);
+      int64_t kv = 0;
+      for (size_t i = 0; i < cache.k.size(); ++i) kv += cache.k[i].size() + cache.v[i].size();
+      EXPECT_EQ(part(app::evaluation_plan(cfg.model, false, {length, 32}), "KV cache"), 4 * kv)
+          << pattern << " at " << length;
+    }
   const config::Config cfg = tiny_config();
-  const auto m = model::make_model(cfg.model, kernels::cpu_ops());
+  // As evaluate and analyze make it: parameters only.
+  const auto m = model::make_model(cfg.model, kernels::cpu_ops(), {}, {.random_weights = false, .gradients = false});
   const int64_t length = 100, chunk = 32;
-  const auto cache = model::make_kv_cache(m, length + 1, chunk);
-  int64_t kv = 0;
-  for (size_t i = 0; i < cache.k.size(); ++i) kv += cache.k[i].size() + cache.v[i].size();
+  const auto cache = model::make_kv_cache(m, length + 1, chunk, model::KvWindows::kWindowOnly);
   const app::MemoryPlan p = app::evaluation_plan(cfg.model, false, {length, chunk});
-  EXPECT_EQ(part(p, "KV cache"), 4 * kv);
   const auto& c = cache.chunk;
   EXPECT_EQ(part(p, "prefill activations"),
             4 * (c.arena.size() + index_ints(c)) -
                 4 * model::activation_floats(m.local, model::TokenLayout{chunk}, 1, config::Recompute::kNone).logits);
   EXPECT_EQ(part(p, "parameters"), 4 * m.n_params);
+  EXPECT_EQ(m.grads.size(), 0);
+  for (const auto& x : p.parts) EXPECT_EQ(x.name.find("gradients"), std::string::npos) << x.name;
   EXPECT_FALSE(app::overflows(p));
 }
 
@@ -186,6 +199,12 @@ TEST(MemoryPlan, ProductsThatOverflowInt64AreRefused) {
     EXPECT_NE(why.find(s), std::string::npos) << s << " in: " << why;
   // Saturation carries through sums and products: every part is either exact or kOverflow.
   for (const auto& x : p.parts) EXPECT_GE(x.bytes, 0) << x.name;
+}
+
+TEST(MemoryPlan, SlidingWindowLayersCacheTheSameAtAnyLength) {
+  const auto all_sliding = tiny_config({{"model.layer_pattern", "S"}}).model;
+  EXPECT_EQ(part(app::evaluation_plan(all_sliding, false, {99999999999, 512}), "KV cache"),
+            part(app::evaluation_plan(all_sliding, false, {4096, 512}), "KV cache"));
 }
 
 TEST(MemoryPlan, EvaluationLengthDrivesTheCache) {

@@ -3,8 +3,9 @@
 # in for --init); exit 0 when the plan fits and 2 when not, with the figures and the keys. The
 # figures of the studies' recipes on 8 × 80 GiB H100s per node (inputs/studies/*/README.md): a
 # Llama-3-8B-shaped model at 64K and the first study's 0.6B models at 256K fit with the recipes'
-# layout and recomputation and do not fit without it. On the emulated device (its arena is its GPU
-# memory) the training stage itself refuses with the GPU's figures before any allocation.
+# layout and recomputation and do not fit without it; evaluate's plans on one GPU. On the emulated
+# device (its arena is its GPU memory) the training stage itself refuses with the GPU's figures
+# before any allocation.
 # usage: test_memory_plan_cli.sh BIN_DIR SOURCE_DIR
 set -uo pipefail
 BIN=$1 SRC=$2
@@ -60,6 +61,22 @@ expect "d512 0.6B 256K: the recipe fits" 0 "8 rank\(s\) as tp=2 cp=4 dp=1|train\
 expect "d512 0.6B 256K: no recompute does not fit" 2 "$gpu_short|train\.recompute=none" \
   "$BIN/extend" --memory-plan "${heads[@]}" --train.recompute none
 expect "sft plans without --init" 0 "$gpu_fits" "$BIN/sft" --memory-plan "${heads[@]}"
+
+# evaluate on one 80 GiB GPU, from a model configuration alone: the first study's 0.6B models at
+# 256K (sliding-window layers cache their window only, no gradients) and an OLMo-3-7B-shaped model
+# at 32K; the 0.6B model at 256K on a 16 GiB GPU is refused with the cache's keys.
+one_gpu=(--world-size 1 --device-memory 79.1 --host-memory 1000 --train.device cuda)
+for m in d128_0.6b d512_0.6b; do
+  expect "evaluate $m 256K fits one GPU" 0 "evaluate --memory-plan: 1 rank\(s\), each a whole model and one sequence of 262144 tokens, train.device = cuda|GPU +KV cache +\[eval\.lengths=262144, eval\.prefill_chunk=512, .*model\.window=512|$gpu_fits" \
+    "$BIN/evaluate" --memory-plan --config "$M/$m.ini" --model.vocab_size 32768 --eval.lengths 262144 "${one_gpu[@]}"
+done
+expect "evaluate olmo3 7B 32K fits one GPU" 0 "one sequence of 32768 tokens|model\.window=4096|$gpu_fits" \
+  "$BIN/evaluate" --memory-plan --config "$M/olmo3_7b.ini" --model.vocab_size 128256 --train.seq_len 32768 --eval.lengths 32K "${one_gpu[@]}"
+expect "evaluate d128 0.6B 256K on 16 GiB" 2 "does not fit: the memory plan of evaluate does not fit in GPU memory|KV cache|eval\.lengths=262144" \
+  "$BIN/evaluate" --memory-plan --config "$M/d128_0.6b.ini" --model.vocab_size 32768 --eval.lengths 262144 \
+  --world-size 1 --device-memory 16 --train.device cuda
+expect "evaluate plans without a vocabulary are refused by key" 2 "model\.vocab_size = 0" \
+  "$BIN/evaluate" --memory-plan --config "$M/d128_0.6b.ini" --eval.lengths 4K "${one_gpu[@]}"
 
 # The emulated device: its arena is its GPU memory. --memory-plan reads it, and the stage itself
 # refuses before allocating, on the GPU's figures (the host's plan fits).
