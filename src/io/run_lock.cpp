@@ -12,6 +12,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 namespace headroom::io {
 namespace fs = std::filesystem;
@@ -44,6 +46,19 @@ std::string lock_field(const std::string& line, const std::string& key) {
   return line.substr(from, line.find_first_of(" \n", from) - from);
 }
 
+// A killed process stays in the process table until its parent reaps it, and kill(pid, 0) still
+// finds it: a stage killed with its launcher (SIGKILL on a node) leaves one behind for as long as
+// nothing reaps orphans. Its state in /proc/PID/stat (the field after the command's closing
+// parenthesis) says so.
+bool is_zombie(long pid) {
+  std::ifstream stat(cat("/proc/", pid, "/stat"));
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos || close + 2 >= text.size()) return false;
+  const char state = text[close + 2];
+  return state == 'Z' || state == 'X';
+}
+
 // Why a lock is stale ("" when its holder may be alive).
 std::string stale_reason(const std::string& holder) {
   const std::string job = lock_field(holder, "job");
@@ -53,6 +68,7 @@ std::string stale_reason(const std::string& holder) {
   if (pid <= 0) return "it names no process";
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
     return cat("process ", pid, " no longer runs on this host");
+  if (is_zombie(pid)) return cat("process ", pid, " has ended (a zombie not yet reaped)");
   return "";
 }
 

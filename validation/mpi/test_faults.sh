@@ -128,5 +128,18 @@ timeout 60 mpirun -np 1 "$BIN/pretrain" --run-dir "$WORK/lock" "${args[@]}" --re
   >"$WORK/lock_c.log" 2>&1
 check "a stale lock is taken over" test $? -eq 0
 check "  ...naming it" grep -q "took over the stale lock .*pid=999999999.*no longer runs" "$WORK/lock/log.txt"
+# A killed stage whose parent died with it stays a zombie until something reaps it, and kill(pid, 0)
+# still finds it: its lock is stale too. The zombie here: a child that exits under a parent that
+# never waits (the parent execs sleep).
+(sleep 0.1 & exec sleep 20) & keeper=$!
+sleep 1
+zombie=$(ps -o pid=,stat= --ppid "$keeper" | awk '$2 ~ /^Z/ {print $1}' | head -1)
+check "  (a zombie to test with)" test -n "$zombie"
+mkdir -p "$WORK/zlock"
+echo "host=$(hostname) pid=${zombie:-0} job=none stage=pretrain since=x" >"$WORK/zlock/LOCK"
+timeout 60 mpirun -np 1 "$BIN/pretrain" --run-dir "$WORK/zlock" "${args[@]}" --train.steps 2 >"$WORK/lock_z.log" 2>&1
+check "a zombie's lock is taken over" test $? -eq 0
+check "  ...naming it" grep -q "took over the stale lock .*pid=${zombie:-0}.*zombie" "$WORK/zlock/log.txt"
+kill "$keeper" 2>/dev/null; wait "$keeper" 2>/dev/null
 
 finish
