@@ -16,7 +16,7 @@
 #   make_retrieval_checkpoint). The corpus: $HEADROOM_CORPUS, else SRC/data/corpus when complete,
 #   else the one jobs/fetch_corpus.sh gathers (about 15 s) into BIN/../corpus.
 BIN=$1 SRC=$2 PY=$3
-WORK=$(mktemp -d /tmp/headroom_constructed.XXXXXX); trap 'rm -rf "$WORK"' EXIT
+WORK=$(mktemp -d -t headroom_constructed.XXXXXX); trap 'rm -rf "$WORK"' EXIT
 source "$SRC/validation/mpi/common.sh"
 export OMP_NUM_THREADS=${HEADROOM_TEST_THREADS:-2}
 

@@ -13,7 +13,7 @@
 #   equal lm_head.weight imports as the one without it.
 # usage: test_hf.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
-WORK=$(mktemp -d /tmp/headroom_hf.XXXXXX); trap 'rm -rf "$WORK"' EXIT
+WORK=$(mktemp -d -t headroom_hf.XXXXXX); trap 'rm -rf "$WORK"' EXIT
 source "$SRC/validation/mpi/common.sh"
 HF=$SRC/validation/hf
 

@@ -7,7 +7,7 @@
 # shard serves them all).
 # usage: test_hf_stages.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
-WORK=$(mktemp -d /tmp/headroom_hf_stages.XXXXXX); trap 'rm -rf "$WORK"' EXIT
+WORK=$(mktemp -d -t headroom_hf_stages.XXXXXX); trap 'rm -rf "$WORK"' EXIT
 source "$SRC/validation/mpi/common.sh"
 
 "$PY" "$SRC/validation/hf/make_tiny_hf.py" "$WORK/hf" >/dev/null || { echo "make_tiny_hf.py failed"; exit 1; }

@@ -8,7 +8,7 @@
 # checkpoint intact and resumable.
 # usage: test_checkpoint.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
-WORK=$(mktemp -d /tmp/headroom_ckpt.XXXXXX); trap 'rm -rf "$WORK"' EXIT
+WORK=$(mktemp -d -t headroom_ckpt.XXXXXX); trap 'rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/common.sh"
 shards
 args=($(tiny_args) --model.n_kv_heads 2 --model.qk_norm layer)

@@ -18,7 +18,7 @@
 # stages have the real CUDA backend, DEVICE_RANKS=1 on a machine with one GPU (the tp=2, dp=2 and
 # SIGUSR1 checks need two devices: NCCL refuses two ranks on one GPU).
 BIN=$1 SRC=$2 PY=$3
-WORK=$(mktemp -d /tmp/headroom_emu.XXXXXX); [[ -n ${KEEP:-} ]] || trap 'rm -rf "$WORK"' EXIT
+WORK=$(mktemp -d -t headroom_emu.XXXXXX); [[ -n ${KEEP:-} ]] || trap 'rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/common.sh"
 EMU=${DEVICE_BIN:-$BIN/emulated}
 RANKS=${DEVICE_RANKS:-2}

@@ -6,7 +6,7 @@
 # requeues; a run directory has one writer at a time; a stage never writes into another kind's directory.
 # usage: test_faults.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
-WORK=$(mktemp -d /tmp/headroom_faults.XXXXXX)
+WORK=$(mktemp -d -t headroom_faults.XXXXXX)
 cleanup() { mountpoint -q "$WORK/full" && umount "$WORK/full"; [[ -n ${KEEP_WORK:-} ]] || rm -rf "$WORK"; }
 trap cleanup EXIT
 source "$(dirname "$0")/common.sh"

@@ -10,7 +10,7 @@
 # must also land beyond it without the mask: the sample corpus's short documents cut its windows.
 # usage: test_layout.sh BIN SRC PY NAME [model overrides...]
 BIN=$1 SRC=$2 PY=$3 NAME=$4; shift 4
-WORK=$(mktemp -d /tmp/headroom_layout.XXXXXX); trap 'rm -rf "$WORK"' EXIT
+WORK=$(mktemp -d -t headroom_layout.XXXXXX); trap 'rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/common.sh"
 shards
 args=($(tiny_args) "$@")

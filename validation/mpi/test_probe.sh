@@ -6,7 +6,7 @@
 # its logs aside instead of appending to them.
 # usage: test_probe.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
-WORK=$(mktemp -d /tmp/headroom_probe.XXXXXX); trap 'rm -rf "$WORK"' EXIT
+WORK=$(mktemp -d -t headroom_probe.XXXXXX); trap 'rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/common.sh"
 shards
 # kv examples need ~80 byte tokens: a longer window than tiny_args' 32.

@@ -6,7 +6,7 @@
 # documented two-stage YaRN recipe (two extend runs, the second --init'ed from the first) works.
 # usage: test_stages.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
-WORK=$(mktemp -d /tmp/headroom_stages.XXXXXX); [[ -n ${KEEP:-} ]] || trap 'rm -rf "$WORK"' EXIT
+WORK=$(mktemp -d -t headroom_stages.XXXXXX); [[ -n ${KEEP:-} ]] || trap 'rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/common.sh"
 # A small BPE, so that the toy recipes' 128-token windows hold every synthetic task.
 "$BIN/prepare" --input "$SRC/validation/data/sample_corpus/train" --output "$WORK/shards" \

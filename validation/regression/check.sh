@@ -11,7 +11,7 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${1:?usage: check.sh BUILD_DIR [OUT_DIR]}
 OUT=${2:-}
 if [[ -z $OUT ]]; then
-  OUT=$(mktemp -d /tmp/headroom_regression.XXXXXX)
+  OUT=$(mktemp -d -t headroom_regression.XXXXXX)
   [[ -n ${REGRESSION_KEEP:-} ]] || trap 'rm -rf "$OUT"' EXIT
 fi
 source "$SRC/validation/floor_kernels.sh"

@@ -11,7 +11,7 @@ BUILD=${1:-$SRC/build}
 if [[ -n ${REGRESSION_KEEP:-} ]]; then
   OUT=$REGRESSION_KEEP
 else
-  OUT=$(mktemp -d /tmp/headroom_regression.XXXXXX)
+  OUT=$(mktemp -d -t headroom_regression.XXXXXX)
   trap 'rm -rf "$OUT"' EXIT
 fi
 "$SRC/validation/regression/run.sh" "$BUILD" "$OUT"

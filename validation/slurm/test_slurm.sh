@@ -17,7 +17,7 @@ for b in slurmctld slurmd munged sbatch; do
   command -v $b >/dev/null || { echo "SKIP: $b not installed (jobs/setup.sh installs slurmctld slurmd slurm-client munge)"; exit 77; }
 done
 [[ $(id -u) -eq 0 ]] || { echo "SKIP: the local cluster needs root"; exit 77; }
-WORK=$(mktemp -d /tmp/headroom_slurm.XXXXXX)
+WORK=$(mktemp -d -t headroom_slurm.XXXXXX)
 export HEADROOM_SLURM_DIR=$WORK/slurm HEADROOM_BIN=$BIN HEADROOM_SLURM_CRED_EXPIRE=5
 unset SLURM_CONF SLURM_JOB_ID
 # A free port pair, so a cluster already running on this machine is left alone.

@@ -10,7 +10,7 @@
 set -uo pipefail
 BIN=$1 SRC=$2 PY=$3 STUDY=$4 REFERENCE=$5
 shift 5
-WORK=$(mktemp -d /tmp/headroom_study.XXXXXX); trap 'rm -rf "$WORK"' EXIT
+WORK=$(mktemp -d -t headroom_study.XXXXXX); trap 'rm -rf "$WORK"' EXIT
 export HEADROOM_BIN=$BIN
 study=$SRC/$STUDY
 name=$(cd "$SRC" && bash -c 'source "$1"; echo "$name"' _ "$study")

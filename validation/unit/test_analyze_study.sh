@@ -7,7 +7,7 @@
 # numpy computation (check_analysis_stats.py). Then a single-seed study (no seed pairs) and --help.
 # usage: test_analyze_study.sh BIN SRC PY   (KEEP_WORK=1 keeps the scratch directory)
 BIN=$1 SRC=$2 PY=$3
-WORK=$(mktemp -d /tmp/headroom_analyze.XXXXXX)
+WORK=$(mktemp -d -t headroom_analyze.XXXXXX)
 [[ -n ${KEEP_WORK:-} ]] && echo "work directory kept: $WORK" || trap 'rm -rf "$WORK"' EXIT
 source "$SRC/validation/mpi/common.sh"
 shards

@@ -7,7 +7,7 @@
 # run directory.
 # usage: test_eval_cli.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
-WORK=$(mktemp -d /tmp/headroom_eval.XXXXXX); trap 'rm -rf "$WORK"' EXIT
+WORK=$(mktemp -d -t headroom_eval.XXXXXX); trap 'rm -rf "$WORK"' EXIT
 source "$SRC/validation/mpi/common.sh"
 shards
 expect_fail() {  # expect_fail LOG PATTERN COMMAND...: exit status 2 and PATTERN in the output

@@ -9,7 +9,7 @@
 # usage: test_memory_plan_cli.sh BIN_DIR SOURCE_DIR
 set -uo pipefail
 BIN=$1 SRC=$2
-WORK=$(mktemp -d /tmp/headroom_memory_plan.XXXXXX); trap 'rm -rf "$WORK"' EXIT
+WORK=$(mktemp -d -t headroom_memory_plan.XXXXXX); trap 'rm -rf "$WORK"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1
 failures=0 passed=0

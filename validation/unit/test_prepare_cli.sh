@@ -4,7 +4,7 @@
 # usage: test_prepare_cli.sh PREPARE_BIN PYTHON SOURCE_DIR
 set -uo pipefail
 prepare=$1 python=$2 src=$3
-work=$(mktemp -d /tmp/headroom_prepare_cli.XXXXXX)
+work=$(mktemp -d -t headroom_prepare_cli.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 failures=0 passed=0
 check() {  # check NAME CONDITION...

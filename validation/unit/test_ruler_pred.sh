@@ -8,7 +8,7 @@
 # key there is no ruler_pred/ and no "input" in samples.jsonl.
 # usage: test_ruler_pred.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
-WORK=$(mktemp -d /tmp/headroom_ruler_pred.XXXXXX); trap 'rm -rf "$WORK"' EXIT
+WORK=$(mktemp -d -t headroom_ruler_pred.XXXXXX); trap 'rm -rf "$WORK"' EXIT
 source "$SRC/validation/mpi/common.sh"
 shards
 mpirun -np 1 "$BIN/pretrain" --run-dir "$WORK/pre" $(tiny_args) --train.seq_len 1024 --train.steps 2 \
