@@ -39,7 +39,9 @@ void add_analyze_keys(config::Schema& s, AnalyzeConfig& a) {
   config::section(s, "analyze", "Analysis [analyze]");
   add_key(s, "analyze", "long_score", a.long_score, std::string("ruler"),
           "the long-context score that regressions, seed swings and config differences use: ruler (RULER "
-          "average over tasks and lengths) or ruler@LENGTH (RULER average at one evaluated length)");
+          "average over tasks and lengths), ruler@LENGTH (RULER average at one evaluated length) or helmet_recall "
+          "(HELMET's recall category: json_kv, niah_multikey_2, niah_multikey_3, niah_multivalue, averaged over "
+          "lengths; evaluate with eval.tasks including helmet_recall)");
   add_key(s, "analyze", "short_score", a.short_score, std::string("mc_acc"),
           "the short-context benchmark average used as a predictor: mc_acc, mc_acc_norm (multiple choice) or "
           "ruler@LENGTH");

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <set>
 
 namespace headroom::analysis {
@@ -112,6 +114,40 @@ void name_configs(Study& s) {
   // The key values are exact but long (a lineage's every differing key); a study's own directory
   // names are what its author calls the configurations.
   for (auto& g : s.configs) g.label = distinct ? g.name : g.keys_label;
+}
+
+std::string loss_windows_text(const eval::Results& r) {
+  std::string out;
+  for (const auto& c : r.loss) out += cat(out.empty() ? "" : ", ", c.windows, " at ", c.length);
+  return out;
+}
+
+// Pooled runs evaluated on other samples (eval.seed), with other sample counts or other loss
+// windows stay comparable but noisier against each other than their seed pairs suggest: kept, and
+// said, against the setting most of the pool shares.
+void note_mixed_settings(Study& s) {
+  const std::vector<std::pair<std::string, std::function<std::string(const eval::Results&)>>> settings{
+      {"eval.seed", [](const eval::Results& r) { return std::to_string(r.seed); }},
+      {"eval.samples", [](const eval::Results& r) { return std::to_string(r.samples); }},
+      {"loss_by_position windows", loss_windows_text}};
+  for (const auto& [name, value_of] : settings) {
+    std::map<std::string, int> count;
+    for (const auto& r : s.runs)
+      if (r.in_pool) ++count[value_of(r.results)];
+    if (count.size() < 2) continue;
+    const auto common = std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) {
+                          return a.second < b.second;
+                        })->first;
+    std::string others;
+    for (auto& r : s.runs) {
+      if (!r.in_pool || value_of(r.results) == common) continue;
+      others += (others.empty() ? "" : ", ") + r.name;
+      r.problems.push_back(cat("evaluated with ", name, " = ", value_of(r.results), " where most of the pool has ",
+                               common, ": pooled all the same, its differences carry that too"));
+    }
+    s.notes.push_back(cat("the pool mixes ", name, " values (most runs: ", common, "; other: ", others,
+                          "): differences between those runs include the change of evaluation"));
+  }
 }
 
 }  // namespace
@@ -229,6 +265,7 @@ void group_configs(Study& s, const AnalyzeConfig& cfg) {
   std::stable_partition(s.varying_keys.begin(), s.varying_keys.end(),
                         [](const std::string& k) { return k == "stages"; });
   name_configs(s);
+  note_mixed_settings(s);
 }
 
 }  // namespace headroom::analysis

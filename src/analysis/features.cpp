@@ -120,6 +120,8 @@ ScoreName parse_score_name(const std::string& s, const std::string& key) {
   n.text = s;
   if (s == "ruler")
     n.kind = ScoreName::kRuler;
+  else if (s == "helmet_recall")
+    n.kind = ScoreName::kHelmetRecall;
   else if (s == "mc_acc")
     n.kind = ScoreName::kMcAcc;
   else if (s == "mc_acc_norm")
@@ -137,7 +139,8 @@ ScoreName parse_score_name(const std::string& s, const std::string& key) {
     n.length = lens[0];
   } else {
     fail(key, ": '", s,
-         "' is not a score (ruler, ruler@LENGTH, mc_acc, mc_acc_norm, probe_acc, probe_exact, probe_auc)");
+         "' is not a score (ruler, ruler@LENGTH, helmet_recall, mc_acc, mc_acc_norm, probe_acc, probe_exact, "
+         "probe_auc)");
   }
   return n;
 }

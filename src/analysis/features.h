@@ -51,7 +51,8 @@ struct ScoreName {
   // probe_*: the retrieval probe of the last lineage stage that has one (train/probe.h):
   // probe_acc / probe_exact at its last point, probe_auc = mean token accuracy over its learning
   // curve (trapezoids over steps, divided by the steps covered).
-  enum Kind { kRuler, kRulerAt, kMcAcc, kMcAccNorm, kProbeAcc, kProbeExact, kProbeAuc } kind = kRuler;
+  // helmet_recall: HELMET's synthetic-recall category (eval/score_groups.h).
+  enum Kind { kRuler, kRulerAt, kHelmetRecall, kMcAcc, kMcAccNorm, kProbeAcc, kProbeExact, kProbeAuc } kind = kRuler;
   int64_t length = 0;  // kRulerAt
   std::string text;
 };

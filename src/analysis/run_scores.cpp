@@ -38,6 +38,8 @@ std::optional<double> score_of(const RunData& r, const ScoreName& s) {
       for (const auto& a : r.results.ruler_by_length)
         if (a.length == s.length) return a.score;
       return std::nullopt;
+    case ScoreName::kHelmetRecall:
+      return r.results.helmet_recall;
     case ScoreName::kMcAcc:
       return r.results.mc ? std::optional<double>(r.results.mc->acc) : std::nullopt;
     case ScoreName::kMcAccNorm:

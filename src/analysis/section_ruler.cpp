@@ -13,14 +13,24 @@ using nlohmann::json;
 
 namespace {
 
+// HELMET's recall category, as a column beside RULER's when any run was evaluated on it.
+bool any_helmet_recall(const Study& s) {
+  for (const auto& r : s.runs)
+    if (r.has_results && r.results.helmet_recall) return true;
+  return false;
+}
+
 void ruler_by_length(const Study& s, const std::vector<int64_t>& lengths, Report& rep) {
   Table t{"ruler_by_length",
-          "RULER average by context length (mean over seeds; overall = mean over lengths)",
+          "RULER average by context length (mean over seeds; overall = mean over lengths; helmet_recall, when "
+          "evaluated: HELMET's recall category, mean over seeds)",
           {"config", "label", "seeds"},
           {},
           ""};
   for (auto L : lengths) t.header.push_back(std::to_string(L));
   t.header.insert(t.header.end(), {"overall", "overall_min", "overall_max"});
+  const bool helmet = any_helmet_recall(s);
+  if (helmet) t.header.push_back("helmet_recall");
   json series = json::array();
   for (const auto& m : ruler_means(s, lengths)) {
     const ConfigGroup& g = s.configs[m.config];
@@ -28,6 +38,7 @@ void ruler_by_length(const Study& s, const std::vector<int64_t>& lengths, Report
     json ys = json::array();
     for (const auto& l : m.by_length) row.push_back(fmt(l.mean)), ys.push_back(num(l.mean));
     row.insert(row.end(), {fmt(m.overall.mean), fmt(m.overall.lo), fmt(m.overall.hi)});
+    if (helmet) row.push_back(fmt(config_mean(s, g, [](const RunData& r) { return r.results.helmet_recall; }).mean));
     t.rows.push_back(row);
     series.push_back({{"label", g.id + " " + g.label}, {"scores", ys}});
   }
@@ -40,11 +51,14 @@ Table ruler_by_length_runs(const Study& s, const std::vector<int64_t>& lengths) 
   Table t{"ruler_by_length_runs", "RULER average by context length, per run", {"run", "config"}, {}, ""};
   for (auto L : lengths) t.header.push_back(std::to_string(L));
   t.header.push_back("overall");
+  const bool helmet = any_helmet_recall(s);
+  if (helmet) t.header.push_back("helmet_recall");
   for (const auto& r : s.runs) {
     if (!r.has_results) continue;
     std::vector<std::string> row{r.name, config_name(s, r.config_index)};
     for (auto L : lengths) row.push_back(fmt(score_of(r, {ScoreName::kRulerAt, L, ""})));
     row.push_back(fmt(r.results.ruler_average));
+    if (helmet) row.push_back(fmt(r.results.helmet_recall));
     t.rows.push_back(row);
   }
   return t;

@@ -3,6 +3,7 @@
 
 #include "analysis/means.h"
 #include "analysis/run_scores.h"
+#include "eval/score_groups.h"
 
 #include <algorithm>
 #include <cmath>
@@ -71,7 +72,8 @@ std::vector<BootCell> boot_cells(const Study& s, const ConfigGroup& a, const Con
   for (size_t i : runs_b) per_sample &= s.runs[i].has_samples;
   const auto& ref = s.runs[runs_a[0]].results;
   for (const auto& ts : ref.task_scores) {
-    if (!is_ruler_task(ts.task)) continue;
+    if (score.kind == ScoreName::kHelmetRecall ? !eval::is_helmet_recall_task(ts.task) : !is_ruler_task(ts.task))
+      continue;
     if (score.kind == ScoreName::kRulerAt && ts.length != score.length) continue;
     BootCell c;
     c.length = ts.length;

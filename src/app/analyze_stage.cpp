@@ -144,19 +144,23 @@ int run_analyze_stage(int argc, char** argv) {
   }
   if (a.runs.empty()) fail("no runs given: pass --runs EVAL_RUN_DIR... (evaluate run directories)");
 
+  // The runs are read before the output directory is made, so that a study with nothing to report
+  // is refused without leaving a directory behind; what was logged meanwhile goes to its log after.
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> early{cat("analyze: ", a.runs.size(), " run(s) into ", a.out)};
+  Study study = load_study(a, [&](const std::string& line) { early.push_back(line); });
+  refuse_empty_study(study);
+
   io::RunDir run = io::open_run_dir(a.out, flags.force, io::claim_run_dir(a.out, io::RunKind::kAnalysis, "analyze"));
   io::write_config(run, ini);
   auto log = [&](const std::string& line) { io::log_line(run, line); };
-  const auto t0 = std::chrono::steady_clock::now();
-  log(cat("analyze: ", a.runs.size(), " run(s) into ", a.out));
+  for (const auto& line : early) log(line);
 
   if (a.diagnostics && a.device == config::Device::kAuto) {
     a.device = app::auto_device(kernels::cuda_device_count());
     log(a.device == config::Device::kCuda ? "analyze.device = auto: cuda (this process sees a GPU)"
                                           : "analyze.device = auto: cpu (no GPU visible to this process)");
   }
-  Study study = load_study(a, log);
-  refuse_empty_study(study);
   group_configs(study, a);
   const DiagOptions dopt = diag_options(a);
   if (a.diagnostics) {

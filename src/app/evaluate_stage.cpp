@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "parallel/agree.h"
 #include "parallel/grid.h"
+#include "parallel/nccl_comm.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/peak_memory.h"
@@ -156,24 +157,30 @@ void evaluate_into(io::RunDir* run, EvalJob& job, const io::CheckpointInfo& info
   if (run) io::log_line(*run, memory);
 
   // train.device as the training stages use it: auto (made concrete by start_stage), cpu or cuda.
-  const auto& ops =
-      cfg.train.device == config::Device::kCuda ? kernels::cuda_ops(cfg.train.attention_kernel) : kernels::cpu_ops();
+  // One GPU per rank, as in training; with eval.tp the group's products are reduced over NCCL there.
+  const bool cuda = cfg.train.device == config::Device::kCuda;
+  if (cuda) parallel::select_local_gpu();
+  const auto& ops = cuda ? kernels::cuda_ops(cfg.train.attention_kernel) : kernels::cpu_ops();
+  std::unique_ptr<parallel::Comm> nccl_tp;
+  if (cuda && grid.tp > 1) nccl_tp = parallel::make_nccl_comm(grid.tp_group->handle());
+  parallel::Comm* tp_comm = nccl_tp ? nccl_tp.get() : grid.tp_group.get();
+  const model::TpContext tp{grid.tp > 1 ? tp_comm : nullptr, grid.tp_rank, grid.tp, false};
   // Every weight comes from the checkpoint: drawing the random init first would be most of the
   // start-up on a large model. Evaluation runs no backward pass: no gradient arena.
-  model::Model<float> model = model::make_model(cfg.model, ops, {}, {.random_weights = false, .gradients = false});
+  model::Model<float> model = model::make_model(cfg.model, ops, tp, {.random_weights = false, .gradients = false});
   io::load_checkpoint_tensors(ckpt, model, nullptr);
   const auto t0 = std::chrono::steady_clock::now();
   std::function<void(const std::string&)> log;
   if (run) log = [&](const std::string& line) { io::log_line(*run, line); };
-  EvalOutput out = run_evaluation(job, model, *grid.world, log);
+  EvalOutput out = run_evaluation(job, model, *grid.dp_group, log);
   out.results.seconds = seconds_since(t0);
   if (run) write_outputs(*run, out, ecfg);
   grid.world->barrier();
 }
 
 // --memory-plan: one rank's plan at the longest of eval.lengths, from --init's configuration or,
-// without one, from --config files alone. Every rank holds a whole model and one sequence's cache,
-// so --world-size only counts the ranks that share a node.
+// without one, from --config files alone. Every rank holds a whole model (or 1/eval.tp of one) and
+// one sequence's cache (or 1/eval.tp of it), so --world-size only counts the ranks that share a node.
 int answer_plan(const config::Config& cfg, const EvalConfig& ecfg, const StageStart& start, const PlanFlags& plan) {
   if (cfg.model.vocab_size == 0)
     fail(
@@ -186,13 +193,18 @@ int answer_plan(const config::Config& cfg, const EvalConfig& ecfg, const StageSt
   }
   const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
   const bool cuda = plans_for_gpu(plan, cfg.train.device, !start.device_choice.empty());
-  MemoryPlan p = evaluation_plan(cfg.model, cuda, {longest, ecfg.prefill_chunk});
+  const int tp = static_cast<int>(ecfg.tp);
+  if (plan.world_size % tp != 0)
+    fail("--world-size ", plan.world_size, " is not a multiple of eval.tp = ", tp, " (each model spans tp ranks)");
+  MemoryPlan p =
+      evaluation_plan(cfg.model, cuda, {.max_length = longest, .prefill_chunk = ecfg.prefill_chunk, .tp = tp});
   count_program(p, resident_bytes());  // this process stands in for a rank of the job
   int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  parallel::mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
   if (rank != 0) return 0;
-  std::cout << "evaluate --memory-plan: " << plan.world_size << " rank(s), each a whole model and one sequence of "
-            << longest << " tokens, train.device = " << (cuda ? "cuda" : "cpu") << "\n";
+  std::cout << "evaluate --memory-plan: " << plan.world_size << " rank(s), each "
+            << (tp == 1 ? std::string("a whole model") : cat("1/", tp, " of a model (eval.tp = ", tp, ")"))
+            << " and one sequence of " << longest << " tokens, train.device = " << (cuda ? "cuda" : "cpu") << "\n";
   return answer_memory_plan(p, plan);
 }
 
@@ -224,9 +236,17 @@ int run_evaluate_stage(int argc, char** argv) {
   int64_t addressable = 0;
   EvalJob job = make_job(ecfg, cfg, info, *ckpt, addressable);
 
-  parallel::Grid grid = parallel::make_grid(1, 0);  // evaluation is data-parallel only
+  // eval.tp ranks share one model; the groups split the samples (dp = the rest).
+  int world_size = 1;
+  parallel::mpi_check(MPI_Comm_size(MPI_COMM_WORLD, &world_size), "MPI_Comm_size");
+  if (world_size % ecfg.tp != 0)
+    fail("eval.tp = ", ecfg.tp, " does not divide the job's ", world_size,
+         " ranks (mpirun -np / srun -n): each model spans eval.tp ranks");
+  parallel::Grid grid = parallel::make_grid(static_cast<int>(ecfg.tp), 0);
   // Before the model, the KV cache or the run directory (app/memory_check.h).
-  const app::EvalShape shape{*std::max_element(job.lengths.begin(), job.lengths.end()), ecfg.prefill_chunk};
+  const app::EvalShape shape{.max_length = *std::max_element(job.lengths.begin(), job.lengths.end()),
+                             .prefill_chunk = ecfg.prefill_chunk,
+                             .tp = grid.tp};
   app::MemoryPlan memory_plan = app::evaluation_plan(cfg.model, cfg.train.device == config::Device::kCuda, shape);
   app::count_program(memory_plan, resident_bytes());
   const std::string memory = app::check_memory_plan(memory_plan, *grid.world);

@@ -219,8 +219,10 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
   // The cache holds the longest context (a loss window is length + 1 tokens; a generated sample's
   // prompt and answer fit in its length). RoPE tables grow geometrically: up to twice that.
   const int64_t cap = add(e.max_length, 1), chunk = std::min(e.prefill_chunk, cap);
-  const int64_t P = params_per_rank(m, 1);
-  config::ModelConfig one_layer = m;
+  model::check_tp(m, e.tp, "eval.tp");
+  const config::ModelConfig l = model::local_config(m, e.tp);  // the heads and columns a rank holds
+  const int64_t P = params_per_rank(m, e.tp);
+  config::ModelConfig one_layer = l;
   one_layer.n_layers = 1;
   const model::ActivationFloats act =
       model::activation_floats(one_layer, model::TokenLayout{chunk}, 1, config::Recompute::kNone);
@@ -230,12 +232,16 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
   MemoryPlan p;
   p.stage = e.stage;
   p.device_elsewhere = cuda;
-  p.advice = "run fewer ranks per node (each evaluate rank holds a whole model and one sequence's KV cache)";
-  p.parts.push_back({"parameters", mul(P, kFloat), true, param_keys(m, 1)});
-  p.parts.push_back({"KV cache", mul(kv_cache_rows(m, cap, chunk), kv_width(m), kFloat), true,
-                     keys(len, pre, key("model.n_layers", m.n_layers), key("model.layer_pattern", m.layer_pattern),
-                          key("model.window", m.window), key("model.n_kv_heads", m.n_kv_heads),
-                          key("model.head_dim_qk", m.head_dim_qk), key("model.head_dim_v", m.head_dim_v))});
+  p.advice =
+      "split the model and its KV cache over more ranks (eval.tp), or run fewer ranks per node (each group of "
+      "eval.tp ranks holds one model and one sequence's KV cache)";
+  p.parts.push_back({"parameters", mul(P, kFloat), true,
+                     keys(width_keys(m), key("model.vocab_size", m.vocab_size), key("eval.tp", e.tp))});
+  p.parts.push_back(
+      {"KV cache", mul(kv_cache_rows(l, cap, chunk), kv_width(l), kFloat), true,
+       keys(len, pre, key("model.n_layers", m.n_layers), key("model.layer_pattern", m.layer_pattern),
+            key("model.window", m.window), key("model.n_kv_heads", m.n_kv_heads),
+            key("model.head_dim_qk", m.head_dim_qk), key("model.head_dim_v", m.head_dim_v), key("eval.tp", e.tp))});
   const int64_t acts = act.arena == kOverflow ? kOverflow : act.arena - act.logits;
   p.parts.push_back({"prefill activations", add(mul(acts, kFloat), mul(act.index_ints, kInt32)), true,
                      keys(pre, len, width_keys(m))});
@@ -246,7 +252,7 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
                      keys(len, key("model.head_dim_qk", m.head_dim_qk))});
   if (cuda)  // a prefill chunk's queries against the cached keys of the longest context
     p.parts.push_back({"kernel scratch (upper bound)",
-                       scratch_bytes(m, chunk, {1, chunk, cap}, act.logits / std::max<long>(m.vocab_size, 1)), true,
+                       scratch_bytes(l, chunk, {1, chunk, cap}, act.logits / std::max<long>(m.vocab_size, 1)), true,
                        keys(pre, len, width_keys(m), key("model.vocab_size", m.vocab_size))});
   // A sample's text (two candidates while fitting it to the length), its token ids, the loss
   // window and its per-token log-probabilities: an estimate of 64 bytes per context token.

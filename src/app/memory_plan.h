@@ -51,10 +51,12 @@ struct EvalShape {
   int64_t prefill_chunk = 0;
   // Who runs it and the keys that set the two figures (analyze runs the same prefill).
   std::string stage = "evaluate", length_key = "eval.lengths", chunk_key = "eval.prefill_chunk";
+  int tp = 1;  // eval.tp: the model and its KV cache split over tp ranks
 };
 
-// evaluate: one sequence at a time through a KV cache, one model replica per rank, parameters
-// only (no gradients); sliding-window layers cache their window (model::KvWindows::kWindowOnly).
+// evaluate: one sequence at a time through a KV cache, one model replica per group of eval.tp ranks,
+// parameters only (no gradients); sliding-window layers cache their window
+// (model::KvWindows::kWindowOnly).
 MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalShape& e);
 
 // Adds the program itself to the host parts: its code, libraries and runtimes (MPI, OpenMP, the

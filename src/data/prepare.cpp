@@ -16,6 +16,22 @@ namespace headroom::data {
 namespace fs = std::filesystem;
 namespace {
 
+// Training stops early when no pair occurs twice: a train split that small (its only long
+// document drawn into val, say) would otherwise pass as BPE while encoding byte by byte.
+void check_learned_merges(const Tokenizer& tok, const PrepareOptions& opt, const std::vector<std::string_view>& train,
+                          const std::function<void(const std::string&)>& log) {
+  const auto asked = static_cast<size_t>(opt.vocab_size) - static_cast<size_t>(kFirstMerge);
+  int64_t bytes = 0;
+  for (const auto d : train) bytes += static_cast<int64_t>(d.size());
+  const std::string what = cat(" of the ", asked, " --vocab-size ", opt.vocab_size, " asks for, from the train split (",
+                               train.size(), " documents, ", bytes, " bytes)");
+  if (tok.merges.empty() && asked > 0)
+    fail("--tokenizer bpe learned no merge", what,
+         ": no byte pair occurs twice in it; give more text, or --tokenizer byte; no shard was written");
+  if (tok.merges.size() < asked)
+    log(cat("warning: --tokenizer bpe learned ", tok.merges.size(), " merges", what, ": the vocabulary stops there"));
+}
+
 Tokenizer make_tokenizer(const PrepareOptions& opt, const std::vector<std::string>& texts,
                          const std::vector<bool>& is_val, const std::function<void(const std::string&)>& log) {
   if (opt.tokenizer == "byte") return Tokenizer{};
@@ -29,7 +45,7 @@ Tokenizer make_tokenizer(const PrepareOptions& opt, const std::vector<std::strin
   log(cat("training byte-level BPE to vocab ", opt.vocab_size, " on ", train.size(), " documents"));
   const auto t0 = std::chrono::steady_clock::now();
   int last_reported = -1;
-  return train_bpe(
+  Tokenizer tok = train_bpe(
       train, static_cast<int32_t>(opt.vocab_size),
       [&](int32_t done, int32_t total) {
         const int pct = total > 0 ? static_cast<int>(100.0 * done / total) : 100;
@@ -41,6 +57,8 @@ Tokenizer make_tokenizer(const PrepareOptions& opt, const std::vector<std::strin
                 format_duration(eta)));
       },
       opt.split_digits);
+  check_learned_merges(tok, opt, train, log);
+  return tok;
 }
 
 // Both shards need a whole document; refused before a tokenizer is trained or a file written.

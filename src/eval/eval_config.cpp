@@ -14,7 +14,8 @@ void add_eval_keys(config::Schema& s, EvalConfig& e) {
   add_key(s, "eval", "tasks", e.tasks, std::string("all"),
           "comma-separated tasks: niah_single_1..3, niah_multikey_1..3, niah_multivalue, "
           "niah_multiquery, vt, cwe, fwe, qa_1, qa_2 (group: ruler), json_kv, loss_by_position, mc; "
-          "all = every one");
+          "groups: ruler, helmet_recall (json_kv, niah_multikey_2, niah_multikey_3, niah_multivalue: scored "
+          "together as HELMET's recall category too), all = every one");
   add_key(s, "eval", "lengths", e.lengths, std::string(""),
           "comma-separated context lengths in tokens of the model's tokenizer (1024 or 1K); empty = "
           "the longest length the checkpoint was trained at");
@@ -46,6 +47,11 @@ void add_eval_keys(config::Schema& s, EvalConfig& e) {
           "held-out windows per length for loss_by_position (from data.val)", config::at_least<long>(1));
   add_key(s, "eval", "prefill_chunk", e.prefill_chunk, 512L,
           "tokens per prefill block; memory is the KV cache plus one block's activations", config::at_least<long>(1));
+  add_key(s, "eval", "tp", e.tp, 1L,
+          "tensor-parallel degree: each group of tp ranks holds one copy of the model split by heads and MLP "
+          "columns (as parallel.tp in training) and its KV cache split by KV heads, for a model or a length that "
+          "does not fit one GPU; the groups split the samples. Independent of the training run's parallel.tp",
+          config::at_least<long>(1));
   add_key(s, "eval", "write_samples", e.write_samples, true,
           "write samples.jsonl: every generated sample's prediction, references and score");
   add_key(s, "eval", "ruler_pred", e.ruler_pred, false,

@@ -22,6 +22,7 @@ struct EvalConfig {
   std::string mc_file;                   // JSONL {"query", "choices", "gold"}
   long loss_windows;                     // held-out windows per length for loss_by_position
   long prefill_chunk;                    // tokens per prefill block (memory: one block's activations)
+  long tp;                               // ranks that split one model's heads and MLP columns
   bool write_samples;                    // samples.jsonl with every prompt's prediction and score
   bool ruler_pred;                       // ruler_pred/<length>/<task>.jsonl in RULER's prediction-file fields
   config::PromptChoice prompt_template;  // eval.template

@@ -24,6 +24,37 @@ std::optional<double> read_optional_number(const json& j, const char* key) {
   return j[key].get<double>();
 }
 
+// Every score evaluate writes is a percentage; anything else is a damaged or hand-edited file,
+// and would enter analyze's means unnoticed.
+std::optional<double> read_score(const json& j, const char* key, const std::string& where) {
+  const std::optional<double> v = read_optional_number(j, key);
+  if (v && !(*v >= 0.0 && *v <= 100.0)) fail(where, ": '", key, "' is ", *v, ", outside the scores' range [0, 100]");
+  return v;
+}
+
+double required_score(const json& j, const char* key, const std::string& where) {
+  const std::optional<double> v = read_score(j, key, where);
+  if (!v) fail(where, ": '", key, "' is missing");
+  return *v;
+}
+
+ordered_json group_json(const std::vector<LengthAverage>& by_length, const std::optional<double>& average) {
+  ordered_json by_len = ordered_json::array();
+  for (const auto& a : by_length)
+    by_len.push_back({{"length", a.length}, {"score", optional_number(a.score)}, {"n_tasks", a.n_tasks}});
+  return {{"by_length", by_len}, {"average", optional_number(average)}};
+}
+
+void parse_group(const json& j, const char* name, std::vector<LengthAverage>& by_length,
+                 std::optional<double>& average) {
+  if (!j.contains(name) || !j[name].is_object()) return;
+  for (const auto& a : j[name].value("by_length", json::array())) {
+    const auto L = a.at("length").get<int64_t>();
+    by_length.push_back({L, read_score(a, "score", cat(name, ".by_length at ", L)), a.value("n_tasks", int64_t{0})});
+  }
+  average = read_score(j[name], "average", name);
+}
+
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string q = "\"";
@@ -75,10 +106,11 @@ std::string results_json(const Results& r) {
     tasks.push_back(e);
   }
   j["tasks"] = tasks;
-  ordered_json by_len = ordered_json::array();
-  for (const auto& a : r.ruler_by_length)
-    by_len.push_back({{"length", a.length}, {"score", optional_number(a.score)}, {"n_tasks", a.n_tasks}});
-  j["ruler"] = {{"by_length", by_len}, {"average", optional_number(r.ruler_average)}};
+  j["ruler"] = group_json(r.ruler_by_length, r.ruler_average);
+  if (!r.helmet_recall_by_length.empty())
+    j["helmet_recall"] = group_json(r.helmet_recall_by_length, r.helmet_recall);
+  else
+    j["helmet_recall"] = nullptr;
   ordered_json loss = ordered_json::array();
   for (const auto& c : r.loss) {
     ordered_json b = ordered_json::array();
@@ -126,7 +158,7 @@ Results parse_results_json(const std::string& text, const std::string& origin) {
       TaskScore ts;
       ts.task = t.at("task").get<std::string>();
       ts.length = t.at("length").get<int64_t>();
-      ts.score = read_optional_number(t, "score");
+      ts.score = read_score(t, "score", cat("task ", ts.task, " at length ", ts.length));
       ts.n = t.value("n", int64_t{0});
       ts.skipped = t.value("skipped", int64_t{0});
       ts.skip_reason = t.value("skip_reason", std::string());
@@ -135,12 +167,8 @@ Results parse_results_json(const std::string& text, const std::string& origin) {
       ts.mean_units = t.value("mean_units", 0.0);
       r.task_scores.push_back(ts);
     }
-    if (j.contains("ruler") && j["ruler"].is_object()) {
-      for (const auto& a : j["ruler"].value("by_length", json::array()))
-        r.ruler_by_length.push_back(
-            {a.at("length").get<int64_t>(), read_optional_number(a, "score"), a.value("n_tasks", int64_t{0})});
-      r.ruler_average = read_optional_number(j["ruler"], "average");
-    }
+    parse_group(j, "ruler", r.ruler_by_length, r.ruler_average);
+    parse_group(j, "helmet_recall", r.helmet_recall_by_length, r.helmet_recall);
     for (const auto& c : j.value("loss_by_position", json::array())) {
       LossCurve lc;
       lc.length = c.at("length").get<int64_t>();
@@ -153,8 +181,8 @@ Results parse_results_json(const std::string& text, const std::string& origin) {
     }
     if (j.contains("multiple_choice") && j["multiple_choice"].is_object()) {
       const auto& m = j["multiple_choice"];
-      r.mc = McSummary{m.value("file", std::string()), m.value("n", int64_t{0}), m.at("acc").get<double>(),
-                       m.at("acc_norm").get<double>()};
+      r.mc = McSummary{m.value("file", std::string()), m.value("n", int64_t{0}),
+                       required_score(m, "acc", "multiple_choice"), required_score(m, "acc_norm", "multiple_choice")};
     }
   } catch (const std::exception& e) {
     fail(origin, ": not a readable results.json (", e.what(), ")");
@@ -171,9 +199,13 @@ std::string results_csv(const Results& r) {
            std::to_string(n) + tail;
   };
   for (const auto& t : r.task_scores) row(t.task, t.length, t.score, t.n);
-  for (const auto& a : r.ruler_by_length) row("ruler_average", a.length, a.score, a.n_tasks);
-  if (!r.ruler_by_length.empty())
-    row("ruler_average", 0, r.ruler_average, static_cast<int64_t>(r.ruler_by_length.size()));
+  auto group_rows = [&](const char* name, const std::vector<LengthAverage>& by_length,
+                        const std::optional<double>& average) {
+    for (const auto& a : by_length) row(name, a.length, a.score, a.n_tasks);
+    if (!by_length.empty()) row(name, 0, average, static_cast<int64_t>(by_length.size()));
+  };
+  group_rows("ruler_average", r.ruler_by_length, r.ruler_average);
+  group_rows("helmet_recall", r.helmet_recall_by_length, r.helmet_recall);
   for (const auto& c : r.loss) row("loss_by_position", c.length, c.mean_loss, c.windows);
   if (r.mc) {
     row("mc_acc", 0, r.mc->acc, r.mc->n);
@@ -212,16 +244,20 @@ std::string results_table(const Results& r) {
       s << "\n";
     }
   }
-  if (!r.ruler_by_length.empty()) {
-    s << std::left << std::setw(18) << "ruler_average";
+  auto group_row = [&](const char* name, const std::vector<LengthAverage>& by_length,
+                       const std::optional<double>& average) {
+    if (by_length.empty()) return;
+    s << std::left << std::setw(18) << name;
     for (int64_t L : lengths) {
       std::optional<double> v;
-      for (const auto& a : r.ruler_by_length)
+      for (const auto& a : by_length)
         if (a.length == L) v = a.score;
       s << " " << fmt(v);
     }
-    s << "   overall " << (r.ruler_average ? number(*r.ruler_average, 4) : std::string("-")) << "\n";
-  }
+    s << "   overall " << (average ? number(*average, 4) : std::string("-")) << "\n";
+  };
+  group_row("ruler_average", r.ruler_by_length, r.ruler_average);
+  group_row("helmet_recall", r.helmet_recall_by_length, r.helmet_recall);
   for (const auto& c : r.loss) {
     s << "loss_by_position " << c.length << ": mean " << number(c.mean_loss, 4) << " nats over " << c.windows
       << " windows; by position";

@@ -23,7 +23,7 @@ struct TaskScore {
 
 struct LengthAverage {
   int64_t length = 0;
-  std::optional<double> score;  // mean of the RULER task scores at this length
+  std::optional<double> score;  // mean of the group's task scores at this length
   int64_t n_tasks = 0;
 };
 
@@ -63,6 +63,9 @@ struct Results {
   std::vector<TaskScore> task_scores;  // RULER tasks, then json_kv; by task, then length
   std::vector<LengthAverage> ruler_by_length;
   std::optional<double> ruler_average;  // mean of ruler_by_length over lengths with a score
+  // HELMET's synthetic-recall category (eval/score_groups.h); empty unless all four tasks ran.
+  std::vector<LengthAverage> helmet_recall_by_length;
+  std::optional<double> helmet_recall;
   std::vector<LossCurve> loss;
   std::optional<McSummary> mc;
 };

@@ -8,6 +8,7 @@
 #include "eval/loss_by_position.h"
 #include "eval/multiple_choice.h"
 #include "eval/sample_log.h"
+#include "eval/score_groups.h"
 #include "eval/scoring.h"
 #include "eval/tasks.h"
 #include "util/clock.h"
@@ -172,21 +173,17 @@ Results aggregate(const EvalJob& job, const Work& w, const Partial& all, const s
       }
       r.task_scores.push_back(c);
     }
-  // RULER averages: per length over the RULER tasks that were scored, then over lengths.
+  // The suites' summary scores (eval/score_groups.h).
   bool any_ruler = false;
   for (const auto& t : job.tasks) any_ruler |= is_generated(t) && find_task(t).ruler;
   if (any_ruler) {
-    double sum_len = 0;
-    int64_t n_len = 0;
-    for (int64_t L : job.lengths) {
-      LengthAverage a{L, std::nullopt, 0};
-      double sum = 0;
-      for (const auto& c : r.task_scores)
-        if (c.length == L && c.score && find_task(c.task).ruler) sum += *c.score, ++a.n_tasks;
-      if (a.n_tasks > 0) a.score = sum / static_cast<double>(a.n_tasks), sum_len += *a.score, ++n_len;
-      r.ruler_by_length.push_back(a);
-    }
-    if (n_len > 0) r.ruler_average = sum_len / static_cast<double>(n_len);
+    GroupScore g = ruler_score(r.task_scores, job.lengths);
+    r.ruler_by_length = std::move(g.by_length);
+    r.ruler_average = g.average;
+  }
+  if (auto g = helmet_recall_score(r.task_scores, job.lengths, job.tasks)) {
+    r.helmet_recall_by_length = std::move(g->by_length);
+    r.helmet_recall = g->average;
   }
   // Loss by position: bucket sums over the windows of each length, in window order.
   size_t window = 0;
@@ -239,7 +236,7 @@ struct Progress {
 
 }  // namespace
 
-EvalOutput run_evaluation(const EvalJob& job, model::Model<float>& model, parallel::Comm& world,
+EvalOutput run_evaluation(const EvalJob& job, model::Model<float>& model, parallel::Comm& samples_comm,
                           const std::function<void(const std::string&)>& log) {
   bool want_gen = false, want_essay = false, want_loss = false;
   for (const auto& t : job.tasks) {
@@ -269,7 +266,7 @@ EvalOutput run_evaluation(const EvalJob& job, model::Model<float>& model, parall
   p.loss.assign(loss_off.back(), 0.0);
   p.mc.assign(static_cast<size_t>(2 * w.n_mc), 0.0);
   Decoder dec{model, job.eval.prefill_chunk, {}};
-  const int rank = world.rank(), size = world.size();
+  const int rank = samples_comm.rank(), size = samples_comm.size();
   Progress progress;
   for (size_t j = 0; j < w.items.size(); ++j)
     if (static_cast<int>(j % static_cast<size_t>(size)) == rank)
@@ -292,11 +289,11 @@ EvalOutput run_evaluation(const EvalJob& job, model::Model<float>& model, parall
     }
     progress.step(cost_of(it), log, what);
   }
-  combine_exact(world, p.gen);
-  combine_exact(world, p.loss);
-  combine_exact(world, p.mc);
+  combine_exact(samples_comm, p.gen);
+  combine_exact(samples_comm, p.loss);
+  combine_exact(samples_comm, p.mc);
   EvalOutput out;
-  out.sample_lines = gather_strings(world, p.lines, w.n_gen);
+  out.sample_lines = gather_strings(samples_comm, p.lines, w.n_gen);
   out.results = aggregate(job, w, p, out.sample_lines, loss_off);
   return out;
 }

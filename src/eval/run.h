@@ -1,7 +1,8 @@
 // The evaluation itself, on every rank: the work (generated samples, held-out windows,
-// multiple-choice items) is one list split round-robin across ranks; per-sample results are
-// combined exactly (combine.h), then aggregated in list order, so the numbers are the same on any
-// rank count.
+// multiple-choice items) is one list split round-robin across the ranks of `samples_comm` (the
+// world, or with eval.tp the groups' data-parallel communicator: a tensor-parallel group works
+// through its items together); per-sample results are combined exactly (combine.h), then
+// aggregated in list order, so the numbers are the same on any rank count.
 #pragma once
 
 #include "data/prompt_template.h"
@@ -32,8 +33,9 @@ struct EvalOutput {
   std::vector<std::string> sample_lines;  // samples.jsonl lines in list order (every rank)
 };
 
-// Collective over `world`. `log` receives progress lines (call it on the root only).
-EvalOutput run_evaluation(const EvalJob& job, model::Model<float>& model, parallel::Comm& world,
+// Collective over `samples_comm` and, with eval.tp, the model's tensor-parallel group. `log` receives
+// progress lines (call it on the root only).
+EvalOutput run_evaluation(const EvalJob& job, model::Model<float>& model, parallel::Comm& samples_comm,
                           const std::function<void(const std::string&)>& log);
 
 }  // namespace headroom::eval

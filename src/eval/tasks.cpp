@@ -6,6 +6,7 @@
 #include "eval/json_kv.h"
 #include "eval/niah.h"
 #include "eval/qa.h"
+#include "eval/score_groups.h"
 #include "eval/variable_tracking.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -57,7 +58,7 @@ std::vector<TaskSpec> make_tasks() {
 }
 
 std::string known_names() {
-  std::string s = "ruler, all";
+  std::string s = "ruler, helmet_recall, all";
   for (const auto& t : all_tasks()) s += ", " + t.name;
   return s + ", " + kLossTask + ", " + kMcTask;
 }
@@ -85,6 +86,8 @@ std::vector<std::string> expand_task_list(const std::string& list) {
       for (const auto& t : all_tasks())
         if (t.ruler || item == "all") add(t.name);
       if (item == "all") add(kLossTask), add(kMcTask);
+    } else if (item == "helmet_recall") {
+      for (const char* t : kHelmetRecallTasks) add(t);
     } else if (item == kLossTask || item == kMcTask ||
                std::any_of(all_tasks().begin(), all_tasks().end(), [&](const TaskSpec& t) { return t.name == item; })) {
       add(item);

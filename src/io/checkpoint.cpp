@@ -64,15 +64,46 @@ std::vector<hsize_t> dims_of(const model::ParamSpec& spec) {
   return std::vector<hsize_t>(spec.shape.begin(), spec.shape.end());
 }
 
-// Additive, so slices held by different ranks sum to the whole tensor's value.
-uint64_t bit_sum(const float* x, int64_t n) {
+// The sum of the bytes read as 32-bit words (a short tail zero-padded). Additive over whole words,
+// so slices of a float tensor held by different ranks sum to the whole tensor's value.
+uint64_t byte_sum(const void* data, size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
   uint64_t s = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t b;
-    std::memcpy(&b, x + i, 4);
-    s += b;
+  size_t i = 0;
+  for (; i + 4 <= bytes; i += 4) {
+    uint32_t w;
+    std::memcpy(&w, p + i, 4);
+    s += w;
+  }
+  if (i < bytes) {
+    uint32_t w = 0;
+    std::memcpy(&w, p + i, bytes - i);
+    s += w;
   }
   return s;
+}
+
+uint64_t bit_sum(const float* x, int64_t n) { return byte_sum(x, static_cast<size_t>(n) * sizeof(float)); }
+
+// The attributes that say whose run a checkpoint is, as one checksum: a flipped byte in them would
+// otherwise pass into every later checkpoint's lineage and configuration.
+int64_t identity_checksum(const std::string& config_ini, const std::string& lineage, const std::string& tokenizer_id) {
+  const std::string all = config_ini + '\0' + lineage + '\0' + tokenizer_id;
+  return static_cast<int64_t>(byte_sum(all.data(), all.size()));
+}
+
+template <class T>
+void check_small(const H5File& f, const std::string& ds, const std::vector<T>& v) {
+  if (!h5_has_attr(f, ds, "checksum")) return;  // written before small datasets carried one
+  if (static_cast<int64_t>(byte_sum(v.data(), v.size() * sizeof(T))) != h5_attr_int(f, ds, "checksum"))
+    fail("checkpoint ", f.name, ": dataset ", ds, " does not match its checksum (corrupted file)");
+}
+
+template <class T>
+std::vector<T> read_checked(const H5File& f, const std::string& ds) {
+  std::vector<T> v = h5_read<T>(f, ds);
+  check_small(f, ds, v);
+  return v;
 }
 
 // Elements [a, b) of tensor i's local block, copied from an arena that starts at element `base`
@@ -105,11 +136,16 @@ std::pair<int64_t, int64_t> moment_range(const model::Model<float>& m, const Opt
   return {std::clamp(opt.lo - off, int64_t{0}, n), std::clamp(opt.hi - off, int64_t{0}, n)};
 }
 
+// Written by one rank, its checksum attribute by all (a collective metadata write needs the same
+// value everywhere: the writer's, summed with the others' zeros).
 template <class T>
 void write_small(const H5File& file, const std::string& name, const std::vector<T>& v, std::vector<hsize_t> dims,
                  bool writer, const parallel::Grid& grid) {
   std::vector<hsize_t> start(dims.size(), 0);
   agreed(grid, [&] { h5_write_slab(file, name, dims, start, dims, v.data(), writer); });
+  int64_t sum = writer ? static_cast<int64_t>(byte_sum(v.data(), v.size() * sizeof(T))) : 0;
+  grid.world->allreduce_sum(&sum, 1);
+  agreed(grid, [&] { h5_attr(file, name, "checksum", sum); });
 }
 
 // [model] keys as typed attributes: numbers as numbers, the rest as strings.
@@ -159,8 +195,8 @@ std::vector<std::string> split_list(const std::string& csv) {
 std::vector<CheckpointPart> read_v1_parts(const H5File& f) {
   CheckpointPart metrics{"metrics", {}};
   for (const char* name : {"step", "loss", "grad_norm", "lr", "tokens_per_s"})
-    metrics.arrays.emplace_back(name, h5_read<double>(f, std::string("/metrics/") + name));
-  CheckpointPart monitor{"spike_monitor", {{"state", h5_read<double>(f, "/metrics/spike_monitor")}}};
+    metrics.arrays.emplace_back(name, read_checked<double>(f, std::string("/metrics/") + name));
+  CheckpointPart monitor{"spike_monitor", {{"state", read_checked<double>(f, "/metrics/spike_monitor")}}};
   return {std::move(metrics), std::move(monitor)};
 }
 
@@ -169,7 +205,7 @@ std::vector<CheckpointPart> read_parts(const H5File& f) {
   for (const std::string& name : split_list(h5_attr_string(f, "/", "parts"))) {
     CheckpointPart part{name, {}};
     for (const std::string& array : h5_children(f, "/" + name))
-      part.arrays.emplace_back(array, h5_read<double>(f, "/" + name + "/" + array));
+      part.arrays.emplace_back(array, read_checked<double>(f, "/" + name + "/" + array));
     out.push_back(std::move(part));
   }
   return out;
@@ -208,6 +244,7 @@ void write_attributes(const H5File& file, const CheckpointInfo& info, const Opti
   h5_attr(file, "/", "seed", static_cast<int64_t>(info.seed));
   h5_attr(file, "/", "lineage", info.lineage);
   h5_attr(file, "/", "parts", part_names);
+  h5_attr(file, "/", "identity_checksum", identity_checksum(info.config_ini, info.lineage, info.tokenizer_id));
 }
 
 void write_file(const std::string& tmp, const parallel::Grid& grid, const model::Model<float>& m,
@@ -296,10 +333,14 @@ CheckpointInfo read_checkpoint_info(const fs::path& path) {
   c.samples_consumed = h5_attr_int(f, "/state", "samples_consumed");
   c.data_seed = static_cast<uint64_t>(h5_attr_int(f, "/state", "data_seed"));
   c.optimizer_step = h5_attr_int(f, "/state", "optimizer_step");
-  const auto merges = h5_read<int32_t>(f, "/tokenizer/merges");
+  if (h5_has_attr(f, "/", "identity_checksum") &&
+      h5_attr_int(f, "/", "identity_checksum") != identity_checksum(c.config_ini, c.lineage, c.tokenizer_id))
+    fail("checkpoint ", c.path,
+         ": the attributes config_ini, lineage and tokenizer_id do not match their checksum (corrupted file)");
+  const auto merges = read_checked<int32_t>(f, "/tokenizer/merges");
   for (size_t i = 0; i + 1 < merges.size(); i += 2) c.merges.emplace_back(merges[i], merges[i + 1]);
   if (h5_exists(f, "/tokenizer/hf")) {
-    const auto record = h5_read<uint8_t>(f, "/tokenizer/hf");
+    const auto record = read_checked<uint8_t>(f, "/tokenizer/hf");
     c.tokenizer_hf.assign(record.begin(), record.end());
   }
   c.parts = version == 1 ? read_v1_parts(f) : read_parts(f);

@@ -10,15 +10,15 @@ int64_t Shard::numel() const {
   return n;
 }
 
-void check_tp(const config::ModelConfig& m, int tp) {
-  if (tp < 1) fail("parallel.tp = ", tp, " must be at least 1");
+void check_tp(const config::ModelConfig& m, int tp, const char* key) {
+  if (tp < 1) fail(key, " = ", tp, " must be at least 1");
   if (m.n_heads % tp != 0)
-    fail("parallel.tp = ", tp, " does not divide model.n_heads = ", m.n_heads,
+    fail(key, " = ", tp, " does not divide model.n_heads = ", m.n_heads,
          " (heads are split across tensor-parallel ranks)");
   if (m.n_kv_heads % tp != 0 && tp % m.n_kv_heads != 0)
-    fail("parallel.tp = ", tp, " and model.n_kv_heads = ", m.n_kv_heads,
+    fail(key, " = ", tp, " and model.n_kv_heads = ", m.n_kv_heads,
          ": one must divide the other (KV heads are split, or replicated when fewer than tp)");
-  if (m.d_ff % tp != 0) fail("parallel.tp = ", tp, " does not divide model.d_ff = ", m.d_ff);
+  if (m.d_ff % tp != 0) fail(key, " = ", tp, " does not divide model.d_ff = ", m.d_ff);
 }
 
 int64_t kv_replication(const config::ModelConfig& m, int tp) { return m.n_kv_heads >= tp ? 1 : tp / m.n_kv_heads; }

@@ -44,7 +44,7 @@ struct Shard {
 };
 
 // Refuses a tp that does not divide the model, naming the keys.
-void check_tp(const config::ModelConfig& m, int tp);
+void check_tp(const config::ModelConfig& m, int tp, const char* key = "parallel.tp");  // key: the one that sets tp
 
 // The per-rank model: n_heads, n_kv_heads and d_ff replaced by what one TP rank computes.
 config::ModelConfig local_config(const config::ModelConfig& m, int tp);

@@ -81,12 +81,13 @@ check "tied head copy ignored" tied_copy
 
 export_refused() {  # a checkpoint no family expresses: layer QK norm with pre-norm
   "$BIN/import_hf" --hf "$WORK/hf/olmo2" --out "$WORK/runs/olmo2.pre" >/dev/null 2>&1 || return 1
-  "$PY" - "$WORK/runs/olmo2.pre/checkpoints/step_00000000.h5" <<'EOF' || return 1
-import sys, h5py
+  PYTHONPATH="$SRC/validation/mpi" "$PY" - "$WORK/runs/olmo2.pre/checkpoints/step_00000000.h5" <<'EOF' || return 1
+import sys, h5py, checkpoint_identity
 with h5py.File(sys.argv[1], "r+") as f:
     ini = f["config"].attrs["config_ini"]
     ini = ini.decode() if isinstance(ini, bytes) else ini
     f["config"].attrs["config_ini"] = ini.replace("norm_order = post", "norm_order = pre")
+    checkpoint_identity.refresh(f)
 EOF
   if "$BIN/export_hf" --init "$WORK/runs/olmo2.pre" --out "$WORK/export/olmo2.pre" >"$WORK/xr.log" 2>&1; then
     echo "export_hf accepted qk_norm layer with norm_order pre"; return 1

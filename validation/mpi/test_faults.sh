@@ -3,7 +3,9 @@
 # non-finite gradient is reported with the step and the parameter, then stops or is skipped as
 # configured; a full disk during a checkpoint write stops both ranks with exit 2, naming the file and
 # the cause, the previous checkpoint intact; SIGTERM to the job script over mpirun checkpoints and
-# requeues; a run directory has one writer at a time; a stage never writes into another kind's directory.
+# requeues; a run directory has one writer at a time; a stage never writes into another kind's directory;
+# a checkpoint whose metadata (logged history, spike-monitor state, run identity) was damaged is named
+# and skipped for the previous one.
 # usage: test_faults.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
 WORK=$(mktemp -d -t headroom_faults.XXXXXX)
@@ -103,6 +105,36 @@ mv "$WORK/own/checkpoints/step_00000009.h5" "$WORK/own/checkpoints/step_00000005
 timeout 60 mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/own" "${args[@]}" --parallel.dp 2 --resume auto \
   >"$WORK/own2.log" 2>&1
 check "its own configuration resumes it" test $? -eq 0
+
+# ---- Damaged metadata: every part of a checkpoint carries a checksum ---------------------------------
+# A flipped value in the logged history, the spike monitor's state or the run's identity makes the
+# checkpoint unloadable like a damaged tensor: resume names the dataset, skips it for the previous one.
+mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/meta" "${args[@]}" --parallel.dp 2 --train.steps_per_run 4 \
+  --train.checkpoint_every 2 --train.keep_last 0 >"$WORK/meta.log" 2>&1
+check "a run with checkpoints at steps 2 and 4 (75)" test $? -eq 75
+ck=$WORK/meta/checkpoints
+cp "$ck/step_00000004.h5" "$WORK/pristine4.h5"
+damaged() {  # damaged NAME PYTHON_EDIT REGEX: edit f (h5py, r+) in step 4, resume, expect REGEX and step 2
+  local name=$1 edit=$2 re=$3
+  cp "$WORK/pristine4.h5" "$ck/step_00000004.h5"
+  rm -f "$ck"/step_0000000[3-9].h5.tmp "$ck/step_00000003.h5"
+  "$PY" -c "import h5py
+with h5py.File('$ck/step_00000004.h5', 'r+') as f:
+    $edit" || { check "$name: the edit" false; return; }
+  timeout 60 mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/meta" "${args[@]}" --parallel.dp 2 --resume auto \
+    --train.steps_per_run 1 --train.checkpoint_every 2 --train.keep_last 0 >"$WORK/meta_resume.log" 2>&1
+  check "$name: the run goes on (75)" test $? -eq 75
+  check "  ...naming what does not match its checksum" \
+    grep -qE "cannot resume from .*step_00000004\.h5: .*$re.*(corrupted file)" "$WORK/meta/log.txt"
+  check "  ...resuming from the previous checkpoint" grep -q "resumed from .*step_00000002.h5 at step 2" \
+    "$WORK/meta_resume.log"
+}
+damaged "a logged loss" "d = f['metrics/loss']; d[0] = d[0] + 1.0" "dataset /metrics/loss does not match its checksum"
+damaged "the spike monitor's state" "d = f['spike_monitor/loss_values']; d[-1] = d[-1] * 2.0" \
+  "dataset /spike_monitor/loss_values does not match its checksum"
+damaged "the configuration text" \
+  "a = f['config'].attrs['config_ini']; a = a.decode() if isinstance(a, bytes) else a; i = a.index('lr'); f['config'].attrs.modify('config_ini', a[:i] + 'LR' + a[i + 2:])" \
+  "config_ini, lineage and tokenizer_id do not match their checksum"
 
 # ---- One writer per run directory ------------------------------------------------------------------
 mpirun -np 2 "$BIN/pretrain" --run-dir "$WORK/lock" "${args[@]}" --parallel.dp 2 --train.steps 100000 \

@@ -65,6 +65,6 @@ check "--force reruns a finished run" run 1 "$WORK/a" "${args[@]}" "${probe[@]}"
 check "--force: probe.jsonl holds only the new run" test "$(wc -l <"$WORK/a/probe.jsonl")" -eq 4
 check "--force: metrics.jsonl holds only the new run" \
   test "$(wc -l <"$WORK/a/metrics.jsonl")" -eq "$(wc -l <"$WORK/plain/metrics.jsonl")"
-check "--force: the old logs, checkpoints and DONE are kept aside" \
-  bash -c 'cmp -s "$1"/replaced-*/probe.jsonl "$2" && ls -d "$1"/replaced-*/checkpoints "$1"/replaced-*/DONE' _ "$WORK/a" "$WORK/a_probe_before.jsonl"
+check "--force: the old logs, checkpoints, config.ini and DONE are kept aside" \
+  bash -c 'cmp -s "$1"/replaced-*/probe.jsonl "$2" && ls -d "$1"/replaced-*/checkpoints "$1"/replaced-*/DONE "$1"/replaced-*/config.ini' _ "$WORK/a" "$WORK/a_probe_before.jsonl"
 finish

@@ -11,8 +11,8 @@ WORK/p_<run>/ are pretrain run directories. For each run this writes
   WORK/e_<run>/            an evaluate run directory: results.json in the schema of src/eval/results.cpp
                            (format headroom-eval-results, version 1) and samples.jsonl (per-sample
                            scores; run D1 has none), scores drawn from known per-configuration rates
-and three broken evaluate directories: e_missing (no results.json), e_othertok (another tokenizer),
-e_otherlen (other evaluation lengths).
+and broken evaluate directories: e_missing (no results.json), e_othertok (another tokenizer),
+e_otherlen (other evaluation lengths), e_badscore (a score of -500), e_otherseed (another eval.seed).
 """
 import json
 import os
@@ -21,6 +21,9 @@ import sys
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
+import checkpoint_identity  # noqa: E402
 
 work = sys.argv[1]
 RUNS = {  # run -> (config, seed, extended)
@@ -59,6 +62,7 @@ def extend(run, cfg, seed):
         f.attrs["stage"] = "extend"
         f["config"].attrs["config_ini"] = ini
         f["config"].attrs["rope_base_full"] = 100000.0
+        checkpoint_identity.refresh(f)
     rng = np.random.default_rng(100 + seed)
     with open(os.path.join(xdir, "metrics.jsonl"), "w") as f:
         for step in range(1, 11):
@@ -70,7 +74,8 @@ def extend(run, cfg, seed):
     return dst
 
 
-def results(run, cfg, seed, ckpt, tokenizer="byte", lengths=LENGTHS, with_samples=True, name=None, stage="extend"):
+def results(run, cfg, seed, ckpt, tokenizer="byte", lengths=LENGTHS, with_samples=True, name=None, stage="extend",
+            eval_seed=1, first_score=None):
     edir = os.path.join(work, "e_" + (name or run))
     os.makedirs(edir, exist_ok=True)
     rng = np.random.default_rng(1000 * seed + ord(cfg))
@@ -96,7 +101,7 @@ def results(run, cfg, seed, ckpt, tokenizer="byte", lengths=LENGTHS, with_sample
         "step": 10, "config_id": "cfg-" + cfg, "tokenizer_id": tokenizer, "prompt_template": "base",
         "prompt_template_text": "{prompt}{answer_prefix}", "code_version": "test", "created_utc": "2026-01-01T00:00:00Z",
         "ranks": 1, "seconds": 1.0,
-        "settings": {"seed": 1, "samples": SAMPLES, "lengths": lengths, "tasks": TASKS + ["loss_by_position", "mc"],
+        "settings": {"seed": eval_seed, "samples": SAMPLES, "lengths": lengths, "tasks": TASKS + ["loss_by_position", "mc"],
                      "addressable_length": 512, "allow_beyond_training": True},
         "tasks": tasks,
         "ruler": {"by_length": by_len, "average": float(np.mean([b["score"] for b in by_len]))},
@@ -105,6 +110,8 @@ def results(run, cfg, seed, ckpt, tokenizer="byte", lengths=LENGTHS, with_sample
                                           {"start": 128, "end": 256, "mean_loss": loss - 0.2, "tokens": 256}]}],
         "multiple_choice": {"file": "mc.jsonl", "n": 20, "acc": mc, "acc_norm": mc + 1},
     }
+    if first_score is not None:
+        tasks[0]["score"] = first_score
     with open(os.path.join(edir, "results.json"), "w") as f:
         json.dump(doc, f, indent=2)
     if with_samples:
@@ -122,4 +129,6 @@ os.makedirs(os.path.join(work, "e_missing"), exist_ok=True)
 a1 = latest(os.path.join(work, "x_A1"))
 results("A1", "A", 1, a1, tokenizer="bpe300-0123456789abcdef", name="othertok")
 results("A1", "A", 1, a1, lengths=[256, 1024], name="otherlen")
+results("A1", "A", 1, a1, name="badscore", first_score=-500.0)
+results("A1", "A", 1, a1, name="otherseed", eval_seed=7)
 print("fixture: ok")

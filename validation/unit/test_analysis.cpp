@@ -359,6 +359,8 @@ TEST(Readers, ResultsJsonRoundTripsEvaluatesWriter) {
   r.task_scores.push_back({"vt", "string_match_all", 1024, std::nullopt, 0, 4, "too long", 0, 0});
   r.ruler_by_length = {{512, 50.0, 1}, {1024, std::nullopt, 0}};
   r.ruler_average = 50.0;
+  r.helmet_recall_by_length = {{512, 30.0, 4}, {1024, std::nullopt, 3}};
+  r.helmet_recall = 30.0;
   r.loss.push_back({512, 3, 2.5, {{0, 256, 2.7, 100}, {256, 512, 2.3, 100}}});
   r.mc = eval::McSummary{"mc.jsonl", 20, 40, 45};
   r.config_id = "c0ffee";
@@ -390,8 +392,23 @@ TEST(Readers, ResultsJsonRoundTripsEvaluatesWriter) {
   run.has_results = true;
   run.results = p;
   EXPECT_EQ(*score_of(run, parse_score_name("ruler@512", "k")), 50.0);
+  EXPECT_EQ(*score_of(run, parse_score_name("helmet_recall", "k")), 30.0);
+  EXPECT_EQ(p.helmet_recall_by_length[1].n_tasks, 3);
   EXPECT_FALSE(score_of(run, parse_score_name("ruler@1024", "k")));
   EXPECT_NEAR(*perplexity_of(run, 0), std::exp(2.5), 1e-12);
+  // A score outside [0, 100] (a damaged or hand-edited file) is refused, naming where it is.
+  eval::Results bad = r;
+  bad.task_scores[0].score = -500;
+  try {
+    eval::parse_results_json(eval::results_json(bad), "bad.json");
+    ADD_FAILURE() << "a score of -500 was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("task niah_single_1 at length 512: 'score' is -500"), std::string::npos)
+        << e.what();
+  }
+  bad = r;
+  bad.helmet_recall = 100.5;
+  EXPECT_THROW(eval::parse_results_json(eval::results_json(bad), "x"), Error);
   EXPECT_THROW(eval::parse_results_json("{\"format\": \"other\"}", "x"), Error);
   EXPECT_THROW(eval::parse_results_json("{\"format\": \"headroom-eval-results\", \"format_version\": 2}", "x"), Error);
 }

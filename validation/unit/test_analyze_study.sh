@@ -2,7 +2,7 @@
 # analyze on a whole (tiny) study: seven real pretrain checkpoints in five configurations (two with
 # a second seed), fake extension stages and evaluate outputs (analysis_fixture.py), plus broken
 # inputs (no results.json, another tokenizer, other evaluation lengths, a run without
-# samples.jsonl). Asserts that analyze finishes, writes report.md, the tables and the plots, says
+# samples.jsonl, a score out of range, another eval.seed). Asserts that analyze finishes, writes report.md, the tables and the plots, says
 # what it cannot compute on stderr and in the report, and that its statistics equal an independent
 # numpy computation (check_analysis_stats.py). Then a single-seed study (no seed pairs) and --help.
 # usage: test_analyze_study.sh BIN SRC PY   (KEEP_WORK=1 keeps the scratch directory)
@@ -77,6 +77,20 @@ check "single seed: report says no seed pairs" grep -q "No seed pairs" "$OUT1/re
 check "single seed: differences still computed" test "$(($(wc -l <"$OUT1/tables/config_differences.csv") - 1))" -eq 3
 check "single seed: the separate-features model needs more configurations" \
   grep -q "features separately: 3 points for 3 predictor" "$WORK/single.err"
+
+# A score outside [0, 100] leaves its run out; runs evaluated with another eval.seed are pooled with
+# a warning naming them.
+OUT2=$WORK/out2
+check "analyze with a damaged score and another eval.seed runs" "$BIN/analyze" --runs "$WORK/e_A1" "$WORK/e_A2" \
+  "$WORK/e_B1" "$WORK/e_badscore" "$WORK/e_otherseed" --out "$OUT2" --analyze.diagnostics false --analyze.plots false \
+  >"$WORK/mixed.out" 2>"$WORK/mixed.err"
+check "  ...a score of -500 is refused, naming the field" \
+  grep -q "e_badscore: .*task .* at length [0-9]*: 'score' is -500, outside the scores' range \[0, 100\]).*left out of every table" \
+  "$WORK/mixed.err"
+check "  ...another eval.seed is named" grep -q "e_otherseed: evaluated with eval.seed = 7 where most of the pool has 1" \
+  "$WORK/mixed.err"
+check "  ...and said for the study" grep -q "the pool mixes eval.seed values (most runs: 1; other: e_otherseed)" \
+  "$WORK/mixed.err"
 
 # --help lists every key that --print-config prints.
 "$BIN/analyze" --help >"$WORK/help.txt"

@@ -3,6 +3,7 @@
 // lm-eval's multiple-choice argmax, and the per-sample results that feed results.json/csv.
 #include "eval/multiple_choice.h"
 #include "eval/results.h"
+#include "eval/score_groups.h"
 #include "eval/scoring.h"
 
 #include <gtest/gtest.h>
@@ -90,4 +91,34 @@ TEST(EvalResults, CsvHasOneRowPerTaskAndLengthAndQuotesPaths) {
   EXPECT_NE(json.find("\"format\": \"headroom-eval-results\""), std::string::npos);
   EXPECT_NE(json.find("\"score\": null"), std::string::npos) << "an unscored cell is null, not 0";
   EXPECT_NE(json.find("\"skip_reason\": \"too long\""), std::string::npos);
+}
+
+// HELMET's recall category: the mean of its four tasks at each length where all four are scored,
+// then over lengths; RULER's average takes whatever RULER tasks are scored (json_kv is not one).
+TEST(EvalResults, HelmetRecallAveragesItsFourTasksWhereAllAreScored) {
+  auto cell = [](const char* task, int64_t L, std::optional<double> score) {
+    return TaskScore{task, "m", L, score, score ? 10 : 0, 0, "", 0, 0};
+  };
+  const std::vector<TaskScore> scores{cell("json_kv", 512, 10.0),
+                                      cell("json_kv", 1024, 20.0),
+                                      cell("niah_multikey_2", 512, 30.0),
+                                      cell("niah_multikey_2", 1024, 40.0),
+                                      cell("niah_multikey_3", 512, 50.0),
+                                      cell("niah_multikey_3", 1024, std::nullopt),
+                                      cell("niah_multivalue", 512, 70.0),
+                                      cell("niah_multivalue", 1024, 80.0),
+                                      cell("vt", 512, 100.0)};
+  const std::vector<std::string> tasks{"json_kv", "niah_multikey_2", "niah_multikey_3", "niah_multivalue", "vt"};
+  const auto h = helmet_recall_score(scores, {512, 1024}, tasks);
+  ASSERT_TRUE(h);
+  ASSERT_EQ(h->by_length.size(), 2u);
+  EXPECT_DOUBLE_EQ(*h->by_length[0].score, (10.0 + 30 + 50 + 70) / 4);
+  EXPECT_FALSE(h->by_length[1].score) << "three of four scored: no HELMET-recall score at that length";
+  EXPECT_DOUBLE_EQ(*h->average, 40.0);
+  EXPECT_FALSE(helmet_recall_score(scores, {512, 1024}, {"json_kv", "niah_multikey_2", "niah_multivalue"}))
+      << "not computed unless all four tasks were asked for";
+  const GroupScore r = ruler_score(scores, {512, 1024});
+  EXPECT_DOUBLE_EQ(*r.by_length[0].score, (30.0 + 50 + 70 + 100) / 4);
+  EXPECT_DOUBLE_EQ(*r.by_length[1].score, (40.0 + 80) / 2);
+  EXPECT_DOUBLE_EQ(*r.average, (62.5 + 60.0) / 2);
 }

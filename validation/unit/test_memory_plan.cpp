@@ -175,6 +175,33 @@ TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
   EXPECT_FALSE(app::overflows(p));
 }
 
+TEST(MemoryPlan, EvaluateTensorParallelSplitsTheModelAndItsCache) {
+  // eval.tp: each rank of a group holds its heads' weights and its KV heads' cache (replicated KV
+  // heads when tp exceeds them), and the prefill activations of its heads and MLP columns.
+  for (const char* kv_heads : {"2", "1"}) {
+    const config::Config cfg = tiny_config({{"model.n_kv_heads", kv_heads}, {"model.layer_pattern", "SF"}});
+    const int64_t length = 100, chunk = 32;
+    const app::MemoryPlan p =
+        app::evaluation_plan(cfg.model, false, {.max_length = length, .prefill_chunk = chunk, .tp = 2});
+    for (int rank = 0; rank < 2; ++rank) {
+      const auto m = model::make_model(cfg.model, kernels::cpu_ops(), {nullptr, rank, 2},
+                                       {.random_weights = false, .gradients = false});
+      const auto cache = model::make_kv_cache(m, length + 1, chunk, model::KvWindows::kWindowOnly);
+      int64_t kv = 0;
+      for (size_t i = 0; i < cache.k.size(); ++i) kv += cache.k[i].size() + cache.v[i].size();
+      EXPECT_EQ(part(p, "KV cache"), 4 * kv) << "n_kv_heads " << kv_heads << " rank " << rank;
+      EXPECT_EQ(part(p, "parameters"), 4 * m.n_params);
+      const auto& c = cache.chunk;
+      EXPECT_EQ(
+          part(p, "prefill activations"),
+          4 * (c.arena.size() + index_ints(c)) -
+              4 * model::activation_floats(m.local, model::TokenLayout{chunk}, 1, config::Recompute::kNone).logits);
+    }
+  }
+  EXPECT_THROW(app::evaluation_plan(tiny_config().model, false, {.max_length = 10, .prefill_chunk = 4, .tp = 3}),
+               Error);
+}
+
 TEST(MemoryPlan, HugeSequenceIsCountedNotWrapped) {
   const app::MemoryPlan p = app::training_plan("pretrain", tiny_config({{"train.seq_len", "99999999999"}}), {});
   EXPECT_FALSE(app::overflows(p));

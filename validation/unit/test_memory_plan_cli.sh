@@ -72,6 +72,13 @@ for m in d128_0.6b d512_0.6b; do
 done
 expect "evaluate olmo3 7B 32K fits one GPU" 0 "one sequence of 32768 tokens|model\.window=4096|$gpu_fits" \
   "$BIN/evaluate" --memory-plan --config "$M/olmo3_7b.ini" --model.vocab_size 128256 --train.seq_len 32768 --eval.lengths 32K "${one_gpu[@]}"
+# The first study's 3B models at 256K: one GPU is too small for the cache, eval.tp 2 (the heads_gpu
+# recipe's README) splits model and cache over two.
+expect "evaluate d512 3B 256K does not fit one GPU" 2 "does not fit in GPU memory|KV cache|eval\.tp=1" \
+  "$BIN/evaluate" --memory-plan --config "$M/d512_3b.ini" --model.vocab_size 32768 --eval.lengths 262144 "${one_gpu[@]}"
+expect "evaluate d512 3B 256K fits two GPUs with eval.tp 2" 0 "1/2 of a model \(eval\.tp = 2\)|eval\.tp=2|$gpu_fits" \
+  "$BIN/evaluate" --memory-plan --config "$M/d512_3b.ini" --model.vocab_size 32768 --eval.lengths 262144 \
+  --eval.tp 2 --world-size 2 --device-memory 79.1 --host-memory 1000 --train.device cuda
 expect "evaluate d128 0.6B 256K on 16 GiB" 2 "does not fit: the memory plan of evaluate does not fit in GPU memory|KV cache|eval\.lengths=262144" \
   "$BIN/evaluate" --memory-plan --config "$M/d128_0.6b.ini" --model.vocab_size 32768 --eval.lengths 262144 \
   --world-size 1 --device-memory 16 --train.device cuda

@@ -53,6 +53,15 @@ expect_fail "val-fraction 0 refused" "val split would hold no tokens" --input "$
   --val-fraction 0
 check "val-fraction 0 creates no output directory" test ! -e "$work/zero"
 
+# BPE that learns nothing (no byte pair occurs twice in the train split) is refused rather than
+# passed off as BPE encoding byte by byte.
+for pair in ab cd ef gh ij kl mn op qr st uv wx yz AB CD EF GH IJ KL MN OP QR ST UV WX YZ; do
+  printf '{"text": "%s"}\n' "$pair"
+done >"$work/pairs.jsonl"
+expect_fail "bpe without a repeated pair refused" "--tokenizer bpe learned no merge" --input "$work/pairs.jsonl" \
+  --output "$work/pairs" --tokenizer bpe --vocab-size 300 --val-fraction 0.3
+check "bpe without merges writes no shard" test ! -e "$work/pairs/train.h5" -a ! -e "$work/pairs/tokenizer.txt"
+
 # A full disk, simulated with a file-size limit (writes then fail with EFBIG instead of ENOSPC).
 ( trap '' XFSZ; ulimit -f 64; "$prepare" --input "$corpus" --output "$work/full" ) >"$work/out" 2>"$work/err"
 check "full disk fails" test $? -eq 2

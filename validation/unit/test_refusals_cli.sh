@@ -120,6 +120,7 @@ check "a model.freeze run" quiet "$WORK/frozen.log" "${pretrain[@]}" --run-dir "
 check "  ...logs what is frozen" grep -q "model.freeze = layers.0.mlp.\*: frozen layers\.0\.mlp\..*w_up" "$WORK/frozen/log.txt"
 refused "analyze over training runs" "none of the 2 --runs holds evaluation results; the first: no results.json in $WORK/pre" \
   "$BIN/analyze" --runs "$WORK/pre" "$WORK/frozen" --out "$WORK/an_empty" --analyze.plots false
+check "  ...leaving no output directory" test ! -e "$WORK/an_empty"
 
 echo "$passed passed, $failures failed"
 [[ $failures -eq 0 ]]
