@@ -187,7 +187,9 @@ const BasicOps<double>& cpu_ops_f64();
 //           HEADROOM_CUDA_PRECISION=fp32)
 //   kSimt   Headroom's exact fp32 SIMT attention, also in the bf16 table: tells an attention
 //           problem from rounding
-enum class AttentionKernel { kAuto, kFlash, kSimt };
+//   kBlocked blocked attention on batched bf16 cuBLASLt GEMMs always (fp32 SIMT with
+//           HEADROOM_CUDA_PRECISION=fp32)
+enum class AttentionKernel { kAuto, kFlash, kSimt, kBlocked };
 
 // Throws std::runtime_error when Headroom was built without CUDA or no GPU is usable.
 const Ops& cuda_ops(AttentionKernel attention = AttentionKernel::kAuto);

@@ -57,7 +57,18 @@ sig::AttentionFwd<float> attention_fwd_bf16;
 sig::AttentionFwd<float> attention_fwd_fp32;
 sig::AttentionBwd<float> attention_bwd_bf16;
 sig::AttentionBwd<float> attention_bwd_fp32;
-// cuDNN's fused attention where it supports the shape (attention_choice.h), else the _bf16 kernels.
+// Blocked attention on batched bf16 GEMMs (attention_blocked.cuh): any width, bf16 operands, fp32
+// scores and softmax statistics.
+sig::AttentionFwd<float> attention_fwd_blocked;
+sig::AttentionBwd<float> attention_bwd_blocked;
+// The same with an explicit number of queries per block (the entries above use attention_block()).
+void attention_fwd_blocked_with(const float* q, const float* k, const float* v, float* out, float* lse,
+                                const AttentionShape& shape, float scale, int64_t block);
+void attention_bwd_blocked_with(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                                const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
+                                float scale, int64_t block);
+// cuDNN's fused attention where it supports the shape (attention_choice.h), else the blocked or the
+// _bf16 kernels.
 sig::AttentionFwd<float> attention_fwd_auto;
 sig::AttentionBwd<float> attention_bwd_auto;
 

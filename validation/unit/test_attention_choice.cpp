@@ -1,6 +1,7 @@
 // The rules that send an attention call to cuDNN's fused attention or to the own kernels
 // (kernels/cuda/attention_choice.h): plain logic, tested without a GPU.
 #include "cuda/attention_choice.h"
+#include "cuda/attention_blocks.h"
 
 #include <gtest/gtest.h>
 
@@ -113,6 +114,50 @@ TEST(AttentionChoice, OneLogLinePerDecisionNotPerSequenceLength) {
   prefix.q_pos0 = 3;
   prefix.Tk = a.Tq + 3;
   EXPECT_EQ(decision_key(prefix), "forward, heads 8/8 (query/KV), widths 64/64 (qk/v), causal, after a cached prefix");
+}
+
+// The blocked attention's geometry (attention_blocks.h): the keys each block's GEMMs cover, the
+// score rows' stride, and the workspace the kernels carve and the memory plan counts.
+TEST(AttentionBlocks, KeyRangesFollowTheCausalMaskAndTheWindow) {
+  const AttentionShape causal{1, 100, 100, 0, 4, 2, 512, 128, 0};
+  EXPECT_EQ(block_keys(causal, 0, 16).begin, 0);
+  EXPECT_EQ(block_keys(causal, 0, 16).end, 16);  // the upper triangle beyond the block: never computed
+  EXPECT_EQ(block_keys(causal, 32, 48).end, 48);
+  EXPECT_EQ(block_keys(causal, 96, 100).size(), 100);
+  EXPECT_EQ(score_stride(causal, 16), 104);  // the last block's 100 keys, rounded up to 8
+  AttentionShape window = causal;
+  window.window = 20;  // query 32 sees keys 13..32: the block's first query bounds its range below
+  EXPECT_EQ(block_keys(window, 32, 48).begin, 13);
+  EXPECT_EQ(block_keys(window, 32, 48).size(), 16 + 20 - 1);
+  EXPECT_EQ(score_stride(window, 16), 40);
+  // Queries after a prefix see it whole; a block past every key sees nothing.
+  const AttentionShape prefix{1, 20, 60, 40, 2, 2, 64, 64, 0};
+  EXPECT_EQ(block_keys(prefix, 0, 16).size(), 56);
+  EXPECT_EQ(block_keys(prefix, 16, 20).size(), 60);
+  const AttentionShape none{1, 8, 10, 20, 1, 1, 32, 32, 5};
+  EXPECT_EQ(block_keys(none, 0, 8).size(), 0);
+}
+
+TEST(AttentionBlocks, TheWorkspaceIsTheSumOfItsAlignedParts) {
+  EXPECT_EQ(packed_width(36), 40);
+  EXPECT_EQ(packed_width(512), 512);
+  const AttentionShape s{2, 100, 100, 0, 4, 2, 36, 20, 0};
+  const BlockedWorkspace f = blocked_workspace(s, 16, false), b = blocked_workspace(s, 16, true);
+  EXPECT_EQ(f.q, 2 * 100 * 4 * 40);
+  EXPECT_EQ(f.k, 2 * 100 * 2 * 40);
+  EXPECT_EQ(f.v, 2 * 100 * 2 * 24);
+  EXPECT_EQ(f.scores, 2 * 4 * 16 * 104);  // every query head's 16 rows of the widest block
+  EXPECT_EQ(f.rows, 2 * 4 * 16 * 24);     // the forward's block of O
+  EXPECT_EQ(f.dout + f.dk + f.dv + f.D, 0);
+  EXPECT_EQ(b.rows, 2 * 4 * 16 * 40);  // the backward's block of dQ
+  EXPECT_EQ(b.dk, b.k);
+  EXPECT_EQ(b.D, 2 * 4 * 100);
+  const auto aligned = [](int64_t bytes) { return (bytes + 255) / 256 * 256; };
+  EXPECT_EQ(blocked_workspace_bytes(s, 16, false), aligned(2 * f.q) + aligned(2 * f.k) + aligned(2 * f.v) +
+                                                       aligned(4 * f.scores) + aligned(2 * f.probs) +
+                                                       aligned(4 * f.rows));
+  // A block longer than the sequence costs what the sequence does.
+  EXPECT_EQ(blocked_workspace_bytes(s, 256, true), blocked_workspace_bytes(s, 112, true));
 }
 
 }  // namespace
