@@ -1,6 +1,6 @@
 # The CUDA backend's tests.
-#   test_attention_choice  which attention calls go to cuDNN, the blocked attention's geometry,
-#                      and the graphs cuDNN is given: their
+#   test_attention_choice  which attention calls go to cuDNN, the blocked or the flash kernels, the
+#                      blocked attention's geometry, and the graphs cuDNN is given: their
 #                      consistency and, through an fp64 interpreter, their outputs against the CPU
 #                      backend's attention (label unit; no GPU)
 #   test_gpu_emulated  the kernel sources on the CPU emulator against the CPU backend (label unit;

@@ -98,5 +98,35 @@ TEST(BlockedAttention, MatchesTheCpuWithinTheBf16Floor) {
 // (one block at these lengths): the same cases the flash kernels and cuDNN are held to.
 TEST(BlockedAttention, TheOpTestsAttentionCases) { check_attention(emulated_bf16(), true, false, "bf16_blocked"); }
 
+// train.attention_kernel = auto sends heads wider than 256 to the blocked path even without cuDNN,
+// runs exactly its kernels, and says so once per shape.
+TEST(BlockedAttention, AutoChoosesItAbove256AndSaysSo) {
+  const Ops automatic = cuda_emu::make_table("emulated-cuda", true, AttentionKernel::kAuto);
+  const Ops& blocked = emulated_bf16();
+  const int64_t B = 1, T = 20, Hq = 2, Hkv = 1, w = 320, n = B * T * Hq * w, nk = B * T * Hkv * w;
+  const AttentionShape shape{B, T, T, 0, Hq, Hkv, w, w, 0};
+  const auto q = random_floats(n, 1), k = random_floats(nk, 2), v = random_floats(nk, 3), dout = random_floats(n, 4);
+  std::vector<std::vector<float>> results;
+  std::string log;
+  for (const Ops* t : {&automatic, &blocked}) {
+    Dev<float> Q(*t, q), K(*t, k), V(*t, v), O(*t, n), L(*t, B * Hq * T), DO(*t, dout), DQ(*t, n), DK(*t, nk),
+        DV(*t, nk);
+    ::testing::internal::CaptureStderr();
+    for (int call = 0; call < 2; ++call) {
+      t->attention_fwd(Q.get(), K.get(), V.get(), O.get(), L.get(), shape, 0.25f);
+      t->attention_bwd(Q.get(), K.get(), V.get(), O.get(), L.get(), DO.get(), DQ.get(), DK.get(), DV.get(), shape,
+                       0.25f);
+    }
+    log += ::testing::internal::GetCapturedStderr();
+    for (const Dev<float>* x : {&O, &L, &DQ, &DK, &DV}) results.push_back(x->download());
+  }
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(results[i], results[i + 5]) << "output " << i;
+  EXPECT_EQ(log,
+            "headroom: attention forward, heads 2/1 (query/KV), widths 320/320 (qk/v), causal: blocked attention on "
+            "cuBLASLt: head widths 320/320 exceed 256, the widest cuDNN's fused attention takes\n"
+            "headroom: attention backward, heads 2/1 (query/KV), widths 320/320 (qk/v), causal: blocked attention on "
+            "cuBLASLt: head widths 320/320 exceed 256, the widest cuDNN's fused attention takes\n");
+}
+
 }  // namespace
 }  // namespace headroom::kernels::gputest

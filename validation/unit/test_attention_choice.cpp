@@ -1,9 +1,12 @@
-// The rules that send an attention call to cuDNN's fused attention or to the own kernels
-// (kernels/cuda/attention_choice.h): plain logic, tested without a GPU.
+// The rules that send an attention call to cuDNN's fused attention, the blocked attention on
+// cuBLASLt or the own flash kernels (kernels/cuda/attention_choice.h): plain logic, tested without a
+// GPU.
 #include "cuda/attention_choice.h"
 #include "cuda/attention_blocks.h"
 
 #include <gtest/gtest.h>
+
+#include <utility>
 
 namespace headroom::kernels::cuda {
 namespace {
@@ -19,6 +22,7 @@ AttentionCall training(int64_t dqk = 64, int64_t dv = 64, bool backward = false)
 bool cudnn(const AttentionCall& c, const CudnnSupport& s) {
   return choose_attention(c, s).path == AttentionPath::kCudnn;
 }
+AttentionPath path(const AttentionCall& c, const CudnnSupport& s) { return choose_attention(c, s).path; }
 
 TEST(AttentionChoice, TrainingShapesGoToCudnnOnHopperAndAmpere) {
   for (const CudnnSupport& s : {kHopper, kAmpere})
@@ -48,22 +52,42 @@ TEST(AttentionChoice, WidthLimitsDependOnTheArchitectureAndPass) {
   EXPECT_NE(choose_attention(training(256, 256, true), kAmpere)
                 .reason.find("exceed cuDNN's 128 for the backward pass on sm_80"),
             std::string::npos);
-  // Wider than 256: the own kernels, which take any width.
+  EXPECT_EQ(path(training(256, 256, true), kAmpere), AttentionPath::kBlocked);
+  // Wider than 256: the blocked attention on cuBLASLt, both passes, any width.
   const AttentionChoice wide = choose_attention(training(512, 512), kHopper);
-  EXPECT_EQ(wide.path, AttentionPath::kFlash);
-  EXPECT_EQ(wide.reason, "own flash attention: head widths 512/512 exceed cuDNN's 256 for the forward pass on sm_90");
-  EXPECT_FALSE(cudnn(training(264, 264), kHopper));
-  EXPECT_FALSE(cudnn(training(60, 60), kHopper));  // not a multiple of 8
+  EXPECT_EQ(wide.path, AttentionPath::kBlocked);
+  EXPECT_EQ(wide.reason,
+            "blocked attention on cuBLASLt: head widths 512/512 exceed 256, the widest cuDNN's fused attention takes");
+  for (const CudnnSupport& s : {kHopper, kAmpere})
+    for (bool backward : {false, true})
+      for (const auto& [dqk, dv] : {std::pair{320, 320}, {1024, 1024}, {264, 264}, {512, 128}, {128, 512}, {300, 64}})
+        EXPECT_EQ(path(training(dqk, dv, backward), s), AttentionPath::kBlocked) << dqk << "/" << dv;
+  EXPECT_EQ(path(training(60, 60), kHopper), AttentionPath::kFlash);  // not a multiple of 8
+}
+
+TEST(AttentionChoice, WideHeadsNeedNoCudnn) {
+  // The blocked path runs on cuBLASLt alone: a build without cuDNN still takes it above 256.
+  EXPECT_EQ(path(training(512, 512), {90, 0}), AttentionPath::kBlocked);
+  EXPECT_EQ(path(training(512, 128, true), {90, 80907}), AttentionPath::kBlocked);
+  // ... and with a document mask, which it applies element-wise.
+  const int32_t starts[1] = {0};
+  AttentionCall masked = training(512, 512, true);
+  masked.doc_start = starts;
+  EXPECT_EQ(path(masked, kHopper), AttentionPath::kBlocked);
+  // Up to 256 without cuDNN: the own flash kernels, as before.
+  EXPECT_EQ(path(training(128, 64), {90, 0}), AttentionPath::kFlash);
 }
 
 TEST(AttentionChoice, AsymmetricWidthsOnlyWhereCudnnDocumentsThem) {
   EXPECT_TRUE(cudnn(training(192, 128), kHopper));
   EXPECT_TRUE(cudnn(training(192, 128, true), kHopper));
   EXPECT_FALSE(cudnn(training(192, 128), kAmpere));
-  EXPECT_FALSE(cudnn(training(128, 64), kHopper));  // the first study's QK-over-V variants
-  EXPECT_FALSE(cudnn(training(64, 128), kHopper));
-  EXPECT_NE(choose_attention(training(128, 64), kHopper).reason.find("query-key width 128 differs from value width 64"),
-            std::string::npos);
+  EXPECT_EQ(path(training(192, 128), kAmpere), AttentionPath::kBlocked);
+  EXPECT_EQ(path(training(128, 64), kHopper), AttentionPath::kBlocked);  // the first study's QK-over-V variants
+  EXPECT_EQ(path(training(64, 128, true), kHopper), AttentionPath::kBlocked);
+  EXPECT_EQ(choose_attention(training(128, 64), kHopper).reason,
+            "blocked attention on cuBLASLt: query-key width 128 differs from value width 64 (cuDNN documents only "
+            "192/128)");
 }
 
 TEST(AttentionChoice, QueriesAfterACachedPrefixStayOnTheOwnKernels) {
@@ -77,6 +101,14 @@ TEST(AttentionChoice, QueriesAfterACachedPrefixStayOnTheOwnKernels) {
   chunk.q_pos0 = 512;
   EXPECT_FALSE(cudnn(chunk, kHopper));
   EXPECT_NE(choose_attention(chunk, kHopper).reason.find("q_pos0 = 512"), std::string::npos);
+  // Decoding stays on flash attention at every width: one pass over a long cache.
+  for (const int64_t d : {64, 512, 1024}) {
+    AttentionCall wide = chunk;
+    wide.dqk = wide.dv = d;
+    EXPECT_EQ(path(wide, kHopper), AttentionPath::kFlash) << d;
+    decode.dqk = decode.dv = d;
+    EXPECT_EQ(path(decode, {90, 0}), AttentionPath::kFlash) << d;
+  }
 }
 
 TEST(AttentionChoice, DocumentMasksStayOnTheOwnKernels) {
