@@ -17,9 +17,8 @@ namespace headroom::kernels::cuda {
 // run at full tile efficiency; a block computes keys up to its last query, so the part of the
 // diagonal block the causal mask discards is 256 / (2·T) of the work (3% at 4K, 0.4% at 32K); and
 // the workspace is 6 bytes × heads × 256 × keys (48 MiB per query head at 32K keys, beside
-// gigabytes of activations). Smaller blocks mean more launches per call (each block is four GEMMs
-// and two element-wise kernels backward), larger ones more workspace and more of the diagonal
-// wasted. The GPU script times 128, 256 and 512 (validation/gpu/run_gpu_checks.sh).
+// gigabytes of activations). Smaller blocks mean more launches per call (each block is 4 launches
+// forward and 8 backward), larger ones more workspace and more of the diagonal wasted. The GPU script times 128, 256 and 512 (validation/gpu/run_gpu_checks.sh).
 constexpr int64_t kDefaultAttentionBlock = 256;
 
 // The block size in use: HEADROOM_ATTENTION_BLOCK (a positive multiple of 16) or the default.
