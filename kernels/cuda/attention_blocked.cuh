@@ -92,6 +92,32 @@ void for_each_block(const AttnShape& s, int64_t block, Body body) {
   }
 }
 
+// One block of the backward pass: dQ of its queries (written), its share of dK and dV (accumulated
+// in the workspace's fp32 buffers).
+inline void backward_block(const AttnShape& s, const Workspace& w, const ScoreBlock& x, const float* lse, float* dq) {
+  const int64_t T = s.Tq, Tk = s.Tk, G = s.group(), batch = s.B * s.Hkv, M = G * x.rows;
+  // dQ of the block, G × min(block, T) rows per (batch row, KV head) pair, as its scores.
+  const int64_t dqp = cuda::packed_width(s.dqk), dvp = cuda::packed_width(s.dv), dq_stride = x.stride / x.ld * dqp;
+  if (x.keys == 0) {  // these queries see no key: their dQ is zero, dK and dV get nothing
+    zero_async(w.rows, sizeof(float) * batch * dq_stride);
+    return unpack(w.rows, dq, s.B, T, s.Hkv, G, s.dqk, x.t0, x.rows, dq_stride);
+  }
+  const Batched<const uint16_t> qb = at(w.q, x.t0 * G, dqp, T * G * dqp), kb = at(w.k, x.k0, dqp, Tk * dqp);
+  const Batched<const uint16_t> dob = at(w.dout, x.t0 * G, dvp, T * G * dvp), vb = at(w.v, x.k0, dvp, Tk * dvp);
+  const Batched<const uint16_t> P{w.probs, x.ld, x.stride};
+  const Batched<float> S{w.scores, x.ld, x.stride};
+  matmul_batched_bf16(qb, kb, S, batch, M, x.keys, dqp, false, true, 1.f, 0.f);
+  per_row("attention_bwd(blocked probabilities)", probabilities, s, x, static_cast<const float*>(w.scores), w.probs,
+          lse);
+  matmul_batched_bf16(P, dob, {w.dv + x.k0 * dvp, dvp, Tk * dvp}, batch, x.keys, dvp, M, true, false, 1.f, 1.f);
+  matmul_batched_bf16(dob, vb, S, batch, M, x.keys, dvp, false, true, 1.f, 0.f);  // dP over S
+  per_row("attention_bwd(blocked dS)", score_gradients, s, x, static_cast<const float*>(w.scores), w.probs,
+          static_cast<const float*>(w.D));  // dS over P
+  matmul_batched_bf16(P, qb, {w.dk + x.k0 * dqp, dqp, Tk * dqp}, batch, x.keys, dqp, M, true, false, s.scale, 1.f);
+  matmul_batched_bf16(P, kb, {w.rows, dqp, dq_stride}, batch, M, dqp, x.keys, false, false, s.scale, 0.f);
+  unpack(w.rows, dq, s.B, T, s.Hkv, G, s.dqk, x.t0, x.rows, dq_stride);
+}
+
 }  // namespace blocked
 
 // The entries with an explicit block size (entries.h's take attention_block()); the emulated test
@@ -148,31 +174,7 @@ void attention_bwd_blocked_with(const float* q, const float* k, const float* v, 
   blocked::pack(dout, w.dout, B, T, Hkv, G, s.dv);
   zero_async(w.dk, sizeof(float) * batch * Tk * dqp);
   zero_async(w.dv, sizeof(float) * batch * Tk * dvp);
-  const int64_t dq_stride = G * imin64(block, T) * dqp;
-  blocked::for_each_block(s, block, [&](const blocked::ScoreBlock& x) {
-    const int64_t M = G * x.rows;
-    if (x.keys == 0) {  // these queries see no key: their dQ is zero, dK and dV get nothing
-      zero_async(w.rows, sizeof(float) * batch * dq_stride);
-      blocked::unpack(w.rows, dq, B, T, Hkv, G, s.dqk, x.t0, x.rows, dq_stride);
-      return;
-    }
-    const Batched<const uint16_t> qb = blocked::at(w.q, x.t0 * G, dqp, T * G * dqp);
-    const Batched<const uint16_t> dob = blocked::at(w.dout, x.t0 * G, dvp, T * G * dvp);
-    const Batched<const uint16_t> kb = blocked::at(w.k, x.k0, dqp, Tk * dqp);
-    const Batched<const uint16_t> vb = blocked::at(w.v, x.k0, dvp, Tk * dvp);
-    const Batched<const uint16_t> P{w.probs, x.ld, x.stride};
-    const Batched<float> S{w.scores, x.ld, x.stride};
-    matmul_batched_bf16(qb, kb, S, batch, M, x.keys, dqp, false, true, 1.f, 0.f);
-    blocked::per_row("attention_bwd(blocked probabilities)", blocked::probabilities, s, x,
-                     static_cast<const float*>(w.scores), w.probs, lse);
-    matmul_batched_bf16(P, dob, {w.dv + x.k0 * dvp, dvp, Tk * dvp}, batch, x.keys, dvp, M, true, false, 1.f, 1.f);
-    matmul_batched_bf16(dob, vb, S, batch, M, x.keys, dvp, false, true, 1.f, 0.f);  // dP over S
-    blocked::per_row("attention_bwd(blocked dS)", blocked::score_gradients, s, x, static_cast<const float*>(w.scores),
-                     w.probs, static_cast<const float*>(w.D));  // dS over P
-    matmul_batched_bf16(P, qb, {w.dk + x.k0 * dqp, dqp, Tk * dqp}, batch, x.keys, dqp, M, true, false, s.scale, 1.f);
-    matmul_batched_bf16(P, kb, {w.rows, dqp, dq_stride}, batch, M, dqp, x.keys, false, false, s.scale, 0.f);
-    blocked::unpack(w.rows, dq, B, T, Hkv, G, s.dqk, x.t0, x.rows, dq_stride);
-  });
+  blocked::for_each_block(s, block, [&](const blocked::ScoreBlock& x) { blocked::backward_block(s, w, x, lse, dq); });
   blocked::unpack(w.dk, dk, B, Tk, Hkv, 1, s.dqk, 0, Tk, Tk * dqp);
   blocked::unpack(w.dv, dv, B, Tk, Hkv, 1, s.dv, 0, Tk, Tk * dvp);
 }
