@@ -1,18 +1,24 @@
 // GPU throughput of the CUDA backend, as figures (not a test): GEMM TFLOP/s through the op tables,
-// and attention forward/backward TFLOP/s (bf16 tables: cuDNN's fused attention and the own flash
-// attention side by side up to width 256, the own alone above) at head widths 128–1024 and
-// sequence lengths 4K–32K, causal. Prints one table at the end. Exits 77 without a GPU.
+// and attention forward/backward TFLOP/s (bf16 tables: cuDNN's fused attention up to width 256,
+// the blocked attention on cuBLASLt and the own flash attention side by side at every width) at
+// head widths 128–1024 and sequence lengths 4K–32K, causal; and the blocked attention at each
+// --blocks size (queries per block) at width 512, to choose attention_blocks.h's default from.
+// Prints one table at the end. Exits 77 without a GPU.
 //
 //   bench_gpu [--widths 128,256,512,1024] [--seqs 4096,8192,16384,32768] [--tokens 32768]
+//             [--blocks 128,256,512]
 //
 // FLOPs are counted honestly: only visible (causal) query-key pairs, T(T+1)/2 per head and sequence.
 // Forward 2·pairs·(dqk + dv); backward 2·pairs·(3·dqk + 2·dv) (Sᵀ recomputed, dPᵀ, dV, dK, dQ), the
 // FlashAttention convention (2.5× the forward at dqk = dv). Work the kernels repeat (the output
-// slices of dv > 256 recompute S) is not counted. Times include the fp32 → bf16 operand packing the
+// slices of dv > 256 recompute S, the blocked path's diagonal blocks compute masked scores) is not
+// counted. Times include the fp32 → bf16 operand packing the
 // ops do, since the model pays for it too. Each point: one warm-up, then the median of 3 runs
 // (1 run when a call takes over 2 s). Heads × width = 2048 and batch × sequence = --tokens.
+#include "cuda/attention_blocks.h"
 #include "cuda/cuda_tables.h"
 #include "cuda/device.h"
+#include "cuda/entries.h"
 #include "ops.h"
 
 #include <algorithm>
@@ -75,13 +81,15 @@ float* dev_random(const Ops& ops, int64_t n, float scale, unsigned seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<long> widths{128, 256, 512, 1024}, seqs{4096, 8192, 16384, 32768};
+  std::vector<long> widths{128, 256, 512, 1024}, seqs{4096, 8192, 16384, 32768}, blocks{128, 256, 512};
   long tokens = 32768;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--widths"))
       widths = parse_list(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--seqs"))
       seqs = parse_list(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--blocks"))
+      blocks = parse_list(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--tokens"))
       tokens = std::stol(argv[i + 1]);
     else {
@@ -97,6 +105,7 @@ int main(int argc, char** argv) {
     std::printf("bench_gpu on %s\n", cuda::describe_device(0).c_str());
     const Ops& bf = cuda_ops_bf16();  // attention: cuDNN where it supports the shape
     const Ops& own = cuda_ops_bf16(AttentionKernel::kFlash);
+    const Ops& blocked = cuda_ops_bf16(AttentionKernel::kBlocked);
     const Ops& fp = cuda_ops_fp32();
     std::vector<Row> rows;
 
@@ -141,24 +150,39 @@ int main(int argc, char** argv) {
         std::snprintf(shape_buf, sizeof shape_buf, "d%ld H%ld B%ld T%ld", d, static_cast<long>(H), static_cast<long>(B),
                       T);
         const std::string shape = shape_buf;
-        // The default table (cuDNN up to width 256; its choice is logged on stderr) and the own
-        // flash attention; above 256 both are the own kernels, so it runs once.
-        for (const Ops* o : {&bf, &own}) {
-          if (o == &own && d > 256) continue;
-          const std::string who = o == &own ? " own" : d > 256 ? " own" : " cuDNN";
-          const double tf = median_time(*o, [&] {
-            o->attention_fwd(q, k, v, out, lse, {B, T, T, 0, H, H, d, d, 0}, scale);
-          });
-          rows.push_back({"attention fwd" + who, shape, tf * 1e3, 2.0 * pairs * (2.0 * d) / tf / 1e12});
+        const AttentionShape call{B, T, T, 0, H, H, d, d, 0};
+        // One row each for the forward and the backward pass of `fwd` / `bwd` under the name `who`.
+        const auto time_pair = [&](const Ops& sync, const std::string& who, const std::function<void()>& fwd,
+                                   const std::function<void()>& bwd) {
+          const double tf = median_time(sync, fwd);
+          rows.push_back({"attention fwd " + who, shape, tf * 1e3, 2.0 * pairs * (2.0 * d) / tf / 1e12});
           std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(), rows.back().ms,
                       rows.back().tflops);
-          const double tb = median_time(*o, [&] {
-            o->attention_bwd(q, k, v, out, lse, dout, dq, dk, dv, {B, T, T, 0, H, H, d, d, 0}, scale);
-          });
-          rows.push_back({"attention bwd" + who, shape, tb * 1e3, 2.0 * pairs * (5.0 * d) / tb / 1e12});
+          const double tb = median_time(sync, bwd);
+          rows.push_back({"attention bwd " + who, shape, tb * 1e3, 2.0 * pairs * (5.0 * d) / tb / 1e12});
           std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(), rows.back().ms,
                       rows.back().tflops);
+        };
+        // Every path: the default table (cuDNN up to width 256; its choice is logged on stderr, and
+        // above 256 it is the blocked path, timed below), the blocked attention, the flash kernels.
+        struct Path {
+          const Ops* ops;
+          const char* who;
+        };
+        for (const Path p : {Path{&bf, "cuDNN"}, Path{&blocked, "blocked"}, Path{&own, "flash"}}) {
+          if (p.ops == &bf && d > 256) continue;
+          const Ops& o = *p.ops;
+          time_pair(
+              o, p.who, [&] { o.attention_fwd(q, k, v, out, lse, call, scale); },
+              [&] { o.attention_bwd(q, k, v, out, lse, dout, dq, dk, dv, call, scale); });
         }
+        // The blocked path's block size (attention_blocks.h), at width 512.
+        if (d == 512)
+          for (const long block : blocks)
+            time_pair(
+                bf, "blocked/" + std::to_string(block),
+                [&] { cuda::attention_fwd_blocked_with(q, k, v, out, lse, call, scale, block); },
+                [&] { cuda::attention_bwd_blocked_with(q, k, v, out, lse, dout, dq, dk, dv, call, scale, block); });
         for (float* p : {q, k, v, dout, out, lse, dq, dk, dv}) bf.free(p);
       }
     }

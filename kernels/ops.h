@@ -181,13 +181,16 @@ const Ops& cpu_ops();
 // of the model's backward pass.
 const BasicOps<double>& cpu_ops_f64();
 // Which attention kernels the CUDA table uses (train.attention_kernel):
-//   kAuto   cuDNN's fused attention where cuDNN supports the shape (the choice is made per shape at
-//           run time and logged once per shape), Headroom's own flash attention elsewhere
-//   kFlash  Headroom's own flash attention always (bf16 tensor cores; fp32 with
-//           HEADROOM_CUDA_PRECISION=fp32)
-//   kSimt   Headroom's exact fp32 SIMT attention, also in the bf16 table: tells an attention
-//           problem from rounding
-enum class AttentionKernel { kAuto, kFlash, kSimt };
+//   kAuto     cuDNN's fused attention where cuDNN supports the shape, the blocked attention for
+//             wider or asymmetric heads cuDNN refuses, Headroom's own flash attention for decoding
+//             and the rest (the choice is made per shape at run time and logged once per shape)
+//   kFlash    Headroom's own flash attention always (bf16 tensor cores; fp32 with
+//             HEADROOM_CUDA_PRECISION=fp32)
+//   kSimt     Headroom's exact fp32 SIMT attention, also in the bf16 table: tells an attention
+//             problem from rounding
+//   kBlocked  blocked attention on batched bf16 cuBLASLt GEMMs always (fp32 SIMT with
+//             HEADROOM_CUDA_PRECISION=fp32)
+enum class AttentionKernel { kAuto, kFlash, kSimt, kBlocked };
 
 // Throws std::runtime_error when Headroom was built without CUDA or no GPU is usable.
 const Ops& cuda_ops(AttentionKernel attention = AttentionKernel::kAuto);

@@ -1,5 +1,6 @@
 // The attention entries of the tables: shape checks, operand packing, launches, and the choice
-// between cuDNN's fused attention and the own kernels (attention_*_auto).
+// between cuDNN's fused attention, the blocked attention on cuBLASLt (attention_blocked.cuh) and
+// the own flash kernels (attention_*_auto).
 // A source fragment: compiled once by attention.cu (nvcc), or once by the emulated test (g++).
 #pragma once
 
@@ -46,21 +47,22 @@ inline void log_once(const cuda::AttentionCall& c, const cuda::AttentionChoice& 
     std::fprintf(stderr, "headroom: attention %s: %s\n", key.c_str(), choice.reason.c_str());
 }
 
-// True when the rules send the call to cuDNN and cuDNN took the graph (`cudnn` ran it); false
-// when the caller must run the own kernels. Either way the decision is logged once per shape.
+// The path that runs the call: kCudnn when the rules send it to cuDNN and cuDNN took the graph
+// (`cudnn` ran it); else the kernels the caller must run, the flash ones when cuDNN refused a graph
+// the rules gave it. Either way the decision is logged once per shape.
 template <class Cudnn>
-bool ran_on_cudnn(const cuda::AttentionCall& c, Cudnn cudnn) {
+cuda::AttentionPath run_path(const cuda::AttentionCall& c, Cudnn cudnn) {
   cuda::AttentionChoice choice = choose(c);
   if (choice.path == cuda::AttentionPath::kCudnn) {
     std::string why;
     if (cudnn(&why)) {
       log_once(c, choice);
-      return true;
+      return choice.path;
     }
     choice = {cuda::AttentionPath::kFlash, "own flash attention: cuDNN refused the graph (" + why + ")"};
   }
   log_once(c, choice);
-  return false;
+  return choice.path;
 }
 
 inline void check_grid(const AttnShape& s, int64_t blocks, const char* op) {
@@ -213,15 +215,16 @@ void attention_bwd_bf16(const float* q, const float* k, const float* v, const fl
          dim3(mma::kThreads), mma::kBwdSmemBytes, x, s, d);
 }
 
-// train.attention_kernel = auto: cuDNN where it supports the shape and accepts the graph, the own
-// tensor-core kernels elsewhere.
+// train.attention_kernel = auto: cuDNN where it supports the shape and accepts the graph, the
+// blocked attention where the rules choose it, the own tensor-core kernels elsewhere.
 void attention_fwd_auto(const float* q, const float* k, const float* v, float* out, float* lse,
                         const AttentionShape& shape, float scale) {
   validate_attention({shape, scale}, "attention_fwd");
   const cuda::AttentionCall c{shape, false};
-  if (attention::ran_on_cudnn(c,
-                              [&](std::string* why) { return cudnn_attention_fwd(c, scale, q, k, v, out, lse, why); }))
-    return;
+  const cuda::AttentionPath p =
+      attention::run_path(c, [&](std::string* why) { return cudnn_attention_fwd(c, scale, q, k, v, out, lse, why); });
+  if (p == cuda::AttentionPath::kCudnn) return;
+  if (p == cuda::AttentionPath::kBlocked) return attention_fwd_blocked(q, k, v, out, lse, shape, scale);
   attention_fwd_bf16(q, k, v, out, lse, shape, scale);
 }
 
@@ -229,9 +232,11 @@ void attention_bwd_auto(const float* q, const float* k, const float* v, const fl
                         const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape, float scale) {
   validate_attention({shape, scale}, "attention_bwd");
   const cuda::AttentionCall c{shape, true};
-  if (attention::ran_on_cudnn(
-          c, [&](std::string* why) { return cudnn_attention_bwd(c, scale, q, k, v, out, lse, dout, dq, dk, dv, why); }))
-    return;
+  const cuda::AttentionPath p = attention::run_path(
+      c, [&](std::string* why) { return cudnn_attention_bwd(c, scale, q, k, v, out, lse, dout, dq, dk, dv, why); });
+  if (p == cuda::AttentionPath::kCudnn) return;
+  if (p == cuda::AttentionPath::kBlocked)
+    return attention_bwd_blocked(q, k, v, out, lse, dout, dq, dk, dv, shape, scale);
   attention_bwd_bf16(q, k, v, out, lse, dout, dq, dk, dv, shape, scale);
 }
 

@@ -1,7 +1,10 @@
 // Which kernels run one attention call of the bf16 CUDA table when train.attention_kernel = auto:
-// cuDNN's fused attention where cuDNN supports the shape, the own flash attention elsewhere (wider
-// heads, most asymmetric widths, queries after a cached prefix, document masks). Plain host logic with no CUDA
-// header, so the rules are unit-tested on machines without a GPU (test_attention_choice).
+// cuDNN's fused attention where cuDNN supports the shape; the blocked attention on cuBLASLt
+// (attention_blocked.cuh) for training shapes cuDNN refuses for their widths (wider than 256, or
+// asymmetric widths it does not document); the own flash attention for queries after a cached
+// prefix (decoding), document masks up to width 256, and builds without cuDNN up to width 256.
+// Plain host logic with no CUDA header, so the rules are unit-tested on machines without a GPU
+// (test_attention_choice).
 //
 // These are the rules known before a graph is built; cuDNN may still refuse a graph (its engine
 // heuristics find no engine), and then the caller falls back to the own kernels and says why.
@@ -25,7 +28,7 @@ struct CudnnSupport {
   int64_t version = 0;  // cudnnGetVersion() (91900 = 9.19.0); 0: no cuDNN in this build
 };
 
-enum class AttentionPath { kCudnn, kFlash };
+enum class AttentionPath { kCudnn, kBlocked, kFlash };
 
 struct AttentionChoice {
   AttentionPath path;

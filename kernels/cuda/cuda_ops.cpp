@@ -13,7 +13,7 @@ void require_gpu() {
   if (cuda::device_count() == 0) fail("--device cuda: no usable GPU on this machine (cudaGetDeviceCount found none)");
 }
 
-constexpr cuda::TableNames kNames{"cuda", "cuda-flash", "cuda-simt", "cuda-fp32"};
+constexpr cuda::TableNames kNames{"cuda", "cuda-flash", "cuda-simt", "cuda-fp32", "cuda-blocked"};
 
 }  // namespace
 

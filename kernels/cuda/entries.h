@@ -22,6 +22,19 @@ sig::Matmul<float> matmul_bf16;
 sig::Matmul<float> matmul_fp32;
 // fp32 like matmul_fp32, in both tables.
 sig::MatmulStrided<float> matmul_strided;
+
+// One operand of matmul_batched_bf16: matrix n of the batch starts at p + n·stride; rows are ld
+// elements apart (both in elements).
+template <class T>
+struct Batched {
+  T* p;
+  int64_t ld, stride;
+};
+// C[n] = alpha · op(A[n]) · op(B[n]) + beta · C[n] for every n < batch, shapes as sig::Matmul's:
+// bf16 operands (raw bits), fp32 accumulation and output. C is not read when beta = 0. The blocked
+// attention's GEMMs (attention_blocked.cuh); the emulator runs it on sgemm.
+void matmul_batched_bf16(Batched<const uint16_t> A, Batched<const uint16_t> B, Batched<float> C, int64_t batch,
+                         int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha, float beta);
 sig::Axpy<float> axpy;
 sig::Add<float> add;
 sig::Scale<float> scale;
@@ -44,7 +57,18 @@ sig::AttentionFwd<float> attention_fwd_bf16;
 sig::AttentionFwd<float> attention_fwd_fp32;
 sig::AttentionBwd<float> attention_bwd_bf16;
 sig::AttentionBwd<float> attention_bwd_fp32;
-// cuDNN's fused attention where it supports the shape (attention_choice.h), else the _bf16 kernels.
+// Blocked attention on batched bf16 GEMMs (attention_blocked.cuh): any width, bf16 operands, fp32
+// scores and softmax statistics.
+sig::AttentionFwd<float> attention_fwd_blocked;
+sig::AttentionBwd<float> attention_bwd_blocked;
+// The same with an explicit number of queries per block (the entries above use attention_block()).
+void attention_fwd_blocked_with(const float* q, const float* k, const float* v, float* out, float* lse,
+                                const AttentionShape& shape, float scale, int64_t block);
+void attention_bwd_blocked_with(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                                const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
+                                float scale, int64_t block);
+// cuDNN's fused attention where it supports the shape (attention_choice.h), else the blocked or the
+// _bf16 kernels.
 sig::AttentionFwd<float> attention_fwd_auto;
 sig::AttentionBwd<float> attention_bwd_auto;
 

@@ -56,12 +56,26 @@ struct Strides {
   int64_t a, b, c;
 };
 
+// A strided batch: `count` products, matrix n of each operand at n × its stride (elements).
+struct Batch {
+  int64_t count = 1, a = 0, b = 0, c = 0;
+};
+
 Strides packed(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b) {
   return {trans_a ? M : K, trans_b ? K : N, N};
 }
 
-using PlanKey =
-    std::tuple<int64_t, int64_t, int64_t, bool, bool, bool, uint32_t, uint32_t, uint32_t, int64_t, int64_t, int64_t>;
+// Makes a layout describe `count` matrices `stride` elements apart.
+void set_batch(cublasLtMatrixLayout_t layout, int64_t count, int64_t stride) {
+  if (count > 0x7fffffff) fail("cuBLASLt: a batch of ", count, " matrices exceeds its 32-bit count");
+  const auto n = static_cast<int32_t>(count);
+  HEADROOM_LT_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof n));
+  HEADROOM_LT_CHECK(
+      cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+}
+
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, bool, uint32_t, uint32_t, uint32_t, int64_t, int64_t,
+                           int64_t, int64_t, int64_t, int64_t, int64_t>;
 
 struct Plan {
   cublasLtMatmulDesc_t op = nullptr;
@@ -70,9 +84,10 @@ struct Plan {
 };
 
 const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, bool bf16, uint32_t align_a,
-                     uint32_t align_b, uint32_t align_c, Strides ld) {
+                     uint32_t align_b, uint32_t align_c, Strides ld, Batch batch) {
   static std::map<PlanKey, Plan> cache;
-  const PlanKey key{M, N, K, trans_a, trans_b, bf16, align_a, align_b, align_c, ld.a, ld.b, ld.c};
+  const PlanKey key{M,       N,    K,    trans_a, trans_b,     bf16,    align_a, align_b,
+                    align_c, ld.a, ld.b, ld.c,    batch.count, batch.a, batch.b, batch.c};
   if (auto it = cache.find(key); it != cache.end()) return it->second;
 
   Plan p;
@@ -95,6 +110,11 @@ const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b
   else
     HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.b, in, u(M), u(K), ld.a));
   HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_32F, u(N), u(M), ld.c));
+  if (batch.count > 1) {
+    set_batch(p.a, batch.count, batch.b);  // cuBLASLt's A is our B
+    set_batch(p.b, batch.count, batch.a);
+    set_batch(p.c, batch.count, batch.c);
+  }
 
   cublasLtMatmulPreference_t pref = nullptr;
   HEADROOM_LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -119,8 +139,11 @@ const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b
          " with K = ", K, " (", bf16 ? "bf16" : "fp32", ", alignments ", align_a, "/", align_b, "/", align_c,
          " bytes)");
   p.algo = result.algo;
-  // Bounded: a long decode with ever-new shapes must not grow without limit.
-  if (cache.size() >= 512) {
+  // Bounded: a long decode with ever-new shapes must not grow without limit. 4096: the blocked
+  // attention's key count differs per causal block (a 32K sequence in blocks of 256 is 128 shapes
+  // for each of its 7 GEMMs, 896 per layer shape), and a bound below a step's shapes would clear
+  // the cache, and query the heuristic again, on every step.
+  if (cache.size() >= 4096) {
     for (auto& [k, q] : cache) {
       cublasLtMatrixLayoutDestroy(q.a);
       cublasLtMatrixLayoutDestroy(q.b);
@@ -133,8 +156,9 @@ const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b
 }
 
 void run(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
-         float alpha, float beta, bool bf16, Strides ld) {
-  const Plan& p = plan_for(M, N, K, trans_a, trans_b, bf16, alignment_of(A), alignment_of(B), alignment_of(C), ld);
+         float alpha, float beta, bool bf16, Strides ld, Batch batch = {}) {
+  const Plan& p =
+      plan_for(M, N, K, trans_a, trans_b, bf16, alignment_of(A), alignment_of(B), alignment_of(C), ld, batch);
   HEADROOM_LT_CHECK(cublasLtMatmul(lt().handle, p.op, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo,
                                    lt().workspace, kWorkspaceBytes, stream()));
 }
@@ -176,6 +200,15 @@ void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N,
   round_to_bf16(A, a16, M * K, "matmul(bf16 A)");
   round_to_bf16(B, b16, K * N, "matmul(bf16 B)");
   run(a16, b16, C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, true, packed(M, N, K, trans_a, trans_b));
+}
+
+void matmul_batched_bf16(Batched<const uint16_t> A, Batched<const uint16_t> B, Batched<float> C, int64_t batch,
+                         int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha, float beta) {
+  check_matmul_strides("cuda batched", M, N, K, trans_a, trans_b, A.ld, B.ld, C.ld);
+  if (batch < 0) fail("cuda matmul_batched_bf16: negative batch ", batch);
+  if (batch == 0 || M == 0 || N == 0) return;
+  run(A.p, B.p, C.p, M, N, K, trans_a, trans_b, alpha, beta, true, Strides{A.ld, B.ld, C.ld},
+      Batch{batch, A.stride, B.stride, C.stride});
 }
 
 }  // namespace headroom::kernels::cuda

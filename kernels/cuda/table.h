@@ -12,13 +12,16 @@
 namespace headroom::kernels::HR_CUDA_NS {
 
 // The attention entries: fp32 tables always use the exact SIMT kernels; a bf16 table uses cuDNN
-// where it supports the shape (kAuto), the own tensor-core kernels (kFlash) or the SIMT ones (kSimt).
+// where it supports the shape (kAuto), the blocked attention on cuBLASLt (kBlocked), the own
+// tensor-core kernels (kFlash) or the SIMT ones (kSimt).
 inline sig::AttentionFwd<float>* attention_fwd_entry(bool bf16, AttentionKernel a) {
   if (!bf16 || a == AttentionKernel::kSimt) return HR_CUDA_NS::attention_fwd_fp32;
+  if (a == AttentionKernel::kBlocked) return HR_CUDA_NS::attention_fwd_blocked;
   return a == AttentionKernel::kAuto ? HR_CUDA_NS::attention_fwd_auto : HR_CUDA_NS::attention_fwd_bf16;
 }
 inline sig::AttentionBwd<float>* attention_bwd_entry(bool bf16, AttentionKernel a) {
   if (!bf16 || a == AttentionKernel::kSimt) return HR_CUDA_NS::attention_bwd_fp32;
+  if (a == AttentionKernel::kBlocked) return HR_CUDA_NS::attention_bwd_blocked;
   return a == AttentionKernel::kAuto ? HR_CUDA_NS::attention_bwd_auto : HR_CUDA_NS::attention_bwd_bf16;
 }
 
@@ -70,14 +73,26 @@ struct TableNames {
   const char* flash;      // bf16, kFlash
   const char* simt;       // bf16, kSimt
   const char* fp32;
+  const char* blocked;  // bf16, kBlocked
 };
 inline const Ops& table_for(const TableNames& n, bool bf16, AttentionKernel a) {
   static const Ops fp32 = make_table(n.fp32, false);
   static const Ops automatic = make_table(n.automatic, true, AttentionKernel::kAuto);
   static const Ops flash = make_table(n.flash, true, AttentionKernel::kFlash);
   static const Ops simt = make_table(n.simt, true, AttentionKernel::kSimt);
+  static const Ops blocked = make_table(n.blocked, true, AttentionKernel::kBlocked);
   if (!bf16) return fp32;
-  return a == AttentionKernel::kAuto ? automatic : a == AttentionKernel::kFlash ? flash : simt;
+  switch (a) {
+    case AttentionKernel::kAuto:
+      return automatic;
+    case AttentionKernel::kFlash:
+      return flash;
+    case AttentionKernel::kBlocked:
+      return blocked;
+    case AttentionKernel::kSimt:
+      break;
+  }
+  return simt;
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

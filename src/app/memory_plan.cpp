@@ -1,6 +1,7 @@
 #include "app/memory_plan.h"
 
 #include "config/keys.h"
+#include "cuda/attention_blocks.h"
 #include "model/activations.h"
 #include "model/shard.h"
 #include "model/token_layout.h"
@@ -91,16 +92,38 @@ int64_t largest_tensor(const config::ModelConfig& l) {
       {mul(l.vocab_size, d), mul(l.d_ff, d), mul(l.n_heads, l.head_dim_qk, d), mul(l.n_heads, l.head_dim_v, d)});
 }
 
-// One attention call's queries and keys (per window) and windows.
+// One attention call's queries and keys (per window) and windows: the queries are the last Tq of
+// the Tk positions.
 struct AttentionCall {
   int64_t B = 1, Tq = 0, Tk = 0;
 };
 
+// The blocked attention's workspace for one call (kernels/cuda/attention_blocks.h). Queries after
+// a cached prefix go to the flash kernels (attention_choice.h), so a call with Tq < Tk counts as
+// the prefix-free call of its first Tq positions (evaluate's first prefill chunk). Its sizes are
+// products of the call's own (each below 2^63 when the plan's saturating products are), so the
+// shape is checked against overflow first.
+int64_t blocked_attention_bytes(const config::ModelConfig& l, AttentionCall c) {
+  c.Tk = c.Tq;
+  const int64_t block = kernels::cuda::attention_block();
+  const int64_t widest = std::max(l.head_dim_qk, l.head_dim_v) + 8;
+  const int64_t rows = mul(c.B, std::min(block, c.Tq), l.n_heads);
+  // 16: the widest element (4 bytes) times the parts that share a product, with room for their sum.
+  if (mul(rows, add(c.Tk, 8), 16) == kOverflow || mul(c.B, std::max(c.Tq, c.Tk), l.n_heads, widest, 16) == kOverflow)
+    return kOverflow;
+  const kernels::AttentionShape shape{c.B,           c.Tq,         c.Tk, c.Tk - c.Tq, l.n_heads, l.n_kv_heads,
+                                      l.head_dim_qk, l.head_dim_v, 0};
+  return kernels::cuda::blocked_workspace_bytes(shape, block, true);
+}
+
 // The CUDA backend's one scratch workspace (kernels/cuda/runtime.cu: scratch) at its largest: the
 // rounded bf16 operands of a GEMM (kernels/cuda/gemm.cu: matmul_bf16) over `rows` tokens or the LM
 // head's chunk, or cuDNN attention's backward pass with its bf16 copies, statistics and dQ
-// accumulator (kernels/cuda/cudnn_attention.cu), grown by a quarter and 1 MiB as scratch() grows
-// it. An upper bound: the fp32 datapath and Headroom's own attention kernels take less.
+// accumulator (kernels/cuda/cudnn_attention.cu), or the blocked attention's backward pass with its
+// bf16 copies, one block's scores and probabilities and its fp32 dK/dV accumulators
+// (kernels/cuda/attention_blocks.h, at the block size in use and without a window, the widest
+// score rows), grown by a quarter and 1 MiB as scratch() grows it. An upper bound: the fp32
+// datapath and Headroom's own flash kernels take less.
 int64_t scratch_bytes(const config::ModelConfig& l, int64_t rows, const AttentionCall& c, int64_t chunk_rows) {
   const int64_t d = l.d_model, V = l.vocab_size;
   const int64_t Q = config::q_width(l), K = config::k_width(l), VD = config::v_width(l), A = config::attn_out_width(l);
@@ -110,7 +133,7 @@ int64_t scratch_bytes(const config::ModelConfig& l, int64_t rows, const Attentio
   const int64_t nq = mul(c.B, c.Tq, Q), no = mul(c.B, c.Tq, A), stats = mul(c.B, c.Tq, l.n_heads);
   const int64_t nk = mul(c.B, c.Tk, K), nv = mul(c.B, c.Tk, VD);
   const int64_t attention = add(mul(4, add(add(nq, nk), add(nv, no))), mul(kFloat, add(mul(2, stats), nq)));
-  const int64_t most = std::max({gemm, head, attention});
+  const int64_t most = std::max({gemm, head, attention, blocked_attention_bytes(l, c)});
   return most == kOverflow ? kOverflow : add(add(most, most / 4), int64_t{1} << 20);
 }
 

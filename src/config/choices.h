@@ -75,8 +75,10 @@ struct ChoiceNames<Device> {
 };
 template <>
 struct ChoiceNames<AttentionKernel> {
-  static constexpr NameList<AttentionKernel, 3> list{
-      {{AttentionKernel::kAuto, "auto"}, {AttentionKernel::kFlash, "flash"}, {AttentionKernel::kSimt, "simt"}}};
+  static constexpr NameList<AttentionKernel, 4> list{{{AttentionKernel::kAuto, "auto"},
+                                                      {AttentionKernel::kFlash, "flash"},
+                                                      {AttentionKernel::kSimt, "simt"},
+                                                      {AttentionKernel::kBlocked, "blocked"}}};
 };
 template <>
 struct ChoiceNames<Sampler> {

@@ -129,10 +129,12 @@ void add_train_keys(Schema& s, TrainConfig& t) {
       s, "train", "attention_kernel", t.attention_kernel, AttentionKernel::kAuto,
       "attention kernels on cuda (pretrain, extend, sft, evaluate; analyze uses auto): auto (cuDNN's fused attention "
       "where cuDNN supports the shape: head widths up to 256, equal query-key and value "
-      "widths, causal or sliding window, GQA; Headroom's own flash attention elsewhere; each "
-      "choice logged once per shape), flash (the own bf16 flash attention always: the second "
-      "reference for cuDNN), or simt (the own exact fp32 attention: tells an attention problem "
-      "from rounding); ignored on cpu");
+      "widths, causal or sliding window, GQA; the blocked attention on cuBLASLt for wider heads "
+      "and the unequal widths cuDNN refuses; Headroom's own flash attention for queries after a "
+      "cached prefix and elsewhere; each choice logged once per shape), flash (the own bf16 flash "
+      "attention always: the second reference for cuDNN), blocked (the blocked attention on "
+      "cuBLASLt always, HEADROOM_ATTENTION_BLOCK queries per block, default 256), or simt (the own "
+      "exact fp32 attention: tells an attention problem from rounding); ignored on cpu");
   add_key(s, "train", "peak_tflops", t.peak_tflops, 0.0,
           "the peak that MFU is reported against, TFLOP/s per rank; 0 = on cuda the device's nominal "
           "dense bf16 peak when known (H100/H200 989, A100 312, L40S 362, L4 121, ...), else the GEMM "

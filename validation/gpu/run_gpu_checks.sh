@@ -13,10 +13,12 @@
 #          fresh random inputs, outputs NaN-poisoned first; the bf16 table twice, with cuDNN's fused
 #          attention where it supports the shape and with the own flash attention only, so the two
 #          attentions are checked against the same CPU results (and the test asserts that cuDNN
-#          really ran a training shape); exits 77 without a GPU.
+#          really ran a training shape), and the blocked attention on cuBLASLt at every attention
+#          case; exits 77 without a GPU.
 #   (s)    compute-sanitizer (racecheck, then memcheck) on the small attention forward/backward
 #          cases of test_gpu_ops (HEADROOM_GPU_TEST_SMALL=1: the own kernels of the bf16 and fp32
-#          tables, widths 24–1024, GQA, windows, queries that see no key), and memcheck on one
+#          tables and the blocked attention, widths 24–1024, GQA, windows, queries that see no
+#          key), and memcheck on one
 #          training step of a tiny model (pretrain --train.device cuda, whose attention goes to
 #          cuDNN: the bindings handed to it are checked too): any hazard or invalid access fails
 #          the row.
@@ -36,9 +38,11 @@
 #          reserve, and tokens/s of 4 such layers with recompute none and full (both fit). At most
 #          E_LIMIT s; runs only while (c) keeps 150 s.
 #   (c)    bench_gpu: GEMM TFLOP/s; attention forward/backward TFLOP/s at widths 128–1024 and
-#          sequence 4K–32K (causal pairs only), cuDNN and the own flash attention side by side up
-#          to width 256; then training tokens/s and MFU of a ~0.3B model
-#          (d_model 1024, 24 layers, 8×128 heads, d_ff 2816) at sequence 4096 through
+#          sequence 4K and 32K (causal pairs only), every path side by side: cuDNN (up to width
+#          256), the blocked attention on cuBLASLt and the own flash attention, and the blocked
+#          path at 128/256/512 queries per block (width 512); then training tokens/s and MFU of the
+#          head-width study's 0.6B models d128_0.6b and d512_0.6b (inputs/models; 16×128 against
+#          4×512 heads, train.attention_kernel auto) at sequence 4096 through
 #          pretrain --train.device cuda. MFU = tokens/s × FLOPs/token (pretrain's count) / peak,
 #          peak = --peak-tflops (default 989, H100/H200 SXM dense bf16).
 #
@@ -108,12 +112,12 @@ if ((DRY)); then
   else
     echo "  build   cmake -DHEADROOM_CUDA=ON in $BUILD; targets test_gpu_ops test_gpu_device bench_gpu, then prepare pretrain extend sft evaluate (until $((BUDGET - 200)) s)"
   fi
-  echo "  (s)     ${SANITIZER:-compute-sanitizer (not found here: the step would be skipped)} --tool racecheck and --tool memcheck on test_gpu_ops --gtest_filter='*AttentionForwardBackward/bf16_flash:*AttentionForwardBackward/fp32' with HEADROOM_GPU_TEST_SMALL=1 ($SAN_LIMIT s each at most); memcheck on pretrain --train.device cuda --train.steps 1, tiny model ($SAN_LIMIT s); only while (a) keeps its $OPS_LIMIT s"
+  echo "  (s)     ${SANITIZER:-compute-sanitizer (not found here: the step would be skipped)} --tool racecheck and --tool memcheck on test_gpu_ops --gtest_filter='*AttentionForwardBackward/bf16_flash:*AttentionForwardBackward/fp32:CudaBlocked.*' with HEADROOM_GPU_TEST_SMALL=1 ($SAN_LIMIT s each at most); memcheck on pretrain --train.device cuda --train.steps 1, tiny model ($SAN_LIMIT s); only while (a) keeps its $OPS_LIMIT s"
   echo "  (a)     $BUILD/tests/test_gpu_ops: the fp32 table, the bf16 table with cuDNN's attention and with the own ($OPS_LIMIT s at most)"
   echo "  (b)     pretrain 20 steps on cpu / cuda fp32 / cuda bf16, losses compared (needs 200 s left)"
   echo "  (d)     DEVICE_BIN=$BUILD/bin validation/mpi/test_emulated_device.sh: knob families fp32/bf16, checkpoints across devices, sft, evaluate ($D_LIMIT s at most; needs $((D_LIMIT + 120)) s left)"
   echo "  (e)     pretrain --memory-plan picks the layers (128/96/64/32) of a 64K, recompute-full model that fits 90% of the GPU; 2 steps of it with nvidia-smi memory.used sampled (peak vs plan), then 4 layers at 64K with recompute none and full, 2 steps each (tokens/s); $E_LIMIT s at most, needs $((E_LIMIT + 150)) s left"
-  echo "  (c)     $BUILD/bin/bench_gpu, then ~0.3B training at 4K for 12 steps (the rest)"
+  echo "  (c)     $BUILD/bin/bench_gpu --seqs 4096,32768 --blocks 128,256,512, then d128_0.6b and d512_0.6b training at 4K, 10 steps each (the rest, half each)"
   echo "  table   to $TABLE, with the rows the README takes"
   echo "GPU devices visible here: $gpus$( ((gpus == 0)) && echo ' (a real run would report no GPU: skipped)')"
   exit 0
@@ -187,7 +191,7 @@ else
   log "(s) compute-sanitizer racecheck + memcheck on the small attention cases"
   for tool in racecheck memcheck; do
     HEADROOM_GPU_TEST_SMALL=1 sanitize "(s) $tool: attention fwd/bwd, small cases" "$tool" "$WORK/san_$tool.log" \
-      "$TESTS/test_gpu_ops" --gtest_filter='*AttentionForwardBackward/bf16_flash:*AttentionForwardBackward/fp32'
+      "$TESTS/test_gpu_ops" --gtest_filter='*AttentionForwardBackward/bf16_flash:*AttentionForwardBackward/fp32:CudaBlocked.*'
   done
   if [[ -x $BIN/pretrain && -x $BIN/prepare ]] && (($(left) > OPS_LIMIT + SAN_LIMIT)); then
     log "(s) compute-sanitizer memcheck on one training step"
@@ -381,7 +385,7 @@ fi
 # ---- (c) throughput ----------------------------------------------------------------------------------
 if [[ -x $BIN/bench_gpu ]] && (($(left) > 150)); then
   log "(c) bench_gpu"
-  timeout $(( $(left) - 120 )) "$BIN/bench_gpu" >"$WORK/bench.log" 2>&1
+  timeout $(( $(left) - 120 )) "$BIN/bench_gpu" --seqs 4096,32768 --blocks 128,256,512 >"$WORK/bench.log" 2>&1
   rc=$?
   if ((rc == 77)); then
     row "(c) GEMM / attention TFLOP/s" "no GPU: skipped"
@@ -400,31 +404,27 @@ else
   row "(c) GEMM / attention TFLOP/s" "not run: $([[ -x $BIN/bench_gpu ]] && echo out of time || echo bench_gpu missing)"
 fi
 
-if ((gpu == 0)); then
-  row "(c) ~0.3B training at 4K: tokens/s, MFU" "no GPU: skipped"
-elif ((has_device_option == 0)); then
-  row "(c) ~0.3B training at 4K: tokens/s, MFU" "not run: pretrain has no --train.device option yet"
-elif (($(left) < 60)); then
-  row "(c) ~0.3B training at 4K: tokens/s, MFU" "not run: out of time"
-else
-  log "(c) ~0.3B model at 4K, 12 steps"
-  ensure_shards
-  big=(--model.d_model 1024 --model.n_layers 24 --model.d_ff 2816 --model.n_heads 8
-       --model.n_kv_heads 8 --model.head_dim_qk 128 --model.head_dim_v 128 --train.seq_len 4096
-       --train.global_batch 8 --train.micro_batch 4 --train.steps 12 --train.warmup_steps 2
-       --train.log_every 1 --data.train "$WORK/shards/train.h5" --data.val "$WORK/shards/val.h5")
-  "${LAUNCH[@]}" "$BIN/pretrain" --run-dir "$WORK/big" "${big[@]}" --train.device cuda \
-    >"$WORK/big.log" 2>&1 &
-  pid=$!
-  deadline=$((SECONDS + $(left) - 10))
-  # The numbers are in metrics.jsonl once 12 steps are logged: stop before the 3.6 GB checkpoint.
+# One of the head-width study's 0.6B models trained 10 steps at 4K: its row gives the median
+# tokens/s of steps 3 and later and the MFU against --peak-tflops. $1: the model's name
+# (inputs/models/$1.ini), $2: seconds it may take.
+train_rate() {
+  local name=$1 limit=$2 dir=$WORK/$1
+  log "(c) $name at 4K, 10 steps ($limit s at most)"
+  "${LAUNCH[@]}" "$BIN/pretrain" --run-dir "$dir" --config "$root/inputs/models/$name.ini" \
+    --train.seq_len 4096 --train.global_batch 8 --train.micro_batch 2 --train.steps 10 \
+    --train.warmup_steps 2 --train.log_every 1 --data.train "$WORK/shards/train.h5" \
+    --data.val "$WORK/shards/val.h5" --train.device cuda >"$WORK/$name.log" 2>&1 &
+  local pid=$! deadline=$((SECONDS + limit))
+  # The numbers are in metrics.jsonl once 10 steps are logged: stop before the checkpoint.
   while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
-    [[ -f $WORK/big/metrics.jsonl ]] && (($(wc -l <"$WORK/big/metrics.jsonl") >= 12)) && break
+    [[ -f $dir/metrics.jsonl ]] && (($(wc -l <"$dir/metrics.jsonl") >= 10)) && break
     sleep 2
   done
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-  mflop=$(grep -o '[0-9.e+]* MFLOP/token' "$WORK/big/log.txt" 2>/dev/null | head -1 | cut -d' ' -f1)
-  res=$("$PY" - "$WORK/big/metrics.jsonl" "${mflop:-0}" "$PEAK" <<'PYEOF'
+  grep -h "headroom: attention" "$WORK/$name.log" | sort -u | head -4
+  local mflop res
+  mflop=$(grep -o '[0-9.e+]* MFLOP/token' "$dir/log.txt" 2>/dev/null | head -1 | cut -d' ' -f1)
+  res=$("$PY" - "$dir/metrics.jsonl" "${mflop:-0}" "$PEAK" <<'PYEOF'
 import json, sys, statistics
 try:
     rows = [json.loads(l) for l in open(sys.argv[1])]
@@ -439,12 +439,28 @@ print(f"{t:.0f} tok/s, MFU {100 * t * mflop * 1e6 / (peak * 1e12):.1f}% ({mflop:
 PYEOF
 )
   if [[ $res == none ]]; then
-    tail -5 "$WORK/big.log"
-    row "(c) ~0.3B training at 4K: tokens/s, MFU" "FAILED: no step logged (log above)"; status=1
+    tail -5 "$WORK/$name.log"
+    row "(c) $name training at 4K: tokens/s, MFU" "FAILED: no step logged (log above)"; status=1
   else
-    row "(c) ~0.3B training at 4K: tokens/s, MFU" "$res"
+    row "(c) $name training at 4K: tokens/s, MFU" "$res"
   fi
-fi
+}
+
+for name in d128_0.6b d512_0.6b; do
+  if ((gpu == 0)); then
+    row "(c) $name training at 4K: tokens/s, MFU" "no GPU: skipped"
+  elif ((has_device_option == 0)); then
+    row "(c) $name training at 4K: tokens/s, MFU" "not run: pretrain has no --train.device option yet"
+  elif (($(left) < 45)); then
+    row "(c) $name training at 4K: tokens/s, MFU" "not run: out of time"
+  else
+    ensure_shards
+    # The first model gets half of what is left, the second the rest.
+    limit=$(($(left) - 10))
+    [[ $name == d128_0.6b ]] && limit=$((limit / 2))
+    train_rate "$name" "$limit"
+  fi
+done
 
 # ---- the table ---------------------------------------------------------------------------------------
 {
@@ -453,7 +469,7 @@ fi
   echo
   echo "For the README (its \"On GPUs\" section, a table of this machine's figures, with the GPU's name and the date):"
   echo "  (a)'s worst ratio to tolerance, (s)'s verdicts, (b)'s loss differences, (c)'s GEMM and attention"
-  echo "  TFLOP/s and the ~0.3B model's tokens/s and MFU; rows that say 'skipped' or 'not run' go in as such."
+  echo "  TFLOP/s and the 0.6B models' tokens/s and MFU; rows that say 'skipped' or 'not run' go in as such."
 } >"$WORK/table.txt"
 echo
 cat "$WORK/table.txt"

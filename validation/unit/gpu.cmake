@@ -1,15 +1,21 @@
 # The CUDA backend's tests.
-#   test_attention_choice  which attention calls go to cuDNN, and the graphs cuDNN is given: their
+#   test_attention_choice  which attention calls go to cuDNN, the blocked or the flash kernels, the
+#                      blocked attention's geometry, and the graphs cuDNN is given: their
 #                      consistency and, through an fp64 interpreter, their outputs against the CPU
 #                      backend's attention (label unit; no GPU)
 #   test_gpu_emulated  the kernel sources on the CPU emulator against the CPU backend (label unit;
 #                      needs no GPU and no nvcc, so it runs in CI)
+#   test_attention_blocked  the blocked attention on cuBLASLt on the emulator against the CPU
+#                      attention (label unit; no GPU, no nvcc)
 #   test_gpu_device    GPU discovery (label gpu; exits 77 = skipped without a GPU)
 #   test_gpu_ops       every op of cuda_ops() / cuda_ops_fp32() against the CPU backend (label gpu)
 #   test_gpu_nccl      NcclComm on 2 ranks, device and host buffers (labels gpu, mpi; needs 2 GPUs)
 headroom_test(test_gpu_emulated SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_emulated.cpp
   LABELS unit LIBS headroom_kernels headroom_kernels_emulated)
 target_include_directories(test_gpu_emulated PRIVATE ${CMAKE_SOURCE_DIR}/kernels ${CMAKE_SOURCE_DIR}/src)
+headroom_test(test_attention_blocked SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_blocked.cpp
+  LABELS unit LIBS headroom_kernels headroom_kernels_emulated)
+target_include_directories(test_attention_blocked PRIVATE ${CMAKE_SOURCE_DIR}/kernels ${CMAKE_SOURCE_DIR}/src)
 headroom_test(test_attention_choice SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_choice.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_attention_graph.cpp LABELS unit LIBS headroom_attention_choice headroom_kernels_cpu)
 

@@ -529,9 +529,12 @@ inline std::vector<AttnCase> attention_cases(bool large) {
   return c;
 }
 
-TEST_P(GpuOps, AttentionForwardBackward) {
-  const Ops& d = dev();
-  for (const AttnCase& c : attention_cases(large())) {
+// Every attention case on the table `d` (bf16: its floor is bf16 input rounding) against the CPU
+// backend; `name` labels the lines. Also run for tables outside GpuOps' list (the blocked attention).
+inline void check_attention(const Ops& d, bool bf16, bool large, const std::string& name) {
+  const Ops& cpu = cpu_ops();
+  const auto label = [&](const std::string& what) { return name + " " + what; };
+  for (const AttnCase& c : attention_cases(large)) {
     SCOPED_TRACE(describe(c));
     const float scale = 1.f / std::sqrt(static_cast<float>(c.dqk));
     const auto q = random_floats(c.B * c.T * c.Hq * c.dqk, 31, -2.f, 2.f);
@@ -542,16 +545,16 @@ TEST_P(GpuOps, AttentionForwardBackward) {
     const std::vector<int32_t> docs = c.doc_start();
     const Dev<int32_t> Docs(d, docs);
     const AttentionShape host = c.shape(docs.data()), device = c.shape(Docs.get());
-    cpu().attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), host, scale);
+    cpu.attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), host, scale);
     std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
-    cpu().attention_bwd(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(), dk.data(),
-                        dv.data(), host, scale);
+    cpu.attention_bwd(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(), dk.data(),
+                      dv.data(), host, scale);
     Dev<float> Q(d, q), K(d, k), Vv(d, v), O(d, out.size()), L(d, lse.size()), DO(d, dout), DQ(d, dq.size()),
         DK(d, dk.size()), DV(d, dv.size());
     O.poison();
     L.poison();
     d.attention_fwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), device, scale);
-    const auto floor = noise_floors(bf16(), {q, k, v, dout}, [&](const auto& ops, const auto& in) {
+    const auto floor = noise_floors(bf16, {q, k, v, dout}, [&](const auto& ops, const auto& in) {
       using T = typename std::decay_t<decltype(in)>::value_type::value_type;
       std::vector<T> o(out.size()), l(lse.size()), gq(q.size()), gk(k.size()), gv(v.size());
       ops.attention_fwd(in[0].data(), in[1].data(), in[2].data(), o.data(), l.data(), host, static_cast<T>(scale));
@@ -574,5 +577,7 @@ TEST_P(GpuOps, AttentionForwardBackward) {
     EXPECT_TRUE(close_to_floor(DV.download(), dv, floor[4], label("attention_bwd dv " + describe(c))));
   }
 }
+
+TEST_P(GpuOps, AttentionForwardBackward) { check_attention(dev(), bf16(), large(), GetParam().name); }
 
 }  // namespace headroom::kernels::gputest

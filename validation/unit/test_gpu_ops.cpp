@@ -2,7 +2,8 @@
 // cuda_ops_fp32() within 1e-5 relative norm error everywhere, the bf16 tables within their noise
 // floors for the GEMM and attention and 1e-5 for every other op. The bf16 table is checked twice:
 // with cuDNN's fused attention where it supports the shape (the default) and with the own flash
-// attention only, so each is the other's independent reference through the same CPU result.
+// attention only, so each is the other's independent reference through the same CPU result; the
+// blocked attention on cuBLASLt (train.attention_kernel = blocked) runs every attention case too.
 // Exits 77 (CTest: skipped) without a GPU.
 #include "cuda/cuda_tables.h"
 #include "cuda/cudnn_attention.h"
@@ -45,6 +46,12 @@ TEST(CudnnAttention, TrainingShapeRunsOnCudnn) {
   const std::string log = ::testing::internal::GetCapturedStderr();
   std::cout << log;
   EXPECT_NE(log.find("forward, heads 3/3 (query/KV), widths 72/72 (qk/v), causal: cuDNN"), std::string::npos) << log;
+}
+
+// The blocked attention at every attention case, its GEMMs on the real cuBLASLt (the emulator's
+// are sgemm): the other ops of its table are the bf16 table's, checked above.
+TEST(CudaBlocked, AttentionForwardBackward) {
+  check_attention(cuda_ops_bf16(AttentionKernel::kBlocked), true, kLarge, "bf16_blocked");
 }
 
 }  // namespace headroom::kernels::gputest

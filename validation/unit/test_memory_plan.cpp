@@ -5,6 +5,7 @@
 #include "app/device_choice.h"
 #include "app/memory_plan.h"
 #include "config/keys.h"
+#include "cuda/attention_blocks.h"
 #include "model/activations.h"
 #include "model/decode.h"
 #include "model/model.h"
@@ -253,6 +254,27 @@ TEST(MemoryPlan, CudaLeavesDevicePartsOutOfHostMemory) {
   const app::MemoryPlan c = app::training_plan("pretrain", cpu, {}), g = app::training_plan("pretrain", gpu, {});
   EXPECT_LT(app::host_bytes(g), app::host_bytes(c));
   EXPECT_EQ(app::host_bytes(g), part(g, "host buffers"));
+}
+
+// The blocked attention's workspace (train.attention_kernel = blocked, or auto above width 256)
+// holds one block's scores for every query head against every key. With narrow heads at 32K tokens
+// it is the largest scratch user, and the plan's scratch is exactly it, grown as scratch() grows
+// (kernels/cuda/attention_blocks.h: the kernels' own arithmetic).
+TEST(MemoryPlan, TheGpuScratchCountsTheBlockedAttentionsWorkspace) {
+  config::Config narrow = tiny_config({{"train.seq_len", "32768"},
+                                       {"train.global_batch", "1"},
+                                       {"model.n_layers", "1"},
+                                       {"model.n_heads", "4"},
+                                       {"model.n_kv_heads", "2"},
+                                       {"model.head_dim_qk", "16"},
+                                       {"model.head_dim_v", "16"}});
+  narrow.train.device = config::Device::kCuda;
+  const app::MemoryPlan g = app::training_plan("extend", narrow, {});
+  const kernels::AttentionShape call{1, 32768, 32768, 0, 4, 2, 16, 16, 0};
+  const int64_t blocked = kernels::cuda::blocked_workspace_bytes(call, kernels::cuda::attention_block(), true);
+  // 4 heads × 256 queries × 32768 keys × (4 + 2) bytes of scores and probabilities alone.
+  EXPECT_GT(blocked, int64_t{4} * 256 * 32768 * 6);
+  EXPECT_EQ(part(g, "kernel scratch (upper bound)"), blocked + blocked / 4 + (int64_t{1} << 20));
 }
 
 // train.device = cuda: the GPU parts and the kernel scratch against the GPU's memory less the

@@ -19,8 +19,9 @@ DeviceMemory cuda_device_memory() {
 }
 
 const Ops& cuda_ops(AttentionKernel attention) {
-  return cuda_emu::table_for({"emulated-cuda", "emulated-cuda-flash", "emulated-cuda-simt", "emulated-cuda-fp32"},
-                             cuda_emu::bf16_precision(), attention);
+  return cuda_emu::table_for(
+      {"emulated-cuda", "emulated-cuda-flash", "emulated-cuda-simt", "emulated-cuda-fp32", "emulated-cuda-blocked"},
+      cuda_emu::bf16_precision(), attention);
 }
 
 }  // namespace headroom::kernels

@@ -1,7 +1,8 @@
-// The emulated cuBLASLt: the CUDA backend's three GEMM entries (entries.h) on the CPU backend's
+// The emulated cuBLASLt: the CUDA backend's four GEMM entries (entries.h) on the CPU backend's
 // sgemm, after the same pointer checks a real device would enforce by faulting. The bf16 entry
 // rounds both operands to bf16 first (fp32 accumulation and output, as the real one asks of
 // cuBLASLt), so the bf16 table's numerics are the GPU's up to summation order.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -30,6 +31,14 @@ std::vector<float> rounded_bf16(const float* X, int64_t rows, int64_t cols, int6
   return out;
 }
 
+// A rows × cols bf16 matrix (raw bits) with leading dimension ld, widened to fp32, packed.
+std::vector<float> widened(const uint16_t* X, int64_t rows, int64_t cols, int64_t ld) {
+  std::vector<float> out(static_cast<std::size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[static_cast<std::size_t>(r * cols + c)] = emu::bf16_value(X[r * ld + c]);
+  return out;
+}
+
 }  // namespace
 
 void matmul_fp32(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
@@ -54,6 +63,28 @@ void matmul_strided(const float* A, int64_t lda, const float* B, int64_t ldb, fl
   require_operands("emulated cublasLtMatmul (matmul_strided)", A, B, C);
   const DeviceAccess open;
   cpu::matmul_strided(A, lda, B, ldb, C, ldc, M, N, K, trans_a, trans_b, alpha, beta);
+}
+
+// Each product of the batch on sgemm; bf16 operands are exact in fp32, so only the summation order
+// differs from cuBLASLt. beta = 0 clears C first: cuBLASLt does not read C then (it may hold NaN).
+void matmul_batched_bf16(Batched<const uint16_t> A, Batched<const uint16_t> B, Batched<float> C, int64_t batch,
+                         int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha, float beta) {
+  check_matmul_strides("emulated-cuda batched", M, N, K, trans_a, trans_b, A.ld, B.ld, C.ld);
+  if (batch < 0) fail("emulated-cuda matmul_batched_bf16: negative batch ", batch);
+  const char* call = "emulated cublasLtMatmul (matmul_batched_bf16)";
+  require_device(A.p, call, "operand A");
+  require_device(B.p, call, "operand B");
+  require_device(C.p, call, "output C");
+  const DeviceAccess open;
+  const int64_t a_rows = trans_a ? K : M, a_cols = trans_a ? M : K, b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
+  for (int64_t n = 0; n < batch; ++n) {
+    const std::vector<float> a = widened(A.p + n * A.stride, a_rows, a_cols, A.ld);
+    const std::vector<float> b = widened(B.p + n * B.stride, b_rows, b_cols, B.ld);
+    float* c = C.p + n * C.stride;
+    if (beta == 0.f)
+      for (int64_t r = 0; r < M; ++r) std::fill(c + r * C.ld, c + r * C.ld + N, 0.f);
+    cpu::matmul_strided(a.data(), a_cols, b.data(), b_cols, c, C.ld, M, N, K, trans_a, trans_b, alpha, beta);
+  }
 }
 
 }  // namespace headroom::kernels::cuda_emu
