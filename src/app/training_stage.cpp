@@ -8,6 +8,7 @@
 #include "config/ini_text.h"
 #include "config/keys.h"
 #include "config/task_names.h"
+#include "data/dataset.h"
 #include "data/hf_tokenizer_files.h"
 #include "data/loader.h"
 #include "data/long_context.h"
@@ -187,7 +188,7 @@ train::SampleFn text_sampler(config::Stage stage, const config::Config& cfg, std
 
 // The retrieval probe (train/probe.h): val-shard windows each ending in a whole-window example.
 train::SampleFn probe_sampler(const config::Config& cfg) {
-  auto val = std::make_shared<data::ShardReader>(data::open_shard(cfg.data.val));
+  auto val = std::make_shared<data::ShardReader>(data::open_dataset(cfg.data.val, "val"));
   const int64_t T = cfg.train.seq_len;
   data::MixerSpec spec{1.0, config::parse_task_list(cfg.train.probe_tasks), train::kProbeSeed, T + 1, false};
   auto mixer = std::make_shared<data::SyntheticMixer>(spec, data::read_shard_tokenizer(*val), T);
@@ -215,7 +216,7 @@ int answer_plan(const StageSpec& spec, config::Config cfg, const PlanFlags& plan
     if (!fs::exists(cfg.data.train))
       fail("--memory-plan: model.vocab_size = 0 takes the vocabulary of data.train = ", cfg.data.train,
            ", which does not exist; set model.vocab_size");
-    resolve_vocab(cfg, data::open_shard(cfg.data.train));
+    resolve_vocab(cfg, data::open_dataset(cfg.data.train, "train"));
   }
   if (plans_for_gpu(plan, cfg.train.device, device_was_auto)) cfg.train.device = config::Device::kCuda;
   MemoryPlan p = training_plan(config::name_of(spec.stage), cfg, {d.tp, d.cp, d.dp, cfg.parallel.sequence_parallel});
@@ -267,7 +268,7 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
 
   parallel::Grid grid = parallel::make_grid(static_cast<int>(cfg.parallel.tp), static_cast<int>(cfg.parallel.dp),
                                             static_cast<int>(cfg.parallel.cp));
-  auto shard = std::make_shared<data::ShardReader>(data::open_shard(cfg.data.train));
+  auto shard = std::make_shared<data::ShardReader>(data::open_dataset(cfg.data.train, "train"));
   resolve_vocab(cfg, *shard);
   // Like every check of the inputs: refused before the run directory is touched.
   if (shard->vocab_size != cfg.model.vocab_size)

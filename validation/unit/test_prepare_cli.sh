@@ -43,21 +43,21 @@ printf 'not a tokenizer\n' >"$work/tok.txt"
 expect_fail "bad tokenizer file" "$work/tok.txt" --input "$corpus" --output "$work/o3" --tokenizer "$work/tok.txt"
 check "bad tokenizer leaves no shard" test ! -e "$work/o3/train.h5"
 
-# Both splits need a whole document: refused after reading, before anything is written (not even
-# the output directory).
+# Both splits need a whole document: refused after the pass that counts them, keeping no shard.
 printf 'A single short document.\n' >"$work/one.txt"
 expect_fail "one short document refused" "needs at least 2 documents" --input "$work/one.txt" --output "$work/one"
 check "one short document names the input" grep -qF "$work/one.txt" "$work/err"
-check "one short document creates no output directory" test ! -e "$work/one"
+no_shard() { [[ -z $(find "$1" -name '*.h5*' -o -name dataset.json -o -name DONE 2>/dev/null) ]]; }
+check "one short document keeps no shard" no_shard "$work/one"
 expect_fail "val-fraction 0 refused" "val split would hold no tokens" --input "$corpus" --output "$work/zero" \
   --val-fraction 0
-check "val-fraction 0 creates no output directory" test ! -e "$work/zero"
+check "val-fraction 0 keeps no shard" no_shard "$work/zero"
 
 # A full disk, simulated with a file-size limit (writes then fail with EFBIG instead of ENOSPC).
 ( trap '' XFSZ; ulimit -f 64; "$prepare" --input "$corpus" --output "$work/full" ) >"$work/out" 2>"$work/err"
 check "full disk fails" test $? -eq 2
-check "full disk names the file" grep -q "full/train.h5" "$work/err"
-check "full disk leaves no shard or temporary" test -z "$(ls "$work/full" | grep -E '\.h5' || true)"
+check "full disk names the file" grep -q "full/partial/train-00000-00000.h5" "$work/err"
+check "full disk leaves no shard or temporary" no_shard "$work/full"
 
 "$prepare" --input "$corpus" --output "$work/run" --val-fraction 0.2 >"$work/out" 2>&1
 check "run succeeds" test $? -eq 0
