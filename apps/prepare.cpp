@@ -70,11 +70,11 @@ constexpr const char* kUsage =
     "train and val splits (a split of one shard: DIR/train.h5, DIR/val.h5) and the tokenizer\n"
     "(h5py-readable; see docs/formats.md). Input is streamed: documents are read, encoded and\n"
     "written a batch at a time, each rank writing its own shards of at most --shard-mib.\n\n"
-    "Memory budget per rank, whatever the corpus size: about 3 x --batch-mib (the batch's text and\n"
-    "its token ids) + 2 x --max-document-mib + the tokenizer (a few MiB; Llama 3's about 100 MiB)\n"
-    "+ 16 MiB per thread of encoder cache + 60 MiB for the program: 330 MiB at the defaults with the\n"
-    "byte tokenizer and 2 threads. bpe adds rank 0's sample (about 6 x --bpe-sample-mib while it\n"
-    "trains). A run that stops leaves its shards in DIR/partial/; a rerun starts over.";
+    "Memory budget per rank, whatever the corpus size: 64 MiB + 3 x --batch-mib (the batch's text and\n"
+    "its token ids) + 2 x --max-document-mib + 20 MiB per thread (encoder cache) + the tokenizer (Llama 3's:\n"
+    "about 100 MiB): 424 MiB at the defaults with 2 threads and a small tokenizer (checked on 96 MB of text\n"
+    "by the mpi test prepare_mpi). --tokenizer bpe adds, on rank 0 while it trains, a few times\n"
+    "--bpe-sample-mib. A run that stops leaves its shards in DIR/partial/; a rerun starts over.";
 
 // MPI only under a launcher: a lone prepare runs without it, so it works where MPI cannot start (a
 // login node, a process under a small file-size limit: Open MPI's singleton start needs files).

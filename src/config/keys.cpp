@@ -190,8 +190,12 @@ void add_parallel_keys(Schema& s, ParallelConfig& p) {
 
 void add_data_keys(Schema& s, DataConfig& d) {
   section(s, "data", "Data [data]");
-  add_key(s, "data", "train", d.train, std::string("data/shards/train.h5"), "training token shard written by prepare");
-  add_key(s, "data", "val", d.val, std::string("data/shards/val.h5"), "held-out token shard written by prepare");
+  add_key(s, "data", "train", d.train, std::string("data/shards/train.h5"),
+          "training data written by prepare: a dataset directory (its dataset.json names the shards, read as one "
+          "stream in the order it lists them), its dataset.json, or one shard file (train.h5)");
+  add_key(s, "data", "val", d.val, std::string("data/shards/val.h5"),
+          "held-out data written by prepare: a dataset directory (its val split), its dataset.json, or one shard file "
+          "(val.h5)");
   add_key(s, "data", "seed", d.seed, 1UL, "seed of the synthetic task mixer and of the sft example packing");
   add_choice_key(s, "data", "sampler", d.sampler, Sampler::kAuto,
                  "how training windows are cut: windows (fixed grid over the shard, documents may be cut "
