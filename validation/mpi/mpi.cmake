@@ -37,3 +37,8 @@ endif()
 add_test(NAME prepare_mpi
   COMMAND bash ${_mpi}/test_prepare_mpi.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR} ${_py})
 set_tests_properties(prepare_mpi PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS 2)
+
+# data.mix: shares within 1% of the weights, the same for dp = 1 and 2, resumed bit-exactly.
+add_test(NAME mixture
+  COMMAND bash ${_mpi}/test_mixture.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR} ${_py})
+set_tests_properties(mixture PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS 2)
