@@ -1,4 +1,4 @@
-// Token shards: one HDF5 file per split (train.h5, val.h5) that h5py can read.
+// Token shards: HDF5 files that h5py can read; a dataset (dataset.h) holds one or more per split.
 //
 //   /tokens        uint16 (vocab ≤ 65536) or uint32, all documents concatenated; each document is
 //                  stored as BOS followed by its tokens

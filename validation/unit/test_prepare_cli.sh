@@ -22,7 +22,8 @@ expect_fail() {  # expect_fail NAME NEEDLE ARGS... : exit status 2 and NEEDLE in
 corpus=$src/validation/data/sample_corpus/train
 
 "$prepare" --help >"$work/help"
-for key in --input --output --tokenizer --vocab-size --val-fraction --seed --config --print-config --force; do
+for key in --input --output --tokenizer --vocab-size --val-fraction --seed --config --print-config --force \
+    --shard-mib --batch-mib --max-document-mib --bpe-sample-mib "Memory budget per rank"; do
   check "help lists $key" grep -qF -- "$key" "$work/help"
 done
 
@@ -52,6 +53,22 @@ check "one short document keeps no shard" no_shard "$work/one"
 expect_fail "val-fraction 0 refused" "val split would hold no tokens" --input "$corpus" --output "$work/zero" \
   --val-fraction 0
 check "val-fraction 0 keeps no shard" no_shard "$work/zero"
+
+# Bad input, each refused with exit 2 naming the file, and no shard kept.
+mkdir -p "$work/bad/empty"
+expect_fail "empty input directory" "$work/bad/empty" --input "$work/bad/empty" --output "$work/bad/o1"
+check "empty input directory keeps no shard" no_shard "$work/bad/o1"
+gzip -c "$corpus/sample.jsonl" | head -c 20000 >"$work/bad/cut.jsonl.gz"
+expect_fail "truncated .gz" "cut.jsonl.gz" --input "$work/bad/cut.jsonl.gz" --output "$work/bad/o2"
+check "truncated .gz keeps no shard" no_shard "$work/bad/o2"
+printf 'caf\xe9\n' >"$work/bad/latin1.txt"
+expect_fail "non-UTF-8 text" "latin1.txt: not UTF-8" --input "$corpus" --input "$work/bad/latin1.txt" \
+  --output "$work/bad/o3"
+check "non-UTF-8 text keeps no shard" no_shard "$work/bad/o3"
+head -c 100000000 /dev/zero | tr '\0' 'x' >"$work/bad/long.jsonl"
+expect_fail "a 100 MB line" "long.jsonl:1: a line longer than" --input "$work/bad/long.jsonl" --output "$work/bad/o4"
+check "a 100 MB line keeps no shard" no_shard "$work/bad/o4"
+rm -f "$work/bad/long.jsonl"
 
 # A full disk, simulated with a file-size limit (writes then fail with EFBIG instead of ENOSPC).
 ( trap '' XFSZ; ulimit -f 64; "$prepare" --input "$corpus" --output "$work/full" ) >"$work/out" 2>"$work/err"
