@@ -2,7 +2,7 @@
 documents in each split with the same token sequences (as multisets: the shard layout and document
 order may differ with the number of ranks), every shard within the size limit, every document
 starting with BOS, the index's counts matching the shards.
-usage: compare_datasets.py DIR_A DIR_B SHARD_MIB"""
+usage: compare_datasets.py DIR_A DIR_B SHARD_MIB [BOS]   (BOS: 256, the byte tokenizer's)"""
 import hashlib
 import json
 import pathlib
@@ -39,7 +39,7 @@ def max_doc_bytes(tokens, offsets):  # a shard closes after the document that fi
 
 
 a_dir, b_dir, shard_bytes = sys.argv[1], sys.argv[2], int(sys.argv[3]) << 20
-bos = 256
+bos = int(sys.argv[4]) if len(sys.argv) > 4 else 256
 ia, a = read(a_dir)
 ib, b = read(b_dir)
 assert ia["tokenizer_id"] == ib["tokenizer_id"]
