@@ -243,10 +243,13 @@ int answer_plan(const StageSpec& spec, config::Config cfg, const PlanFlags& plan
       parallel::resolve_degrees(static_cast<int>(cfg.parallel.tp), static_cast<int>(cfg.parallel.dp),
                                 static_cast<int>(cfg.parallel.cp), plan.world_size);
   if (cfg.model.vocab_size == 0) {
-    if (!fs::exists(cfg.data.train))
-      fail("--memory-plan: model.vocab_size = 0 takes the vocabulary of data.train = ", cfg.data.train,
+    // With data.mix the vocabulary is the first source's (all sources share one tokenizer).
+    const std::string key = cfg.data.mix.empty() ? "data.train" : "data.mix's first source";
+    const std::string data = cfg.data.mix.empty() ? cfg.data.train : data::parse_mix(cfg.data.mix)[0].path;
+    if (!fs::exists(data))
+      fail("--memory-plan: model.vocab_size = 0 takes the vocabulary of ", key, " = ", data,
            ", which does not exist; set model.vocab_size");
-    resolve_vocab(cfg, data::open_dataset(cfg.data.train, "train"));
+    resolve_vocab(cfg, data::open_dataset(data, "train"));
   }
   if (plans_for_gpu(plan, cfg.train.device, device_was_auto)) cfg.train.device = config::Device::kCuda;
   MemoryPlan p = training_plan(config::name_of(spec.stage), cfg, {d.tp, d.cp, d.dp, cfg.parallel.sequence_parallel});
