@@ -54,6 +54,9 @@ message(STATUS "Headroom: OpenBLAS ${HEADROOM_OPENBLAS_LIBRARY}")
 find_package(nlohmann_json 3.10 REQUIRED)
 # ICU: regexes and NFC for Hugging Face tokenizers (src/data/hf_*.cpp).
 find_package(ICU REQUIRED COMPONENTS uc i18n)
+# prepare reads .gz and .zst inputs as streams (Debian: zlib1g-dev, libzstd-dev).
+find_package(ZLIB REQUIRED)
+find_package(zstd REQUIRED CONFIG)
 find_package(GTest REQUIRED)
 
 find_program(HEADROOM_PYTHON /usr/bin/python3 NO_DEFAULT_PATH)

@@ -14,6 +14,7 @@ packages=(
   build-essential cmake git clang-format
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
   libboost-program-options-dev libopenblas-openmp-dev libgtest-dev nlohmann-json3-dev libicu-dev
+  zlib1g-dev libzstd-dev
   python3-torch python3-h5py python3-numpy python3-matplotlib
   slurmctld slurmd slurm-client munge
 )

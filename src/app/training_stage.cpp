@@ -8,9 +8,11 @@
 #include "config/ini_text.h"
 #include "config/keys.h"
 #include "config/task_names.h"
+#include "data/dataset.h"
 #include "data/hf_tokenizer_files.h"
 #include "data/loader.h"
 #include "data/long_context.h"
+#include "data/mixture.h"
 #include "data/sft.h"
 #include "data/synthetic.h"
 #include "io/checkpoint.h"
@@ -137,22 +139,50 @@ train::SampleFn sft_sampler(const config::Config& cfg, std::shared_ptr<data::Sha
   return [packer, shard](int64_t index, int32_t* ids, int32_t* targets) { packer->sample(index, ids, targets); };
 }
 
+// The training data: data.train alone, or the datasets of data.mix with the mixture that picks
+// each window's source. All share the first one's tokenizer (a mismatch is refused naming both).
+struct DataSources {
+  std::vector<std::shared_ptr<data::ShardReader>> readers;
+  std::shared_ptr<data::Mixture> mixture;
+};
+
+DataSources open_sources(const config::Config& cfg) {
+  DataSources out;
+  if (cfg.data.mix.empty()) {
+    out.readers.push_back(std::make_shared<data::ShardReader>(data::open_dataset(cfg.data.train, "train")));
+    return out;
+  }
+  auto sources = data::parse_mix(cfg.data.mix);
+  for (const auto& src : sources)
+    out.readers.push_back(std::make_shared<data::ShardReader>(
+        data::open_dataset(src.path, "train", out.readers.empty() ? "" : out.readers[0]->tokenizer_id)));
+  out.mixture = std::make_shared<data::Mixture>(std::move(sources), cfg.train.seed);
+  return out;
+}
+
+std::string mixture_text(const data::Mixture& m) {
+  std::string s = "a mixture of";
+  for (const auto& src : m.sources()) s += cat(" ", src.name, " (", src.path, ") ", 100 * src.weight, "%");
+  return s;
+}
+
 // pretrain/extend: text windows (fixed grid, or whole documents for long context), with synthetic
 // retrieval examples mixed in at data.synthetic_ratio.
 train::SampleFn text_sampler(config::Stage stage, const config::Config& cfg, std::shared_ptr<data::ShardReader> shard,
-                             std::string& description) {
+                             const DataSources& sources, std::string& description) {
   const auto& d = cfg.data;
   const int64_t T = cfg.train.seq_len;
   const config::Sampler kind = d.sampler != config::Sampler::kAuto ? d.sampler
                                : stage == config::Stage::kExtend   ? config::Sampler::kDocuments
                                                                    : config::Sampler::kWindows;
-  std::shared_ptr<data::DocumentStream> docs;
+  std::vector<std::shared_ptr<data::DocumentStream>> docs(sources.readers.size());
+  const std::string over = sources.mixture ? mixture_text(*sources.mixture) : d.train;
   if (kind == config::Sampler::kDocuments) {
-    docs = std::make_shared<data::DocumentStream>(data::read_doc_offsets(*shard), T, cfg.train.seed);
-    description =
-        cat("whole documents of ", d.train, " concatenated (BOS-separated) into windows of ", T + 1, " tokens");
+    for (size_t k = 0; k < docs.size(); ++k)
+      docs[k] = std::make_shared<data::DocumentStream>(data::read_doc_offsets(*sources.readers[k]), T, cfg.train.seed);
+    description = cat("whole documents of ", over, " concatenated (BOS-separated) into windows of ", T + 1, " tokens");
   } else {
-    description = cat("windows of ", T + 1, " tokens on a fixed grid over ", d.train);
+    description = cat("windows of ", T + 1, " tokens on a fixed grid over ", over);
   }
   std::shared_ptr<data::SyntheticMixer> mixer;
   if (d.synthetic_ratio > 0) {
@@ -174,11 +204,12 @@ train::SampleFn text_sampler(config::Stage stage, const config::Config& cfg, std
   }
   const data::StreamSpec stream{T, cfg.train.seed};
   auto window = std::make_shared<std::vector<int32_t>>(static_cast<size_t>(T + 1));
-  return [shard, stream, window, docs, mixer](int64_t index, int32_t* ids, int32_t* targets) {
-    if (docs)
-      docs->read(*shard, index, window->data());
+  return [sources, stream, window, docs, mixer](int64_t index, int32_t* ids, int32_t* targets) {
+    const size_t k = sources.mixture ? static_cast<size_t>(sources.mixture->source_of(index)) : 0;
+    if (docs[k])
+      docs[k]->read(*sources.readers[k], index, window->data());
     else
-      data::read_sample(*shard, stream, index, window->data());
+      data::read_sample(*sources.readers[k], stream, index, window->data());
     std::copy(window->begin() + 1, window->end(), targets);
     if (mixer) mixer->apply(index, window->data(), targets);
     std::copy(window->begin(), window->end() - 1, ids);
@@ -187,7 +218,7 @@ train::SampleFn text_sampler(config::Stage stage, const config::Config& cfg, std
 
 // The retrieval probe (train/probe.h): val-shard windows each ending in a whole-window example.
 train::SampleFn probe_sampler(const config::Config& cfg) {
-  auto val = std::make_shared<data::ShardReader>(data::open_shard(cfg.data.val));
+  auto val = std::make_shared<data::ShardReader>(data::open_dataset(cfg.data.val, "val"));
   const int64_t T = cfg.train.seq_len;
   data::MixerSpec spec{1.0, config::parse_task_list(cfg.train.probe_tasks), train::kProbeSeed, T + 1, false};
   auto mixer = std::make_shared<data::SyntheticMixer>(spec, data::read_shard_tokenizer(*val), T);
@@ -212,10 +243,13 @@ int answer_plan(const StageSpec& spec, config::Config cfg, const PlanFlags& plan
       parallel::resolve_degrees(static_cast<int>(cfg.parallel.tp), static_cast<int>(cfg.parallel.dp),
                                 static_cast<int>(cfg.parallel.cp), plan.world_size);
   if (cfg.model.vocab_size == 0) {
-    if (!fs::exists(cfg.data.train))
-      fail("--memory-plan: model.vocab_size = 0 takes the vocabulary of data.train = ", cfg.data.train,
+    // With data.mix the vocabulary is the first source's (all sources share one tokenizer).
+    const std::string key = cfg.data.mix.empty() ? "data.train" : "data.mix's first source";
+    const std::string data = cfg.data.mix.empty() ? cfg.data.train : data::parse_mix(cfg.data.mix)[0].path;
+    if (!fs::exists(data))
+      fail("--memory-plan: model.vocab_size = 0 takes the vocabulary of ", key, " = ", data,
            ", which does not exist; set model.vocab_size");
-    resolve_vocab(cfg, data::open_shard(cfg.data.train));
+    resolve_vocab(cfg, data::open_dataset(data, "train"));
   }
   if (plans_for_gpu(plan, cfg.train.device, device_was_auto)) cfg.train.device = config::Device::kCuda;
   MemoryPlan p = training_plan(config::name_of(spec.stage), cfg, {d.tp, d.cp, d.dp, cfg.parallel.sequence_parallel});
@@ -267,22 +301,23 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
 
   parallel::Grid grid = parallel::make_grid(static_cast<int>(cfg.parallel.tp), static_cast<int>(cfg.parallel.dp),
                                             static_cast<int>(cfg.parallel.cp));
-  auto shard = std::make_shared<data::ShardReader>(data::open_shard(cfg.data.train));
+  const DataSources sources = open_sources(cfg);
+  auto shard = sources.readers[0];
   resolve_vocab(cfg, *shard);
   // Like every check of the inputs: refused before the run directory is touched.
   if (shard->vocab_size != cfg.model.vocab_size)
-    fail("model.vocab_size = ", cfg.model.vocab_size, " but the data ", cfg.data.train, " was made with tokenizer '",
+    fail("model.vocab_size = ", cfg.model.vocab_size, " but the data ", shard->path, " was made with tokenizer '",
          shard->tokenizer_id, "' of vocabulary ", shard->vocab_size, "; set model.vocab_size = ", shard->vocab_size);
   if (init_path && init_info.tokenizer_id != shard->tokenizer_id)
     fail("checkpoint ", init_path->string(), " was trained with tokenizer '", init_info.tokenizer_id, "' but the data ",
-         cfg.data.train, " uses '", shard->tokenizer_id, "'");
+         shard->path, " uses '", shard->tokenizer_id, "'");
   const data::Tokenizer shard_tok = data::read_shard_tokenizer(*shard);
   const std::optional<int32_t> bos = data::bos_id(shard_tok);
   if (cfg.data.document_mask && !bos)
     fail(
         "data.document_mask = true needs a tokenizer with a BOS token to find where documents begin, but "
         "the data ",
-        cfg.data.train, " uses tokenizer '", shard->tokenizer_id, "', which has none");
+        shard->path, " uses tokenizer '", shard->tokenizer_id, "', which has none");
   // Before anything large is allocated or the run directory is touched (app/memory_check.h); the
   // GPU plan against this rank's own GPU.
   if (cfg.train.device == config::Device::kCuda) parallel::select_local_gpu();
@@ -312,7 +347,8 @@ int run_training_stage(const StageSpec& spec, int argc, char** argv) {
     job.run_dir = run_dir;
     std::string data_description;
     job.sample = spec.stage == config::Stage::kSft ? sft_sampler(cfg, shard, data_description)
-                                                   : text_sampler(spec.stage, cfg, shard, data_description);
+                                                   : text_sampler(spec.stage, cfg, shard, sources, data_description);
+    job.mixture = sources.mixture;
     if (grid.is_root()) io::log_line(*run, "data: " + data_description);
     if (cfg.train.probe_every > 0) job.probe = probe_sampler(cfg);
     job.tokenizer_id = shard->tokenizer_id;

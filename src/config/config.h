@@ -95,6 +95,7 @@ struct ParallelConfig {
 struct DataConfig {
   std::string train;  // path to a train.h5 shard
   std::string val;
+  std::string mix;  // NAME=PATH:WEIGHT,...: windows drawn from several datasets (data/mixture.h)
   unsigned long seed;
   Sampler sampler;               // documents: whole documents (long-context data)
   double synthetic_ratio;        // share of windows (sft: of generated examples) with a synthetic task

@@ -192,8 +192,18 @@ void add_parallel_keys(Schema& s, ParallelConfig& p) {
 
 void add_data_keys(Schema& s, DataConfig& d) {
   section(s, "data", "Data [data]");
-  add_key(s, "data", "train", d.train, std::string("data/shards/train.h5"), "training token shard written by prepare");
-  add_key(s, "data", "val", d.val, std::string("data/shards/val.h5"), "held-out token shard written by prepare");
+  add_key(s, "data", "train", d.train, std::string("data/shards/train.h5"),
+          "training data written by prepare: a dataset directory (its dataset.json names the shards, read as one "
+          "stream in the order it lists them), its dataset.json, or one shard file (train.h5)");
+  add_key(s, "data", "val", d.val, std::string("data/shards/val.h5"),
+          "held-out data written by prepare: a dataset directory (its val split), its dataset.json, or one shard file "
+          "(val.h5)");
+  add_key(s, "data", "mix", d.mix, std::string(""),
+          "a mixture of datasets in place of data.train: NAME=PATH:WEIGHT,... (or PATH:WEIGHT, named by the "
+          "path's last component), e.g. web=data/web:0.6,code=data/code:0.2,long=data/long:0.2; each window's "
+          "source is drawn by weight, deterministically from (train.seed, sample index), and window i is "
+          "window i of that source's stream (data.sampler applies to each); metrics.jsonl records "
+          "tokens_by_source. Weights are normalised; all sources need one tokenizer. Empty = data.train alone");
   add_key(s, "data", "seed", d.seed, 1UL, "seed of the synthetic task mixer and of the sft example packing");
   add_choice_key(s, "data", "sampler", d.sampler, Sampler::kAuto,
                  "how training windows are cut: windows (fixed grid over the shard, documents may be cut "

@@ -1,80 +1,153 @@
 #include "data/documents.h"
 
-#include "io/atomic_file.h"
+#include "data/utf8.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <filesystem>
-#include <sstream>
+#include <cstdio>
+#include <cstring>
 
 namespace headroom::data {
 namespace fs = std::filesystem;
 namespace {
 
 bool is_text_file(const fs::path& p) {
-  const std::string ext = p.extension().string();
+  const std::string ext = without_compression_suffix(p).extension().string();
   return ext == ".txt" || ext == ".text" || ext == ".md" || ext == ".jsonl";
 }
 
-void read_jsonl(const fs::path& path, Documents& out) {
-  std::istringstream lines(io::read_file(path));
-  std::string line;
-  int64_t line_no = 0;
-  while (std::getline(lines, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception& e) {
-      fail(path.string(), ":", line_no, ": not valid JSON (", e.what(), ")");
+std::vector<fs::path> list_directory(const std::string& input) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(input, ec); !ec && it != fs::end(it); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.empty() && name[0] == '.') {
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
     }
-    if (!j.is_object() || !j.contains("text") || !j["text"].is_string())
-      fail(path.string(), ":", line_no, ": expected an object with a string field \"text\"");
-    std::string text = j["text"].get<std::string>();
-    if (text.empty()) continue;
-    out.bytes += static_cast<int64_t>(text.size());
-    out.texts.push_back(std::move(text));
+    if (it->is_regular_file() && is_text_file(it->path())) files.push_back(it->path());
   }
+  if (ec) fail("input ", input, ": cannot list directory (", ec.message(), ")");
+  std::sort(files.begin(), files.end());
+  if (files.empty()) fail("input ", input, ": directory holds no .txt/.text/.md/.jsonl file (optionally .gz or .zst)");
+  return files;
 }
 
-void read_file_into(const fs::path& path, Documents& out) {
-  out.files.push_back(path.string());
-  if (path.extension() == ".jsonl") return read_jsonl(path, out);
-  std::string text = io::read_file(path);
-  if (text.empty()) return;
-  out.bytes += static_cast<int64_t>(text.size());
-  out.texts.push_back(std::move(text));
-}
+std::string mib(int64_t bytes) { return cat(static_cast<double>(bytes) / (1 << 20), " MiB"); }
 
 }  // namespace
 
-Documents read_documents(const std::vector<std::string>& inputs) {
+std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) {
   if (inputs.empty()) fail("no input given: pass --input FILE_OR_DIR (repeatable)");
-  Documents out;
+  std::vector<InputFile> out;
   for (const auto& input : inputs) {
-    const fs::path p(input);
     std::error_code ec;
-    const auto status = fs::status(p, ec);
+    const auto status = fs::status(input, ec);
     if (ec || !fs::exists(status)) fail("input ", input, ": does not exist");
-    if (fs::is_directory(status)) {
-      std::vector<fs::path> files;
-      for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it); it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        if (!name.empty() && name[0] == '.') {
-          if (it->is_directory()) it.disable_recursion_pending();
-          continue;
-        }
-        if (it->is_regular_file() && is_text_file(it->path())) files.push_back(it->path());
+    const std::vector<fs::path> files = fs::is_directory(status) ? list_directory(input) : std::vector<fs::path>{input};
+    for (const auto& f : files) {
+      const auto size = fs::file_size(f, ec);
+      if (ec) fail("input ", f.string(), ": cannot stat (", ec.message(), ")");
+      out.push_back({f, static_cast<int64_t>(size)});
+    }
+  }
+  return out;
+}
+
+DocumentReader::DocumentReader(const fs::path& path, int64_t max_document_bytes)
+    : path_(path),
+      src_(open_byte_source(path)),
+      max_bytes_(max_document_bytes),
+      jsonl_(without_compression_suffix(path).extension() == ".jsonl"),
+      buf_(std::size_t{1} << 20) {}
+
+bool DocumentReader::next(std::string& doc) {
+  while (jsonl_ ? next_jsonl(doc) : next_whole(doc))
+    if (!doc.empty()) return true;
+  return false;
+}
+
+// A line is held whole (JSON needs it), so its length is bounded like a document's.
+bool DocumentReader::next_line(std::string& line) {
+  line.clear();
+  if (done_) return false;
+  for (;;) {
+    if (pos_ == end_) {
+      end_ = src_->read(buf_.data(), buf_.size());
+      pos_ = 0;
+      if (end_ == 0) {
+        done_ = true;
+        ++line_;
+        return !line.empty();
       }
-      if (ec) fail("input ", input, ": cannot list directory (", ec.message(), ")");
-      std::sort(files.begin(), files.end());
-      if (files.empty()) fail("input ", input, ": directory holds no .txt/.text/.md/.jsonl file");
-      for (const auto& f : files) read_file_into(f, out);
-    } else {
-      read_file_into(p, out);
+    }
+    const char* start = buf_.data() + pos_;
+    const auto* nl = static_cast<const char*>(std::memchr(start, '\n', end_ - pos_));
+    const std::size_t take = nl ? static_cast<std::size_t>(nl - start) : end_ - pos_;
+    if (static_cast<int64_t>(line.size() + take) > max_bytes_)
+      fail(path_.string(), ":", line_ + 1, ": a line longer than the limit of ", mib(max_bytes_),
+           " (--max-document-mib) without a newline; is this JSON lines?");
+    line.append(start, take);
+    pos_ += take + (nl ? 1 : 0);
+    if (nl) {
+      ++line_;
+      return true;
+    }
+  }
+}
+
+bool DocumentReader::next_jsonl(std::string& doc) {
+  std::string line;
+  if (!next_line(line)) return false;
+  doc.clear();
+  if (line.find_first_not_of(" \t\r") == std::string::npos) return true;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(line);  // refuses ill-formed UTF-8 inside strings too
+  } catch (const nlohmann::json::exception& e) {
+    fail(path_.string(), ":", line_, ": not valid JSON (", e.what(), ")");
+  }
+  if (!j.is_object() || !j.contains("text") || !j["text"].is_string())
+    fail(path_.string(), ":", line_, ": expected an object with a string field \"text\"");
+  doc = j["text"].get<std::string>();
+  return true;
+}
+
+bool DocumentReader::next_whole(std::string& doc) {
+  doc.clear();
+  if (done_) return false;
+  std::size_t got;
+  while ((got = src_->read(buf_.data(), buf_.size())) > 0) {
+    if (static_cast<int64_t>(doc.size() + got) > max_bytes_)
+      fail(path_.string(), ": a document longer than the limit of ", mib(max_bytes_),
+           " (--max-document-mib); split it into several files or JSON lines");
+    doc.append(buf_.data(), got);
+  }
+  done_ = true;
+  check_utf8(doc);
+  return true;
+}
+
+void DocumentReader::check_utf8(const std::string& doc) const {
+  const int64_t bad = first_invalid_utf8(doc);
+  if (bad < 0) return;
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(doc[static_cast<std::size_t>(bad)]));
+  fail(path_.string(), ": not UTF-8 text (byte ", bad, " = ", hex,
+       " begins no valid UTF-8 sequence); convert it to UTF-8 (iconv) first");
+}
+
+Documents read_documents(const std::vector<std::string>& inputs, int64_t max_document_bytes) {
+  Documents out;
+  for (const auto& f : list_input_files(inputs)) {
+    out.files.push_back(f.path.string());
+    DocumentReader reader(f.path, max_document_bytes);
+    std::string doc;
+    while (reader.next(doc)) {
+      out.bytes += static_cast<int64_t>(doc.size());
+      out.texts.push_back(std::move(doc));
     }
   }
   if (out.texts.empty()) {

@@ -1,9 +1,10 @@
-// The `prepare` stage: text files → tokenizer → train.h5 / val.h5 token shards.
+// The `prepare` stage: text files → tokenizer → a dataset of token shards (dataset.h), streaming
+// in bounded memory, split over MPI ranks by input file.
 #pragma once
 
-#include "data/documents.h"
 #include "data/shard.h"
 #include "data/tokenizer.h"
+#include "parallel/comm.h"
 
 #include <functional>
 #include <string>
@@ -19,37 +20,35 @@ struct PrepareOptions {
   double val_fraction = 0;
   unsigned long seed = 0;
   bool split_digits = false;  // for "bpe": no merge holds a digit
+  long shard_mib = 2048;      // tokens per shard file, in MiB as stored
+  long batch_mib = 64;        // text read and encoded at a time by one rank
+  long max_document_mib = 64;
+  long bpe_sample_mib = 256;  // "bpe": text of the training sample
 };
 
-// Whole documents go to val when a hash of (seed, document text) falls below val_fraction, so the
-// split does not depend on input order; at least one document lands on each side when there are two.
+// Whole documents go to val when split_draw(text, seed) < val_fraction, so the split does not
+// depend on input order or layout; when that leaves a split empty and there are at least two
+// documents, the document of lowest draw goes to val (highest: to train).
 std::vector<bool> split_validation(const std::vector<std::string>& texts, double val_fraction, unsigned long seed);
-
-// Encodes documents (each as BOS + tokens) in parallel; progress(done_bytes, total_bytes).
-ShardContents encode_documents(const Tokenizer& tok, const std::vector<const std::string*>& docs,
-                               const std::function<void(int64_t, int64_t)>& progress = {});
 
 struct PrepareSummary {
   std::string tokenizer_id;
   int64_t train_docs = 0, train_tokens = 0, val_docs = 0, val_tokens = 0, bytes = 0;
+  int64_t train_shards = 0, val_shards = 0;
+  int64_t peak_rss_mib = 0;  // the largest of any rank's
+  // The largest of any rank's growth of its resident set from the start (the program itself: code
+  // and libraries, which differ between builds) to its peak: what the memory budget bounds.
+  int64_t work_rss_mib = 0;
   double tokenizer_seconds = 0, encode_seconds = 0;
 };
 
-// What prepare reads and checks before it writes anything (the output directory included): the
-// documents and their train/val split, refused when either split would be empty.
-struct PrepareInput {
-  Documents docs;
-  std::vector<bool> is_val;
-};
-PrepareInput read_prepare_input(const PrepareOptions& opt);
-
-// Runs the stage on checked input; `log` receives progress lines. Writes <output>/train.h5,
-// val.h5, tokenizer.txt (Hugging Face: tokenizer.json + tokenizer_config.json) (each atomically).
-// `config_ini` is stored in both shards.
-PrepareSummary run_prepare(const PrepareOptions& opt, const PrepareInput& in, const std::string& config_ini,
-                           const std::function<void(const std::string&)>& log);
-// Both steps at once.
+// Runs the stage on every rank of `comm` (nullptr: this process alone); each rank reads its share
+// of the input files (balanced by size) and writes its own shards. `log` receives progress lines
+// (rank 0's). Writes <output>/dataset.json, the shards it names, and tokenizer.txt (Hugging Face:
+// tokenizer.json + tokenizer_config.json); shards are written under <output>/partial/ and moved
+// into <output> only when every rank has finished, so an interrupted run leaves no shard where
+// complete ones are expected (a rerun starts over). `config_ini` is stored in every shard.
 PrepareSummary run_prepare(const PrepareOptions& opt, const std::string& config_ini,
-                           const std::function<void(const std::string&)>& log);
+                           const std::function<void(const std::string&)>& log, parallel::Comm* comm = nullptr);
 
 }  // namespace headroom::data

@@ -1,4 +1,4 @@
-// Token shards: one HDF5 file per split (train.h5, val.h5) that h5py can read.
+// Token shards: HDF5 files that h5py can read; a dataset (dataset.h) holds one or more per split.
 //
 //   /tokens        uint16 (vocab ≤ 65536) or uint32, all documents concatenated; each document is
 //                  stored as BOS followed by its tokens
@@ -39,12 +39,21 @@ struct ShardMeta {
 void write_shard(const std::filesystem::path& path, const ShardContents& contents, const Tokenizer& tokenizer,
                  const ShardMeta& meta);
 
-// An open shard: the header in memory, tokens read on demand by hyperslab so shards larger than
-// memory work.
-struct ShardReader {
+// One open shard file: the header in memory, tokens read on demand by hyperslab so shards larger
+// than memory work.
+struct ShardPart {
   std::string path;
   io::H5File file;
   io::H5Handle tokens;  // the /tokens dataset
+  int64_t n_tokens = 0, n_docs = 0;
+  int64_t first_token = 0;  // of the stream of all parts
+};
+
+// A token stream: one shard, or the shards of a dataset (dataset.h) concatenated in the order its
+// index lists them. Documents never span parts; windows may.
+struct ShardReader {
+  std::string path;  // what was opened: a shard file, or a dataset directory or index
+  std::vector<ShardPart> parts;
   std::string tokenizer_id;
   int64_t vocab_size = 0;
   int64_t n_tokens = 0;
@@ -54,12 +63,15 @@ struct ShardReader {
 // Opens and checks the format attributes; when expected_tokenizer_id is non-empty, refuses a shard
 // made by another tokenizer, naming both.
 ShardReader open_shard(const std::filesystem::path& path, const std::string& expected_tokenizer_id = "");
+// The shard files `paths` as one stream; all must share one tokenizer (refused naming both).
+ShardReader open_shards(const std::string& name, const std::vector<std::filesystem::path>& paths);
 
-// The tokenizer stored in the shard.
+// The tokenizer stored in the shard (the first part's).
 Tokenizer read_shard_tokenizer(const ShardReader& shard);
+// n_docs + 1 offsets into the whole stream (the parts' offsets, shifted and joined).
 std::vector<uint64_t> read_doc_offsets(const ShardReader& shard);
 
-// tokens[offset, offset + count) as int32 ids.
+// tokens[offset, offset + count) of the stream as int32 ids (across parts when the range spans them).
 void read_tokens(const ShardReader& shard, int64_t offset, int64_t count, int32_t* out);
 
 }  // namespace headroom::data

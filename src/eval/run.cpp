@@ -1,5 +1,6 @@
 #include "eval/run.h"
 
+#include "data/dataset.h"
 #include "data/loader.h"
 #include "data/shard.h"
 #include "eval/combine.h"
@@ -249,7 +250,8 @@ EvalOutput run_evaluation(const EvalJob& job, model::Model<float>& model, parall
   if (want_loss) {
     if (job.val_path.empty()) fail("loss_by_position needs a val shard: set data.val");
     try {
-      val = std::make_unique<data::ShardReader>(data::open_shard(job.val_path, data::tokenizer_id(job.tokenizer)));
+      val = std::make_unique<data::ShardReader>(
+          data::open_dataset(job.val_path, "val", data::tokenizer_id(job.tokenizer)));
     } catch (const std::exception& e) {
       fail("loss_by_position reads the held-out shard data.val = ", job.val_path,
            " (the checkpoint's, or --data.val): ", e.what());

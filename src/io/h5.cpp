@@ -288,6 +288,22 @@ void h5_write(const H5File& file, const std::string& name, const T* data, const 
   h5_check(H5Dwrite(ds, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), where, "H5Dwrite (disk full?)");
 }
 
+int64_t h5_reserve_contiguous(const H5File& file, const std::string& name, hid_t file_type, hsize_t n) {
+  const std::string where = at(file.name, name);
+  H5Handle dcpl(h5_check_id(H5Pcreate(H5P_DATASET_CREATE), where, "H5Pcreate"), H5Pclose);
+  h5_check(H5Pset_layout(dcpl, H5D_CONTIGUOUS), where, "H5Pset_layout");
+  h5_check(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY), where, "H5Pset_alloc_time");
+  h5_check(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), where, "H5Pset_fill_time");
+  H5Handle space(h5_check_id(H5Screate_simple(1, &n, nullptr), where, "H5Screate_simple"), H5Sclose);
+  H5Handle ds(
+      h5_check_id(H5Dcreate2(file, name.c_str(), file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), where, "H5Dcreate"),
+      H5Dclose);
+  if (n == 0) return 0;
+  const haddr_t offset = H5Dget_offset(ds);
+  if (offset == HADDR_UNDEF) fail(where, ": H5Dget_offset found no storage");
+  return static_cast<int64_t>(offset);
+}
+
 std::vector<hsize_t> h5_shape(const H5File& file, const std::string& name) {
   const std::string where = at(file.name, name);
   if (!h5_exists(file, name)) fail(where, " does not exist");

@@ -64,6 +64,10 @@ std::vector<std::string> h5_children(const H5File& file, const std::string& grou
 template <class T>
 void h5_write(const H5File& file, const std::string& name, const T* data, const std::vector<hsize_t>& dims);
 std::vector<hsize_t> h5_shape(const H5File& file, const std::string& name);
+// A 1-D contiguous dataset of `n` elements of `file_type` (e.g. H5T_STD_U16LE) whose storage is
+// allocated now and never filled: returns its byte offset in the file, where the caller writes the
+// data itself (pwrite, after closing the file), so that large data never passes through HDF5.
+int64_t h5_reserve_contiguous(const H5File& file, const std::string& name, hid_t file_type, hsize_t n);
 // Reads a whole dataset, converting to T.
 template <class T>
 std::vector<T> h5_read(const H5File& file, const std::string& name);

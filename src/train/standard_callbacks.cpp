@@ -186,11 +186,30 @@ class CheckpointPolicy : public Callback {
 
 }  // namespace
 
+// data.mix: the tokens trained on from each source so far, in every logged record. A pure function
+// of the step (data/mixture.h), so it needs no checkpoint part and a resumed run logs the same.
+class MixtureLogCallback : public Callback {
+ public:
+  explicit MixtureLogCallback(const TrainJob& job) : job_(job) {}
+  std::string name() const override { return "mixture_log"; }
+  void on_log(LoopView& v, LogRecord& r) override {
+    const auto& counts = job_.mixture->counts_through(v.step * job_.cfg.train.global_batch);
+    nlohmann::json by_source = nlohmann::json::object();
+    for (size_t s = 0; s < counts.size(); ++s)
+      by_source[job_.mixture->sources()[s].name] = counts[s] * job_.cfg.train.seq_len;
+    r.extra["tokens_by_source"] = std::move(by_source);
+  }
+
+ private:
+  const TrainJob& job_;
+};
+
 Callbacks standard_callbacks(const TrainJob& job, int64_t micro_batch) {
   Callbacks out;
   if (auto fault = fault_request_from_environment()) out.push_back(std::make_unique<FaultInjection>(std::move(*fault)));
   out.push_back(std::make_unique<SpikeMonitorCallback>(job.cfg.train.spike_rules));
   if (job.cfg.train.probe_every > 0 && job.probe) out.push_back(std::make_unique<ProbeCallback>(job, micro_batch));
+  if (job.mixture) out.push_back(std::make_unique<MixtureLogCallback>(job));
   out.push_back(std::make_unique<MetricsLogCallback>());
   out.push_back(std::make_unique<CheckpointPolicy>());
   return out;

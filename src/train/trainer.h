@@ -4,6 +4,7 @@
 #pragma once
 
 #include "config/config.h"
+#include "data/mixture.h"
 #include "io/checkpoint.h"
 #include "io/run_dir.h"
 #include "parallel/grid.h"
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -25,6 +27,8 @@ struct TrainJob {
   std::string config_ini;  // the resolved configuration, stored in every checkpoint
   std::filesystem::path run_dir;
   SampleFn sample;
+  // data.mix: the mixture that picks each window's source (the metrics log records tokens per source).
+  std::shared_ptr<data::Mixture> mixture;
   SampleFn probe;  // examples of the retrieval probe (train/probe.h); used when train.probe_every > 0
   std::string tokenizer_id;
   std::vector<std::pair<int32_t, int32_t>> merges;

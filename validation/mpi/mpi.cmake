@@ -32,3 +32,13 @@ if(HEADROOM_EMULATED_DEVICE)
   add_test(NAME emulated_device COMMAND bash ${_mpi}/test_emulated_device.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR} ${_py})
   set_tests_properties(emulated_device PROPERTIES LABELS mpi TIMEOUT 600 PROCESSORS 2)
 endif()
+
+# prepare on 1 and 2 ranks: same tokens and split, bounded shards and memory, read by pretrain.
+add_test(NAME prepare_mpi
+  COMMAND bash ${_mpi}/test_prepare_mpi.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR} ${_py})
+set_tests_properties(prepare_mpi PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS 2)
+
+# data.mix: shares within 1% of the weights, the same for dp = 1 and 2, resumed bit-exactly.
+add_test(NAME mixture
+  COMMAND bash ${_mpi}/test_mixture.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR} ${_py})
+set_tests_properties(mixture PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS 2)

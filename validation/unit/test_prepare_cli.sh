@@ -22,7 +22,8 @@ expect_fail() {  # expect_fail NAME NEEDLE ARGS... : exit status 2 and NEEDLE in
 corpus=$src/validation/data/sample_corpus/train
 
 "$prepare" --help >"$work/help"
-for key in --input --output --tokenizer --vocab-size --val-fraction --seed --config --print-config --force; do
+for key in --input --output --tokenizer --vocab-size --val-fraction --seed --config --print-config --force \
+    --shard-mib --batch-mib --max-document-mib --bpe-sample-mib "Memory budget per rank"; do
   check "help lists $key" grep -qF -- "$key" "$work/help"
 done
 
@@ -43,15 +44,31 @@ printf 'not a tokenizer\n' >"$work/tok.txt"
 expect_fail "bad tokenizer file" "$work/tok.txt" --input "$corpus" --output "$work/o3" --tokenizer "$work/tok.txt"
 check "bad tokenizer leaves no shard" test ! -e "$work/o3/train.h5"
 
-# Both splits need a whole document: refused after reading, before anything is written (not even
-# the output directory).
+# Both splits need a whole document: refused after the pass that counts them, keeping no shard.
 printf 'A single short document.\n' >"$work/one.txt"
 expect_fail "one short document refused" "needs at least 2 documents" --input "$work/one.txt" --output "$work/one"
 check "one short document names the input" grep -qF "$work/one.txt" "$work/err"
-check "one short document creates no output directory" test ! -e "$work/one"
+no_shard() { [[ -z $(find "$1" -name '*.h5*' -o -name dataset.json -o -name DONE 2>/dev/null) ]]; }
+check "one short document keeps no shard" no_shard "$work/one"
 expect_fail "val-fraction 0 refused" "val split would hold no tokens" --input "$corpus" --output "$work/zero" \
   --val-fraction 0
-check "val-fraction 0 creates no output directory" test ! -e "$work/zero"
+check "val-fraction 0 keeps no shard" no_shard "$work/zero"
+
+# Bad input, each refused with exit 2 naming the file, and no shard kept.
+mkdir -p "$work/bad/empty"
+expect_fail "empty input directory" "$work/bad/empty" --input "$work/bad/empty" --output "$work/bad/o1"
+check "empty input directory keeps no shard" no_shard "$work/bad/o1"
+gzip -c "$corpus/sample.jsonl" | head -c 20000 >"$work/bad/cut.jsonl.gz"
+expect_fail "truncated .gz" "cut.jsonl.gz" --input "$work/bad/cut.jsonl.gz" --output "$work/bad/o2"
+check "truncated .gz keeps no shard" no_shard "$work/bad/o2"
+printf 'caf\xe9\n' >"$work/bad/latin1.txt"
+expect_fail "non-UTF-8 text" "latin1.txt: not UTF-8" --input "$corpus" --input "$work/bad/latin1.txt" \
+  --output "$work/bad/o3"
+check "non-UTF-8 text keeps no shard" no_shard "$work/bad/o3"
+head -c 100000000 /dev/zero | tr '\0' 'x' >"$work/bad/long.jsonl"
+expect_fail "a 100 MB line" "long.jsonl:1: a line longer than" --input "$work/bad/long.jsonl" --output "$work/bad/o4"
+check "a 100 MB line keeps no shard" no_shard "$work/bad/o4"
+rm -f "$work/bad/long.jsonl"
 
 # BPE that learns nothing (no byte pair occurs twice in the train split) is refused rather than
 # passed off as BPE encoding byte by byte.
@@ -65,8 +82,8 @@ check "bpe without merges writes no shard" test ! -e "$work/pairs/train.h5" -a !
 # A full disk, simulated with a file-size limit (writes then fail with EFBIG instead of ENOSPC).
 ( trap '' XFSZ; ulimit -f 64; "$prepare" --input "$corpus" --output "$work/full" ) >"$work/out" 2>"$work/err"
 check "full disk fails" test $? -eq 2
-check "full disk names the file" grep -q "full/train.h5" "$work/err"
-check "full disk leaves no shard or temporary" test -z "$(ls "$work/full" | grep -E '\.h5' || true)"
+check "full disk names the file" grep -q "full/partial/train-00000-00000.h5" "$work/err"
+check "full disk leaves no shard or temporary" no_shard "$work/full"
 
 "$prepare" --input "$corpus" --output "$work/run" --val-fraction 0.2 >"$work/out" 2>&1
 check "run succeeds" test $? -eq 0
