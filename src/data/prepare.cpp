@@ -365,8 +365,8 @@ PrepareSummary run_prepare(const PrepareOptions& opt, const std::string& config_
           " tokens) and ", sum.val_shards, " val shard(s) (", sum.val_docs, " documents, ", sum.val_tokens,
           " tokens) in ", format_duration(sum.encode_seconds), ": ",
           static_cast<double>(sum.bytes) / 1e6 / std::max(1e-9, sum.encode_seconds), " MB/s of text on ", ranks.size(),
-          " rank(s) x ", omp_get_max_threads(), " thread(s); peak RSS of a rank ", sum.peak_rss_mib, " MiB, ", sum.work_rss_mib,
-          " MiB above the program's own at start (the budget's share)"));
+          " rank(s) x ", omp_get_max_threads(), " thread(s); peak RSS of a rank ", sum.peak_rss_mib, " MiB, ",
+          sum.work_rss_mib, " MiB above the program's own at start (the budget's share)"));
   return sum;
 }
 
