@@ -23,6 +23,15 @@ std::string shard_image(const std::string& path, const ShardContents& c, const T
     io::h5_write(file, "/tokens", c.tokens.data(), {n});
   }
   io::h5_write(file, "/doc_offsets", c.doc_offsets.data(), {c.doc_offsets.size()});
+  write_shard_header(file, tok, meta, static_cast<int64_t>(n), static_cast<int64_t>(c.doc_offsets.size() - 1),
+                     c.n_bytes);
+  return io::h5_file_image(file);
+}
+
+}  // namespace
+
+void write_shard_header(const io::H5File& file, const Tokenizer& tok, const ShardMeta& meta, int64_t n_tokens,
+                        int64_t n_docs, int64_t n_bytes) {
   std::vector<int32_t> merges;
   for (const auto& [a, b] : tok.merges) merges.insert(merges.end(), {a, b});
   io::h5_write(file, "/tokenizer/merges", merges.data(), {tok.merges.size(), 2});
@@ -35,17 +44,14 @@ std::string shard_image(const std::string& path, const ShardContents& c, const T
   io::h5_attr(file, "/", "format_version", kShardVersion);
   io::h5_attr(file, "/", "tokenizer_id", tokenizer_id(tok));
   io::h5_attr(file, "/", "vocab_size", int64_t{vocab_size(tok)});
-  io::h5_attr(file, "/", "n_tokens", static_cast<int64_t>(n));
-  io::h5_attr(file, "/", "n_docs", static_cast<int64_t>(c.doc_offsets.size() - 1));
-  io::h5_attr(file, "/", "n_bytes", c.n_bytes);
+  io::h5_attr(file, "/", "n_tokens", n_tokens);
+  io::h5_attr(file, "/", "n_docs", n_docs);
+  io::h5_attr(file, "/", "n_bytes", n_bytes);
   io::h5_attr(file, "/", "split", meta.split);
   io::h5_attr(file, "/", "created_utc", utc_timestamp());
   io::h5_attr(file, "/", "code_version", std::string(kCodeVersion));
   io::h5_attr(file, "/", "prepare_config", meta.prepare_config);
-  return io::h5_file_image(file);
 }
-
-}  // namespace
 
 void write_shard(const fs::path& path, const ShardContents& contents, const Tokenizer& tokenizer,
                  const ShardMeta& meta) {

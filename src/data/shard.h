@@ -35,6 +35,11 @@ struct ShardMeta {
   std::string prepare_config;  // INI text
 };
 
+// A shard's tokenizer (its merges, a Hugging Face record) and its attributes, written into an open
+// file: what every shard writer shares besides /tokens and /doc_offsets.
+void write_shard_header(const io::H5File& file, const Tokenizer& tokenizer, const ShardMeta& meta, int64_t n_tokens,
+                        int64_t n_docs, int64_t n_bytes);
+
 // Writes `path` atomically (temporary + rename); throws naming the file on failure.
 void write_shard(const std::filesystem::path& path, const ShardContents& contents, const Tokenizer& tokenizer,
                  const ShardMeta& meta);

@@ -1,10 +1,7 @@
 #include "data/shard_writer.h"
 
-#include "data/hf_tokenizer_files.h"
 #include "io/atomic_file.h"
-#include "util/clock.h"
 #include "util/error.h"
-#include "util/version.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -45,25 +42,7 @@ Reserved write_metadata(const fs::path& tmp, const Tokenizer& tok, const ShardMe
   r.tokens = io::h5_reserve_contiguous(file, "/tokens", width == 2 ? H5T_STD_U16LE : H5T_STD_U32LE,
                                        static_cast<hsize_t>(n_tokens));
   r.offsets = io::h5_reserve_contiguous(file, "/doc_offsets", H5T_STD_U64LE, static_cast<hsize_t>(n_docs + 1));
-  std::vector<int32_t> merges;
-  for (const auto& [a, b] : tok.merges) merges.insert(merges.end(), {a, b});
-  io::h5_write(file, "/tokenizer/merges", merges.data(), {tok.merges.size(), 2});
-  if (tok.hf) {
-    const std::string record = tokenizer_record(tok);
-    const std::vector<uint8_t> bytes(record.begin(), record.end());
-    io::h5_write(file, "/tokenizer/hf", bytes.data(), {bytes.size()});
-  }
-  io::h5_attr(file, "/", "format", std::string(kShardFormat));
-  io::h5_attr(file, "/", "format_version", kShardVersion);
-  io::h5_attr(file, "/", "tokenizer_id", tokenizer_id(tok));
-  io::h5_attr(file, "/", "vocab_size", int64_t{vocab_size(tok)});
-  io::h5_attr(file, "/", "n_tokens", n_tokens);
-  io::h5_attr(file, "/", "n_docs", n_docs);
-  io::h5_attr(file, "/", "n_bytes", n_bytes);
-  io::h5_attr(file, "/", "split", meta.split);
-  io::h5_attr(file, "/", "created_utc", utc_timestamp());
-  io::h5_attr(file, "/", "code_version", std::string(kCodeVersion));
-  io::h5_attr(file, "/", "prepare_config", meta.prepare_config);
+  write_shard_header(file, tok, meta, n_tokens, n_docs, n_bytes);
   file.close();
   return r;
 }
