@@ -40,58 +40,12 @@ std::vector<AttnCase> blocked_cases() {
   };
 }
 
-void fwd16(const float* q, const float* k, const float* v, float* o, float* l, const AttentionShape& s, float scale) {
-  cuda_emu::attention_fwd_blocked_with(q, k, v, o, l, s, scale, kBlock);
-}
-void bwd16(const float* q, const float* k, const float* v, const float* o, const float* l, const float* dout, float* dq,
-           float* dk, float* dv, const AttentionShape& s, float scale) {
-  cuda_emu::attention_bwd_blocked_with(q, k, v, o, l, dout, dq, dk, dv, s, scale, kBlock);
-}
-
 TEST(BlockedAttention, MatchesTheCpuWithinTheBf16Floor) {
-  const Ops& d = emulated_bf16();
-  const Ops& cpu = cpu_ops();
-  for (const AttnCase& c : blocked_cases()) {
-    SCOPED_TRACE(describe(c));
-    const float scale = 1.f / std::sqrt(static_cast<float>(c.dqk));
-    const auto q = random_floats(c.B * c.T * c.Hq * c.dqk, 31, -2.f, 2.f);
-    const auto k = random_floats(c.B * c.Tk * c.Hkv * c.dqk, 32, -2.f, 2.f);
-    const auto v = random_floats(c.B * c.Tk * c.Hkv * c.dv, 33);
-    const auto dout = random_floats(c.B * c.T * c.Hq * c.dv, 34);
-    const std::vector<int32_t> docs = c.doc_start();
-    const Dev<int32_t> Docs(d, docs);
-    const AttentionShape host = c.shape(docs.data()), device = c.shape(Docs.get());
-    std::vector<float> out(c.B * c.T * c.Hq * c.dv), lse(c.B * c.Hq * c.T), dq(q.size()), dk(k.size()), dv(v.size());
-    cpu.attention_fwd(q.data(), k.data(), v.data(), out.data(), lse.data(), host, scale);
-    cpu.attention_bwd(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(), dk.data(),
-                      dv.data(), host, scale);
-    const auto floor = noise_floors(true, {q, k, v, dout}, [&](const auto& ops, const auto& in) {
-      using T = typename std::decay_t<decltype(in)>::value_type::value_type;
-      std::vector<T> o(out.size()), l(lse.size()), gq(q.size()), gk(k.size()), gv(v.size());
-      ops.attention_fwd(in[0].data(), in[1].data(), in[2].data(), o.data(), l.data(), host, static_cast<T>(scale));
-      ops.attention_bwd(in[0].data(), in[1].data(), in[2].data(), o.data(), l.data(), in[3].data(), gq.data(),
-                        gk.data(), gv.data(), host, static_cast<T>(scale));
-      return std::vector{o, l, gq, gk, gv};
-    });
-    Dev<float> Q(d, q), K(d, k), V(d, v), O(d, out.size()), L(d, lse.size()), DO(d, dout), DQ(d, dq.size()),
-        DK(d, dk.size()), DV(d, dv.size());
-    O.poison();
-    L.poison();
-    fwd16(Q.get(), K.get(), V.get(), O.get(), L.get(), device, scale);
-    const std::string what = "blocked(16) " + describe(c);
-    EXPECT_TRUE(close_to_floor(O.download(), out, floor[0], "attention_fwd out " + what));
-    EXPECT_TRUE(close_to_floor(L.download(), lse, floor[1], "attention_fwd lse " + what));
-    // The backward gets the reference forward's out and lse: its own error is measured alone.
-    O.upload(out);
-    L.upload(lse);
-    DQ.poison();
-    DK.poison();
-    DV.poison();
-    bwd16(Q.get(), K.get(), V.get(), O.get(), L.get(), DO.get(), DQ.get(), DK.get(), DV.get(), device, scale);
-    EXPECT_TRUE(close_to_floor(DQ.download(), dq, floor[2], "attention_bwd dq " + what));
-    EXPECT_TRUE(close_to_floor(DK.download(), dk, floor[3], "attention_bwd dk " + what));
-    EXPECT_TRUE(close_to_floor(DV.download(), dv, floor[4], "attention_bwd dv " + what));
-  }
+  const AttentionCalls blocks_of_16{
+      [](auto... a) { cuda_emu::attention_fwd_blocked_with(a..., kBlock); },
+      [](auto... a) { cuda_emu::attention_bwd_blocked_with(a..., kBlock); },
+  };
+  check_attention_cases(emulated_bf16(), blocks_of_16, true, blocked_cases(), "blocked(16)");
 }
 
 // test_gpu_ops' attention cases (test_gpu_cases.h) on the blocked table at its default block size

@@ -529,12 +529,27 @@ inline std::vector<AttnCase> attention_cases(bool large) {
   return c;
 }
 
-// Every attention case on the table `d` (bf16: its floor is bf16 input rounding) against the CPU
-// backend; `name` labels the lines. Also run for tables outside GpuOps' list (the blocked attention).
-inline void check_attention(const Ops& d, bool bf16, bool large, const std::string& name) {
+// The attention forward and backward a check calls: a table's own, or a variant outside the table
+// (the blocked attention at a small block size).
+struct AttentionCalls {
+  std::function<void(const float*, const float*, const float*, float*, float*, const AttentionShape&, float)> fwd;
+  std::function<void(const float*, const float*, const float*, const float*, const float*, const float*, float*, float*,
+                     float*, const AttentionShape&, float)>
+      bwd;
+};
+
+inline AttentionCalls table_calls(const Ops& d) {
+  return {[&d](auto... a) { d.attention_fwd(a...); }, [&d](auto... a) { d.attention_bwd(a...); }};
+}
+
+// `cases` run through `calls` on the table `d`'s memory (bf16: its floor is bf16 input rounding)
+// against the CPU backend, within 10x the noise floor measured on the same inputs; `name` labels
+// the lines.
+inline void check_attention_cases(const Ops& d, const AttentionCalls& calls, bool bf16,
+                                  const std::vector<AttnCase>& cases, const std::string& name) {
   const Ops& cpu = cpu_ops();
   const auto label = [&](const std::string& what) { return name + " " + what; };
-  for (const AttnCase& c : attention_cases(large)) {
+  for (const AttnCase& c : cases) {
     SCOPED_TRACE(describe(c));
     const float scale = 1.f / std::sqrt(static_cast<float>(c.dqk));
     const auto q = random_floats(c.B * c.T * c.Hq * c.dqk, 31, -2.f, 2.f);
@@ -553,7 +568,7 @@ inline void check_attention(const Ops& d, bool bf16, bool large, const std::stri
         DK(d, dk.size()), DV(d, dv.size());
     O.poison();
     L.poison();
-    d.attention_fwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), device, scale);
+    calls.fwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), device, scale);
     const auto floor = noise_floors(bf16, {q, k, v, dout}, [&](const auto& ops, const auto& in) {
       using T = typename std::decay_t<decltype(in)>::value_type::value_type;
       std::vector<T> o(out.size()), l(lse.size()), gq(q.size()), gk(k.size()), gv(v.size());
@@ -570,12 +585,16 @@ inline void check_attention(const Ops& d, bool bf16, bool large, const std::stri
     DQ.poison();
     DK.poison();
     DV.poison();
-    d.attention_bwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), DO.get(), DQ.get(), DK.get(), DV.get(), device,
-                    scale);
+    calls.bwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), DO.get(), DQ.get(), DK.get(), DV.get(), device, scale);
     EXPECT_TRUE(close_to_floor(DQ.download(), dq, floor[2], label("attention_bwd dq " + describe(c))));
     EXPECT_TRUE(close_to_floor(DK.download(), dk, floor[3], label("attention_bwd dk " + describe(c))));
     EXPECT_TRUE(close_to_floor(DV.download(), dv, floor[4], label("attention_bwd dv " + describe(c))));
   }
+}
+
+// Every attention case on the table `d`. Also run for tables outside GpuOps' list (the blocked attention).
+inline void check_attention(const Ops& d, bool bf16, bool large, const std::string& name) {
+  check_attention_cases(d, table_calls(d), bf16, attention_cases(large), name);
 }
 
 TEST_P(GpuOps, AttentionForwardBackward) { check_attention(dev(), bf16(), large(), GetParam().name); }
