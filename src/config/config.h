@@ -89,6 +89,8 @@ struct ParallelConfig {
   long cp;                 // context-parallel ranks: the sequence split in 2·cp zig-zag chunks
   long dp;                 // 0: world size / (tp · cp)
   bool zero1;              // shard AdamW moments across the cp × dp ranks that hold the same weights (ZeRO stage 1)
+  bool zero2;              // and reduce-scatter the gradients to those shards (ZeRO stage 2; needs zero1)
+  double grad_bucket_mib;  // gradients reduced in buckets overlapping the backward; 0: one reduction after it
   bool sequence_parallel;  // tp ranks split the tokens outside attention and the MLP
 };
 

@@ -182,6 +182,17 @@ void add_parallel_keys(Schema& s, ParallelConfig& p) {
           "ZeRO-1: each of the cp × dp ranks that hold the same weights keeps the AdamW moments of "
           "1/(cp·dp) of the parameters, updates those and all-gathers the rest (checkpoints stay the "
           "same format)");
+  add_key(s, "parallel", "zero2", p.zero2, false,
+          "ZeRO-2 (with zero1): the gradients are reduce-scattered instead of all-reduced, each of the cp × dp "
+          "ranks receiving the sum of only the range whose moments it keeps, then the updated weights are "
+          "all-gathered as with zero1: the traffic of one all-reduce instead of an all-reduce and an all-gather. "
+          "The gradient arena stays whole on every rank (the micro-batches accumulate into it)");
+  add_key(s, "parallel", "grad_bucket_mib", p.grad_bucket_mib, 0.0,
+          "reduce the gradients over the cp × dp ranks in buckets of about this many MiB (whole parameters, "
+          "from the last layer down), each started as soon as the last micro-batch's backward pass is done "
+          "with it, so the reduction overlaps the rest of the backward (on GPUs on a second stream; on CPUs "
+          "nonblocking MPI, which moves data when MPI is called). 0: one reduction after the backward",
+          at_least<double>(0.0));
   add_key(s, "parallel", "sequence_parallel", p.sequence_parallel, false,
           "Megatron sequence parallelism (with tp > 1): the residual stream, norms and residual "
           "adds are split over the tp ranks by tokens (each keeps 1/tp of a micro-batch's tokens), "

@@ -128,7 +128,7 @@ void forward_layers(Model<T>& m, Activations<T>& a, const int32_t* ids) {
 
 template <class T>
 LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets, T grad_scale,
-                         const int32_t* doc_start) {
+                         const int32_t* doc_start, const std::function<void(size_t)>& grads_final) {
   const int64_t R = a.res_rows, d = m.cfg.d_model;
   upload(m, a, ids, targets);
   upload_documents(m, a, doc_start);
@@ -137,8 +137,16 @@ LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids, con
   const auto& ops = *m.ops;
   // a.dx holds d loss / d xf; back through the final norm into the residual gradient a.dh.
   rms_backward(ops, a.resid.back(), m.final_norm, a.f_rstd, a.dx, a.dh, m.g_final_norm, a.dot, R, d);
-  for (long i = m.cfg.n_layers - 1; i >= 0; --i) layer_backward(m, i, a.layers[static_cast<size_t>(i)], a);
+  const auto finished = [&](const std::string& first_param) {
+    if (grads_final) grads_final(static_cast<size_t>(find_param(m, first_param)));
+  };
+  finished("final_norm.weight");
+  for (long i = m.cfg.n_layers - 1; i >= 0; --i) {
+    layer_backward(m, i, a.layers[static_cast<size_t>(i)], a);
+    finished(cat("layers.", i, ".attn_norm.weight"));
+  }
   ops.embedding_bwd(a.dh, residual_ids(a), m.g_embed, R, d);
+  if (grads_final) grads_final(0);
   return loss;
 }
 
@@ -151,9 +159,10 @@ LossSum forward_loss(Model<T>& m, Activations<T>& a, const int32_t* ids, const i
   return {head_loss(m, a, targets, false, T(0), logits_out), count_targets(targets, a.rows)};
 }
 
-#define HEADROOM_FORWARD_INSTANTIATE(T)                                                                                \
-  template void forward_layers<T>(Model<T>&, Activations<T>&, const int32_t*);                                         \
-  template LossSum forward_backward<T>(Model<T>&, Activations<T>&, const int32_t*, const int32_t*, T, const int32_t*); \
+#define HEADROOM_FORWARD_INSTANTIATE(T)                                                                               \
+  template void forward_layers<T>(Model<T>&, Activations<T>&, const int32_t*);                                        \
+  template LossSum forward_backward<T>(Model<T>&, Activations<T>&, const int32_t*, const int32_t*, T, const int32_t*, \
+                                       const std::function<void(size_t)>&);                                           \
   template LossSum forward_loss<T>(Model<T>&, Activations<T>&, const int32_t*, const int32_t*, T*, const int32_t*);
 HEADROOM_FORWARD_INSTANTIATE(float)
 HEADROOM_FORWARD_INSTANTIATE(double)

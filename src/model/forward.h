@@ -7,6 +7,8 @@
 
 #include "model/activations.h"
 
+#include <functional>
+
 namespace headroom::model {
 
 struct LossSum {
@@ -23,9 +25,12 @@ void forward_layers(Model<T>& m, Activations<T>& a, const int32_t* ids);
 // the global batch) so the loss is the mean over the global batch. targets: host [B·T], −1 masks.
 // doc_start: host [B·T], each token's document start as a position in its window (ops.h's document
 // mask; data/document_starts.h), or null: every token attends to the whole window before it.
+// grads_final, when set, is called with a parameter index k each time the backward pass has finished
+// with every parameter of index ≥ k (after the final norm, after each layer, at the end with 0):
+// the point from which their gradients may be reduced while the backward goes on.
 template <class T>
 LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets, T grad_scale,
-                         const int32_t* doc_start = nullptr);
+                         const int32_t* doc_start = nullptr, const std::function<void(size_t)>& grads_final = {});
 
 // Forward only: the loss, and when logits_out is non-null the logits of this rank's residual rows
 // [a.res_rows, V] (host; every row unless sequence-parallel).

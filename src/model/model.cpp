@@ -3,6 +3,8 @@
 #include "parallel/comm.h"
 #include "util/error.h"
 
+#include <algorithm>
+
 namespace headroom::model {
 
 template <class T>
@@ -96,18 +98,19 @@ void ensure_rope(Model<T>& m, int64_t n_pos) {
 }
 
 template <class T>
-void sync_partial_grads(Model<T>& m) {
+void sync_partial_grads(Model<T>& m, size_t first, size_t end) {
   if (m.tp.size == 1) return;
+  end = std::min(end, m.specs.size());
   // Under sequence parallelism each rank's replicated weights (norms, embeddings, the LM head) saw
   // only its own rows of the residual stream: their gradients are summed over the group, on the
   // backend, in place.
-  for (size_t i = 0; i < m.specs.size() && m.tp.sequence_parallel; ++i)
+  for (size_t i = first; i < end && m.tp.sequence_parallel; ++i)
     if (m.shards[i].axis == -1 && !m.shards[i].partial_grad)
       m.tp.comm->allreduce_sum(m.grads.get() + m.offsets[i], m.shards[i].numel());
   // Each rank's partial gradient sits in its own slot of a zeroed full-size buffer, so one
   // all-reduce sums exactly the ranks that share a slice.
-  std::vector<T> full, local;
-  for (size_t i = 0; i < m.specs.size(); ++i) {
+  std::vector<T> full;
+  for (size_t i = first; i < end; ++i) {
     const Shard& s = m.shards[i];
     if (!s.partial_grad) continue;
     const int64_t row = m.specs[i].shape.size() > 1 ? m.specs[i].shape[1] : 1;
@@ -126,7 +129,7 @@ void zero_grads(Model<T>& m) {
 
 #define HEADROOM_MODEL_INSTANTIATE(T)                                                                            \
   template Model<T> make_model<T>(const config::ModelConfig&, const kernels::BasicOps<T>&, TpContext, ModelUse); \
-  template void sync_partial_grads<T>(Model<T>&);                                                                \
+  template void sync_partial_grads<T>(Model<T>&, size_t, size_t);                                                \
   template int find_param<T>(const Model<T>&, const std::string&);                                               \
   template void ensure_rope<T>(Model<T>&, int64_t);                                                              \
   template void zero_grads<T>(Model<T>&);

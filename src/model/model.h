@@ -11,6 +11,7 @@
 #include "model/shard.h"
 #include "ops.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -66,9 +67,10 @@ Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& 
 
 // Sums the gradients that are partial on each TP rank (headwise QK-norm weights, KV heads shared
 // by several ranks; under sequence parallelism every replicated weight) over the TP group. Call
-// once after the backward passes of a step.
+// once after the backward passes of a step, for all parameters or for those of index in
+// [first, end) (every TP rank the same ranges in the same order).
 template <class T>
-void sync_partial_grads(Model<T>& m);
+void sync_partial_grads(Model<T>& m, size_t first = 0, size_t end = SIZE_MAX);
 
 // Index of a parameter by name, or -1.
 template <class T>

@@ -22,6 +22,15 @@ class Comm {
   // in holds size() blocks of `count`; block r, summed over the ranks, lands in rank r's out. The
   // backward of an all-gather (sequence and context parallelism). in and out must not overlap.
   virtual void reduce_scatter_sum(const float* in, float* out, int64_t count) = 0;
+  // Nonblocking, for a reduction that overlaps the backward pass: each start_* returns at once
+  // and its buffer must not be touched until wait_all(), which completes every started one. Every
+  // rank starts the same calls in the same order.
+  //   start_allreduce_sum: x[0, n) summed over the ranks, in place.
+  //   start_reduce_scatter_sum: rank r's block x[displs[r], displs[r] + counts[r]), summed over the
+  //   ranks, lands in place in rank r's x (ZeRO-2); the other blocks of x are left as they were.
+  virtual void start_allreduce_sum(float* x, int64_t n) = 0;
+  virtual void start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs) = 0;
+  virtual void wait_all() = 0;
   virtual void barrier() = 0;
 };
 

@@ -100,6 +100,36 @@ void MpiComm::reduce_scatter_sum(const float* in, float* out, int64_t count) {
   }
 }
 
+void MpiComm::start_allreduce_sum(float* x, int64_t n) {
+  if (size_ == 1) return;
+  for (int64_t off = 0; off < n; off += kMaxCount) {
+    const int count = static_cast<int>(std::min(kMaxCount, n - off));
+    mpi_check(MPI_Iallreduce(MPI_IN_PLACE, x + off, count, MPI_FLOAT, MPI_SUM, comm_, &pending_.emplace_back()),
+              "MPI_Iallreduce(float)");
+  }
+}
+
+void MpiComm::start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs) {
+  if (size_ == 1) return;
+  // One reduction to each block's owner: blocks of any size (MPI_Reduce_scatter wants its result at
+  // the start of the buffer, not in place at the block's own offset).
+  for (int r = 0; r < size_; ++r)
+    for (int64_t off = 0; off < counts[r]; off += kMaxCount) {
+      const int count = static_cast<int>(std::min(kMaxCount, counts[r] - off));
+      float* block = x + displs[r] + off;
+      mpi_check(MPI_Ireduce(r == rank_ ? MPI_IN_PLACE : block, block, count, MPI_FLOAT, MPI_SUM, r, comm_,
+                            &pending_.emplace_back()),
+                "MPI_Ireduce(float)");
+    }
+}
+
+void MpiComm::wait_all() {
+  if (pending_.empty()) return;
+  const int rc = MPI_Waitall(static_cast<int>(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE);
+  pending_.clear();
+  mpi_check(rc, "MPI_Waitall");
+}
+
 void MpiComm::barrier() { mpi_check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
 std::unique_ptr<MpiComm> node_comm(const MpiComm& comm) {

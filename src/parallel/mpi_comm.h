@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace headroom::parallel {
 
@@ -32,12 +33,16 @@ class MpiComm final : public Comm {
   void broadcast(void* x, std::size_t bytes, int root) override;
   void allgather(float* x, const int64_t* counts, const int64_t* displs) override;
   void reduce_scatter_sum(const float* in, float* out, int64_t count) override;
+  void start_allreduce_sum(float* x, int64_t n) override;
+  void start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs) override;
+  void wait_all() override;
   void barrier() override;
   MPI_Comm handle() const { return comm_; }
 
  private:
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
+  std::vector<MPI_Request> pending_;  // started and not yet waited for
 };
 
 // The ranks of `comm` that share this one's node memory (MPI_COMM_TYPE_SHARED).

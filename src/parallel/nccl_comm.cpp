@@ -50,6 +50,11 @@ class NcclComm final : public Comm {
     nccl_check(ncclCommInitRank(&comm_, host_.size(), id, host_.rank()), "ncclCommInitRank");
   }
   ~NcclComm() override {
+    if (side_ != nullptr) {  // created by the first start_*; its work was waited for
+      cudaEventDestroy(started_);
+      cudaEventDestroy(finished_);
+      cudaStreamDestroy(side_);
+    }
     if (comm_ == nullptr) return;
     const ncclResult_t rc = ncclCommDestroy(comm_);
     if (rc != ncclSuccess) std::fprintf(stderr, "headroom: ncclCommDestroy failed: %s\n", ncclGetErrorString(rc));
@@ -106,6 +111,38 @@ class NcclComm final : public Comm {
         "ncclReduceScatter");
   }
 
+  // The nonblocking calls run on a second stream that first waits for the work enqueued so far on
+  // the compute stream (the gradients it has produced); wait_all makes the compute stream wait for
+  // them in turn. The host never blocks: the overlap is between the two streams.
+  void start_allreduce_sum(float* x, int64_t n) override {
+    if (size() == 1 || n == 0) return;
+    if (!on_device(x)) return host_.start_allreduce_sum(x, n);
+    nccl_check(ncclAllReduce(x, x, static_cast<std::size_t>(n), ncclFloat, ncclSum, comm_, side_stream()),
+               "ncclAllReduce(float sum, overlapped)");
+  }
+
+  void start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs) override {
+    if (size() == 1) return;
+    if (!on_device(x)) return host_.start_reduce_scatter_sum(x, counts, displs);
+    // Blocks of any size: one in-place reduction to each block's owner, fused into one NCCL group
+    // (ncclReduceScatter wants equal blocks).
+    cudaStream_t s = side_stream();
+    nccl_check(ncclGroupStart(), "ncclGroupStart");
+    for (int r = 0; r < size(); ++r)
+      if (counts[r] > 0)
+        nccl_check(ncclReduce(x + displs[r], x + displs[r], static_cast<std::size_t>(counts[r]), ncclFloat, ncclSum, r,
+                              comm_, s),
+                   "ncclReduce(reduce-scatter block)");
+    nccl_check(ncclGroupEnd(), "ncclGroupEnd(reduce-scatter)");
+  }
+
+  void wait_all() override {
+    host_.wait_all();
+    if (side_ == nullptr) return;
+    HEADROOM_CUDA_CHECK(cudaEventRecord(finished_, side_));
+    HEADROOM_CUDA_CHECK(cudaStreamWaitEvent(kernels::cuda::stream(), finished_, 0));
+  }
+
   void barrier() override {
     HEADROOM_CUDA_CHECK(cudaStreamSynchronize(kernels::cuda::stream()));
     if (comm_ != nullptr) {
@@ -129,8 +166,22 @@ class NcclComm final : public Comm {
                (std::string("ncclAllReduce(") + what + ")").c_str());
   }
 
+  // The side stream, ordered after everything enqueued so far on the compute stream.
+  cudaStream_t side_stream() {
+    if (side_ == nullptr) {
+      HEADROOM_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+      HEADROOM_CUDA_CHECK(cudaEventCreateWithFlags(&started_, cudaEventDisableTiming));
+      HEADROOM_CUDA_CHECK(cudaEventCreateWithFlags(&finished_, cudaEventDisableTiming));
+    }
+    HEADROOM_CUDA_CHECK(cudaEventRecord(started_, kernels::cuda::stream()));
+    HEADROOM_CUDA_CHECK(cudaStreamWaitEvent(side_, started_, 0));
+    return side_;
+  }
+
   MpiComm host_;  // owns the duplicated communicator
   ncclComm_t comm_ = nullptr;
+  cudaStream_t side_ = nullptr;  // the overlapped collectives' stream
+  cudaEvent_t started_ = nullptr, finished_ = nullptr;
 };
 
 int local_rank() {

@@ -62,7 +62,8 @@ class Callback {
   virtual std::string name() const = 0;  // also the name of its checkpoint part
   virtual void on_start(LoopView&) {}    // once per invocation, after resume, before the first step
   virtual void before_step(LoopView&) {}
-  virtual void on_gradients(LoopView&) {}  // this rank's gradients, before they are reduced
+  // This rank's gradients once summed over the replicas (with ZeRO-2, its optimizer range only).
+  virtual void on_gradients(LoopView&) {}
   virtual void after_step(LoopView&, const StepOutcome&, Requests&) {}
   virtual void on_log(LoopView&, LogRecord&) {}
   // The state a checkpoint keeps (a part named name()), none by default; and its restoration.

@@ -50,12 +50,17 @@ double grad_norm(const model::Model<T>& model, const AdamW<T>& opt) {
   auto flush = [&] {
     if (end > begin) sum += model.ops->sum_squares(model.grads.get() + begin, end - begin);
   };
+  // Scattered gradients are summed over the DP group only in this rank's range: count that part.
+  const int64_t lo = opt.scattered_grads ? opt.lo : 0, hi = opt.scattered_grads ? opt.hi : model.n_params;
   for (size_t i = 0; i < model.specs.size(); ++i) {
     if (opt.frozen[i] || !model.shards[i].owner) continue;
-    if (model.offsets[i] != end) flush(), begin = model.offsets[i];
-    end = model.offsets[i] + model.shards[i].numel();
+    const int64_t a = std::max(model.offsets[i], lo), b = std::min(model.offsets[i] + model.shards[i].numel(), hi);
+    if (a >= b) continue;
+    if (a != end) flush(), begin = a;
+    end = b;
   }
   flush();
+  if (opt.scattered_grads) opt.zero->allreduce_sum(&sum, 1);
   if (model.tp.comm) model.tp.comm->allreduce_sum(&sum, 1);
   return std::sqrt(sum);
 }

@@ -27,6 +27,7 @@ struct AdamW {
   AdamWConfig cfg;
   int64_t lo = 0, hi = 0;               // this rank's range of the arena (everything without ZeRO)
   parallel::Comm* zero = nullptr;       // the DP group when the state is sharded
+  bool scattered_grads = false;         // ZeRO-2: only [lo, hi) of the gradients is summed over that group
   std::vector<int64_t> counts, displs;  // every DP rank's range, for the all-gather
   kernels::Buffer<T, Ops> m, v;         // moments of [lo, hi): m[i - lo] belongs to params[i]
   std::vector<bool> decay, frozen;      // per parameter
@@ -40,8 +41,8 @@ AdamW<T> make_adamw(const model::Model<T>& model, const AdamWConfig& cfg, parall
 bool decays(const model::ParamSpec& spec, bool decay_embeddings);
 
 // L2 norm of the gradients of the trainable (non-frozen) parameters over the whole logical model
-// (summed over the TP group), accumulated in double; one reduction per run of contiguous counted
-// tensors.
+// (summed over the TP group; with scattered gradients, each rank's range summed over the DP group),
+// accumulated in double; one reduction per run of contiguous counted tensors.
 template <class T>
 double grad_norm(const model::Model<T>& model, const AdamW<T>& opt);
 

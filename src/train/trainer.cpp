@@ -9,6 +9,7 @@
 #include "parallel/agree.h"
 #include "parallel/nccl_comm.h"
 #include "train/callback.h"
+#include "train/grad_reduction.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
 #include "train/signals.h"
@@ -30,10 +31,10 @@ namespace {
 struct Loop {
   const TrainJob& job;
   parallel::Grid& grid;
-  parallel::Comm* replicas;  // gradient all-reduce over cp × dp: MPI on CPU, NCCL on GPU (device buffers)
   io::RunDir* run;
   model::Model<float> model;
   AdamW<float> opt;
+  GradReduction reduction;  // over cp × dp: MPI on CPU, NCCL on GPU (device buffers)
   Callbacks callbacks;
   int64_t step = 0, samples = 0, tokens = 0;
 };
@@ -180,20 +181,24 @@ StepOutcome train_step(Loop& L, LoopView& view, StepBatch& batch, double lr, int
   head_rows = count;
   model::zero_grads(L.model);
   double loss_sum = 0;
+  // The last micro-batch's backward starts the buckets of the reduction as it finishes them.
+  const std::function<void(size_t)> start_ready = [&](size_t k) {
+    start_ready_buckets(L.model, L.opt, L.reduction, k);
+  };
+  const bool overlap = L.reduction.buckets.size() > 1;
   for (int64_t m0 = 0; m0 < slice.count; m0 += micro) {
     model::take_local(view.acts.layout, micro, batch.ids.data() + m0 * T, batch.local_ids.data());
     model::take_local(view.acts.layout, micro, batch.targets.data() + m0 * T, batch.local_targets.data());
     if (masked)
       model::take_local(view.acts.layout, micro, batch.doc_starts.data() + m0 * T, batch.local_doc_starts.data());
-    const auto l = model::forward_backward<float>(L.model, view.acts, batch.local_ids.data(),
-                                                  batch.local_targets.data(), 1.0f / static_cast<float>(count),
-                                                  masked ? batch.local_doc_starts.data() : nullptr);
+    const auto l = model::forward_backward<float>(
+        L.model, view.acts, batch.local_ids.data(), batch.local_targets.data(), 1.0f / static_cast<float>(count),
+        masked ? batch.local_doc_starts.data() : nullptr, overlap && m0 + micro >= slice.count ? start_ready : nullptr);
     loss_sum += l.sum;
   }
+  finish_reduction(L.model, L.opt, L.reduction);
   for (auto& cb : L.callbacks) cb->on_gradients(view);
   L.grid.replica_group->allreduce_sum(&loss_sum, 1);
-  model::sync_partial_grads(L.model);
-  L.replicas->allreduce_sum(L.model.grads.get(), L.model.n_params);
   StepOutcome out{loss_sum / static_cast<double>(count), 0, lr, false};
 
   // Non-finite values: every rank must take the same decision.
@@ -291,13 +296,19 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
   // init is not drawn: on a large model it would be most of the start-up.
   Loop L{job,
          grid,
-         replica_comm,
          run,
          model::make_model(c.model, ops, tp, {.random_weights = !job.init}),
          {},
+         {},
          standard_callbacks(job, micro)};
   L.model.cp = {grid.cp > 1 ? cp_comm : nullptr, grid.cp_rank, grid.cp};
+  if (c.parallel.zero2 && !c.parallel.zero1)
+    fail(
+        "parallel.zero2 = true needs parallel.zero1 = true: ZeRO-2 reduces the gradients to the ranges whose "
+        "AdamW moments ZeRO-1 shards");
   L.opt = make_adamw(L.model, adamw_of(c), c.parallel.zero1 ? replica_comm : nullptr);
+  L.reduction = make_grad_reduction(L.model, L.opt, replica_comm, c.parallel.zero2, c.parallel.grad_bucket_mib);
+  L.opt.scattered_grads = L.reduction.scatter;
   log_frozen(L);
   warn_long_warmup(L);
   start(L);
@@ -306,8 +317,11 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
   Throughput tput{flops_per_token(c.model, c.train.seq_len), head_flops_per_row(c.model),
                   mfu_peak(c.train, ops, peak_source) * grid.world->size()};
   log(L, cat("layout tp=", grid.tp, tp.sequence_parallel ? " (sequence-parallel)" : "", " cp=", grid.cp,
-             " dp=", grid.dp, ", recompute ", config::name_of(c.train.recompute), ", micro-batch ", micro, " × ",
-             share / micro, " per rank; ", L.model.n_params, " parameters on this rank; ", tput.flops_per_token / 1e6,
+             " dp=", grid.dp, L.opt.zero ? (L.reduction.scatter ? " (ZeRO-2)" : " (ZeRO-1)") : "",
+             L.reduction.buckets.size() > 1 ? cat(", gradients reduced in ", L.reduction.buckets.size(), " buckets")
+                                            : std::string(),
+             ", recompute ", config::name_of(c.train.recompute), ", micro-batch ", micro, " × ", share / micro,
+             " per rank; ", L.model.n_params, " parameters on this rank; ", tput.flops_per_token / 1e6,
              " MFLOP/token; MFU against ", tput.peak / grid.world->size() / 1e9, " GFLOP/s/rank (", peak_source, ")"));
   model::Activations<float> acts = model::make_activations(L.model, micro, c.train.seq_len, c.train.recompute);
   StepBatch batch;

@@ -12,7 +12,8 @@ usage: compare_runs.py RUN REF --exact
            set). With --power the verdict is reversed: RUN is a real change and must lie beyond it.
 
 Distances: losses, the largest relative difference over the logged steps; weights, the largest
-over tensors of ||x - y|| / ||y||. Exit status 0 pass, 1 fail.
+over tensors of ||x - y|| / ||y||. With --grad-norm also the logged gradient norms (the clipping
+and the spike scores depend on them), judged like the losses. Exit status 0 pass, 1 fail.
 """
 import argparse
 import json
@@ -27,8 +28,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import noise_floor  # noqa: E402
 
 
-def losses(run):
-    return {r["step"]: r["loss"] for r in map(json.loads, open(pathlib.Path(run) / "metrics.jsonl"))}
+def logged(run, key="loss"):
+    return {r["step"]: r[key] for r in map(json.loads, open(pathlib.Path(run) / "metrics.jsonl"))}
+
+
+def relative(a, b):
+    """The largest relative difference of two logged series over the steps both have."""
+    return max((abs(a[s] - b[s]) / max(abs(b[s]), 1e-30) for s in set(a) & set(b)), default=0.0)
 
 
 def latest(run):
@@ -38,11 +44,11 @@ def latest(run):
 
 def distances(a, b):
     """(loss distance, weight distance, worst tensor, problems that no tolerance excuses)."""
-    la, lb = losses(a), losses(b)
+    la, lb = logged(a), logged(b)
     problems = []
     if sorted(la) != sorted(lb):
         problems.append(f"logged steps differ: {sorted(la)} vs {sorted(lb)}")
-    loss_d = max((abs(la[s] - lb[s]) / max(abs(lb[s]), 1e-30) for s in set(la) & set(lb)), default=0.0)
+    loss_d = relative(la, lb)
     weight_d, worst = 0.0, ""
     with h5py.File(latest(a), "r") as fa, h5py.File(latest(b), "r") as fb:
         names = sorted(fa["model"].keys())
@@ -71,20 +77,23 @@ def main():
     p.add_argument("--name", default="")
     p.add_argument("--factor", type=float, default=noise_floor.DEFAULT_FACTOR)
     p.add_argument("--power", action="store_true")
+    p.add_argument("--grad-norm", action="store_true")
     o = p.parse_args()
     name = o.name or f"{o.run} vs {o.ref}"
     loss_d, weight_d, worst, problems = distances(o.run, o.ref)
-    print(f"{name}: losses max rel {loss_d:.2e}; weights max rel {weight_d:.2e} ({worst or '-'})")
+    norm_d = relative(logged(o.run, "grad_norm"), logged(o.ref, "grad_norm")) if o.grad_norm else 0.0
+    print(f"{name}: losses max rel {loss_d:.2e}; weights max rel {weight_d:.2e} ({worst or '-'})" +
+          (f"; gradient norms max rel {norm_d:.2e}" if o.grad_norm else ""))
     for line in problems:
         print("  " + line)
     if problems:
         return 1
     if o.exact:
-        same = loss_d == 0 and weight_d == 0 and identical(o.run, o.ref)
+        same = loss_d == 0 and weight_d == 0 and norm_d == 0 and identical(o.run, o.ref)
         print(f"  {'bit-identical' if same else 'NOT bit-identical'}")
         return 0 if same else 1
     if o.max_rel is not None:
-        ok = loss_d <= o.max_rel and weight_d <= o.max_rel
+        ok = loss_d <= o.max_rel and weight_d <= o.max_rel and norm_d <= o.max_rel
         print(f"  {'within' if ok else 'BEYOND'} {o.max_rel:.0e}")
         return 0 if ok else 1
     if not o.floor:
@@ -95,9 +104,13 @@ def main():
     judge = noise_floor.power if o.power else noise_floor.verdict
     ok_loss = judge(f"{name} losses", loss_d, loss_f, o.factor)
     ok_weights = judge(f"{name} weights", weight_d, weight_f, o.factor)
-    if o.power:  # a real change need only show in one of the two
-        return 0 if (ok_loss or ok_weights) else 1
-    return 0 if (ok_loss and ok_weights) else 1
+    ok_norms = ok_weights if o.power else True
+    if o.grad_norm:
+        norm_f = max(relative(logged(f, "grad_norm"), logged(o.ref, "grad_norm")) for f in o.floor)
+        ok_norms = judge(f"{name} gradient norms", norm_d, norm_f, o.factor)
+    if o.power:  # a real change need only show in one of them
+        return 0 if (ok_loss or ok_weights or ok_norms) else 1
+    return 0 if (ok_loss and ok_weights and ok_norms) else 1
 
 
 def identical(a, b):

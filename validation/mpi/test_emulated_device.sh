@@ -73,6 +73,10 @@ if ((RANKS >= 2)); then
   check "emulated dp=2 ZeRO-1" erun pretrain fp32 2 "$WORK/z" "${args[@]}" --parallel.dp 2 --parallel.zero1 true
   check "  ...matches the cpu" cmp "$WORK/z" "$WORK/a" --max-rel 1e-5 --name "emulated dp=2 zero1"
   check "  ...on the emulated GPU" grep -q "parameters .* (GPU)" "$WORK/z/log.txt"
+  # The overlapped reduction's calls on the emulated NCCL: ZeRO-2's reduce-scatter in buckets.
+  check "emulated dp=2 ZeRO-2 in buckets" erun pretrain fp32 2 "$WORK/z2" "${args[@]}" --parallel.dp 2 \
+    --parallel.zero1 true --parallel.zero2 true --parallel.grad_bucket_mib 0.002
+  check "  ...matches the cpu" cmp "$WORK/z2" "$WORK/a" --max-rel 1e-5 --name "emulated dp=2 zero2 buckets"
   # Context parallelism through the device tables (attention with a query offset, row gathers,
   # device copies) and the emulated NCCL's all-gather and reduce-scatter; sequence parallelism.
   check "emulated cp=2 recompute full" erun pretrain fp32 2 "$WORK/cp2" "${args[@]}" --parallel.cp 2 --train.recompute full
