@@ -78,6 +78,7 @@ struct TrainConfig {
   AttentionKernel attention_kernel;  // on cuda: cuDNN where it supports the shape, or the own kernels
   double peak_tflops;                // MFU denominator per rank; 0 = nominal GPU peak or measured GEMM rate
   long probe_every;                  // steps between retrieval-probe scores (train/probe.h); 0 = off
+  long profile_steps;                // steps timed region by region (profile.json); 0 = off
   long probe_samples;                // probe examples
   std::string probe_tasks;           // synthetic tasks of the probe
   std::string spike_rules;           // the spike monitor's rules (config/spike_rules.h)

@@ -140,6 +140,13 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "dense bf16 peak when known (H100/H200 989, A100 312, L40S 362, L4 121, ...), else the GEMM "
           "rate measured at start (on CPU: OpenBLAS sgemm with the current threads)",
           at_least<double>(0.0));
+  add_key(s, "train", "profile_steps", t.profile_steps, 0L,
+          "time this many steps region by region (data loading, embedding, attention projections, attention "
+          "kernel, MLP, LM head, gradient reduction, optimizer; forward and backward), starting with the second "
+          "step of the invocation (the first pays for warm-up): the mean over ranks per step goes to log.txt and "
+          "profile.json. The device is synchronized at every region boundary, so these steps run a little slower "
+          "and overlapped work (the bucketed gradient reduction) is counted where it is waited for; 0 = off",
+          at_least<long>(0));
   add_key(s, "train", "probe_every", t.probe_every, 0L,
           "steps between scores of the retrieval probe (probe.jsonl: answer loss, token accuracy and "
           "exact answers on probe_samples held-out synthetic examples that fill a whole window, the "

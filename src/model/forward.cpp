@@ -111,9 +111,11 @@ void run_layers(Model<T>& m, Activations<T>& a) {
   const auto& ops = *m.ops;
   const int64_t R = a.res_rows, d = m.cfg.d_model;
   ensure_rope(m, a.layout.T_full);
+  mark(m.timer, "embedding (forward and backward)");
   ops.embedding_fwd(m.embed, residual_ids(a), a.resid[0], R, d);
   for (long i = 0; i < m.cfg.n_layers; ++i)
     layer_forward(m, i, a.layers[static_cast<size_t>(i)], a.resid[static_cast<size_t>(i + 1)], a);
+  mark(m.timer, "final norm, LM head and loss (forward and backward)");
   rms_forward(ops, a.resid.back(), m.final_norm, a.xf, a.f_rstd, a.stat, R, d, m.cfg.norm_eps);
 }
 
@@ -145,6 +147,7 @@ LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids, con
     layer_backward(m, i, a.layers[static_cast<size_t>(i)], a);
     finished(cat("layers.", i, ".attn_norm.weight"));
   }
+  mark(m.timer, "embedding (forward and backward)");
   ops.embedding_bwd(a.dh, residual_ids(a), m.g_embed, R, d);
   if (grads_final) grads_final(0);
   return loss;

@@ -10,6 +10,11 @@
 namespace headroom::model {
 namespace {
 
+// train.profile_steps' regions (util/region_timer.h) that the attention block enters twice. With
+// train.recompute full the recomputed forward counts in the forward regions.
+constexpr const char* kFwdProjections = "forward: norms and Q/K/V/output projections";
+constexpr const char* kBwdProjections = "backward: norms and Q/K/V/output projections";
+
 // Model dimensions of one block as this tensor-parallel rank sees them, named once.
 struct Dims {
   int64_t BT, R, d, F, Hq, Hkv, dqk, dv, Q, K, VD, A;  // R: residual rows (BT unless sequence-parallel)
@@ -452,6 +457,7 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   const auto& ops = *m.ops;
   const auto& w = m.w[static_cast<size_t>(i)];
   const bool qk = s.qk_norm != config::QkNorm::kNone;
+  mark(m.timer, kFwdProjections);
   if (s.pre || rs.split) column_input(m, s, rs, l.x_in, s.pre ? w.attn_norm : nullptr, l.a_in, l.a_rstd, stat);
   T* q_lin = qk ? l.q_pre : l.q;
   T* k_lin = qk ? l.k_pre : l.k;
@@ -464,7 +470,9 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   }
   rope_segments(m, s, at, l.q, s.Hq, false);
   rope_segments(m, s, at, l.k, s.Hkv, false);
+  mark(m.timer, "forward: attention (kernel and context-parallel exchange)");
   attention_forward(m, s, at, l);
+  mark(m.timer, kFwdProjections);
   T* o_sum = rs.split ? partial : l.o;
   linear(ops, l.att, w.wo, o_sum, s.BT, s.d, s.A);
   row_output(m, s, rs, o_sum, l.o);
@@ -489,6 +497,7 @@ template <class T>
 void mlp_block(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs<T>& l, T* x_out, T* partial, T* stat) {
   const auto& ops = *m.ops;
   const auto& w = m.w[static_cast<size_t>(i)];
+  mark(m.timer, "forward: MLP");
   if (s.pre || rs.split) column_input(m, s, rs, l.h_mid, s.pre ? w.mlp_norm : nullptr, l.m_in, l.m_rstd, stat);
   mlp_products(m, s, i, l);
   T* dn_sum = rs.split ? partial : l.dn;
@@ -554,6 +563,7 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
   const auto& g = m.g[static_cast<size_t>(i)];
   const bool qk = s.qk_norm != config::QkNorm::kNone;
   // a.dh is d loss / d h_mid.
+  mark(m.timer, kBwdProjections);
   const T* d_o = a.dh;
   if (!s.pre) {
     rms_backward(ops, l.o, w.attn_norm, l.a_rstd, a.dh, a.dbranch, g.attn_norm, a.dot, s.R, s.d);
@@ -562,7 +572,9 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
   d_o = row_output_grad(m, s, rs, d_o, a.dfull);
   linear_weight_grad(ops, d_o, l.att, g.wo, s.BT, s.d, s.A);
   linear_input_grad(ops, d_o, w.wo, a.datt, s.BT, s.d, s.A, false);
+  mark(m.timer, "backward: attention (kernel and context-parallel exchange)");
   attention_backward(m, s, at, l);
+  mark(m.timer, kBwdProjections);
   rope_segments(m, s, at, a.dq, s.Hq, true);
   rope_segments(m, s, at, a.dk, s.Hkv, true);
   const T* dq_lin = a.dq;
@@ -632,6 +644,7 @@ void layer_backward(Model<T>& m, long i, LayerActs<T>& l, Activations<T>& a) {
   if (a.recompute == config::Recompute::kFull) layer_forward(m, i, l, a.dbranch, a);
   const Dims s = dims(m, i, a.rows, a.res_rows);
   const RowSplit rs = row_split(a);
+  mark(m.timer, "backward: MLP");
   mlp_backward(m, s, rs, i, l, a);
   attention_block_backward(m, s, rs, training_attend(a), i, l, a);
 }

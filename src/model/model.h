@@ -10,6 +10,7 @@
 #include "model/rope_tables.h"
 #include "model/shard.h"
 #include "ops.h"
+#include "util/region_timer.h"
 
 #include <cstdint>
 #include <string>
@@ -29,8 +30,9 @@ struct Model {
   config::ModelConfig cfg;    // the logical model
   config::ModelConfig local;  // what this tensor-parallel rank computes (heads, d_ff)
   TpContext tp;
-  CpContext cp;        // set by the trainer; evaluation and decoding keep whole windows
-  int64_t kv_rep = 1;  // TP ranks sharing one KV head
+  CpContext cp;                  // set by the trainer; evaluation and decoding keep whole windows
+  RegionTimer* timer = nullptr;  // set on the steps train.profile_steps times (util/region_timer.h)
+  int64_t kv_rep = 1;            // TP ranks sharing one KV head
   const Ops* ops = nullptr;
   std::vector<ParamSpec> specs;
   std::vector<Shard> shards;     // this rank's slice of each spec

@@ -74,11 +74,14 @@ class Callback {
 using Callbacks = std::vector<std::unique_ptr<Callback>>;
 
 // The standard callbacks, in calling order (so that a monitor's fields are in the record before
-// the metrics log writes it): fault injection (only when HEADROOM_INJECT_FAULT is set: tests), the
+// the metrics log writes it): the step profile (train.profile_steps), fault injection (only when HEADROOM_INJECT_FAULT is set: tests), the
 // spike monitor (train.spike_rules), the retrieval probe (train.probe_every), the metrics log
 // (metrics.jsonl) and the checkpoint policy (train.checkpoint_every, train.steps_per_run, stop
 // signals).
 Callbacks standard_callbacks(const TrainJob& job, int64_t micro_batch);
+
+// train.profile_steps (step_profile.cpp): the steps' time by region, in log.txt and profile.json.
+std::unique_ptr<Callback> make_step_profile(int64_t steps);
 
 // The parts of every callback that has state, for a checkpoint.
 std::vector<io::CheckpointPart> callback_states(const Callbacks& callbacks);

@@ -206,6 +206,8 @@ class MixtureLogCallback : public Callback {
 
 Callbacks standard_callbacks(const TrainJob& job, int64_t micro_batch) {
   Callbacks out;
+  // First, so that its timer is detached before any other callback runs the model (the probe).
+  if (job.cfg.train.profile_steps > 0) out.push_back(make_step_profile(job.cfg.train.profile_steps));
   if (auto fault = fault_request_from_environment()) out.push_back(std::make_unique<FaultInjection>(std::move(*fault)));
   out.push_back(std::make_unique<SpikeMonitorCallback>(job.cfg.train.spike_rules));
   if (job.cfg.train.probe_every > 0 && job.probe) out.push_back(std::make_unique<ProbeCallback>(job, micro_batch));

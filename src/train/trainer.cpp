@@ -160,11 +160,15 @@ struct StepBatch {
   std::vector<int32_t> doc_starts, local_doc_starts;
 };
 
+// train.profile_steps' region for what is neither data, model, reduction nor optimizer.
+constexpr const char* kOther = "other: zeroing, target counts, loss sums, non-finite checks";
+
 // One optimizer step over this rank's share of the global batch: the global mean loss, the
 // pre-clipping gradient norm, and the number of targets (the LM head's rows) in the global batch.
 StepOutcome train_step(Loop& L, LoopView& view, StepBatch& batch, double lr, int64_t& head_rows) {
   const auto& t = L.job.cfg.train;
   const int64_t T = t.seq_len;
+  mark(L.model.timer, "data loading");
   // This rank's slice of the step's global batch, which starts at sample L.samples. The cp ranks
   // of a data-parallel rank sample the same windows and keep their own chunks of them.
   const auto slice = data::dp_slice(0, t.global_batch, L.grid.dp, L.grid.dp_rank);
@@ -174,6 +178,7 @@ StepOutcome train_step(Loop& L, LoopView& view, StepBatch& batch, double lr, int
   // Documents are found in whole windows, so their starts are global positions whatever the layout.
   const bool masked = !batch.doc_starts.empty();
   if (masked) data::document_starts(batch.ids.data(), slice.count, T, L.job.bos, batch.doc_starts.data());
+  mark(L.model.timer, kOther);
   // The loss is a mean over every unmasked target of the global batch, whatever the layout.
   int64_t count = std::count_if(batch.targets.begin(), batch.targets.end(), [](int32_t v) { return v >= 0; });
   L.grid.dp_group->allreduce_sum(&count, 1);
@@ -196,7 +201,9 @@ StepOutcome train_step(Loop& L, LoopView& view, StepBatch& batch, double lr, int
         masked ? batch.local_doc_starts.data() : nullptr, overlap && m0 + micro >= slice.count ? start_ready : nullptr);
     loss_sum += l.sum;
   }
+  mark(L.model.timer, "gradient reduction (what the backward pass did not hide)");
   finish_reduction(L.model, L.opt, L.reduction);
+  mark(L.model.timer, kOther);
   for (auto& cb : L.callbacks) cb->on_gradients(view);
   L.grid.replica_group->allreduce_sum(&loss_sum, 1);
   StepOutcome out{loss_sum / static_cast<double>(count), 0, lr, false};
@@ -205,6 +212,7 @@ StepOutcome train_step(Loop& L, LoopView& view, StepBatch& batch, double lr, int
   const std::string bad = first_nonfinite_grad(L.model);
   int64_t flag = (!std::isfinite(out.loss) || !bad.empty()) ? 1 : 0;
   L.grid.world->allreduce_max(&flag, 1);
+  mark(L.model.timer, "optimizer: gradient norm, clipping, AdamW, ZeRO all-gather");
   out.grad_norm = grad_norm(L.model, L.opt);
   if (flag) {
     const std::string what =

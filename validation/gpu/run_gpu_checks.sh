@@ -44,7 +44,8 @@
 #          head-width study's 0.6B models d128_0.6b and d512_0.6b (inputs/models; 16×128 against
 #          4×512 heads, train.attention_kernel auto) at sequence 4096 through
 #          pretrain --train.device cuda. MFU = tokens/s × FLOPs/token (pretrain's count) / peak,
-#          peak = --peak-tflops (default 989, H100/H200 SXM dense bf16).
+#          peak = --peak-tflops (default 989, H100/H200 SXM dense bf16); and where each model's
+#          steps 2-3 go, region by region (train.profile_steps, profile.json).
 #
 # A short table comes last; it is also written to $OUT/gpu_checks.txt when OUT is set (the device
 # tool's folder that comes back), else to DIR/gpu_checks.txt, followed by which of its rows go into
@@ -405,15 +406,16 @@ else
 fi
 
 # One of the head-width study's 0.6B models trained 10 steps at 4K: its row gives the median
-# tokens/s of steps 3 and later and the MFU against --peak-tflops. $1: the model's name
-# (inputs/models/$1.ini), $2: seconds it may take.
+# tokens/s of steps 4 and later and the MFU against --peak-tflops, and a second row where steps 2-3
+# go (train.profile_steps, which synchronizes the device at every region: those steps are left out
+# of the rate). $1: the model's name (inputs/models/$1.ini), $2: seconds it may take.
 train_rate() {
   local name=$1 limit=$2 dir=$WORK/$1
   log "(c) $name at 4K, 10 steps ($limit s at most)"
   "${LAUNCH[@]}" "$BIN/pretrain" --run-dir "$dir" --config "$root/inputs/models/$name.ini" \
     --train.seq_len 4096 --train.global_batch 8 --train.micro_batch 2 --train.steps 10 \
     --train.warmup_steps 2 --train.log_every 1 --data.train "$WORK/shards/train.h5" \
-    --data.val "$WORK/shards/val.h5" --train.device cuda >"$WORK/$name.log" 2>&1 &
+    --data.val "$WORK/shards/val.h5" --train.device cuda --train.profile_steps 2 >"$WORK/$name.log" 2>&1 &
   local pid=$! deadline=$((SECONDS + limit))
   # The numbers are in metrics.jsonl once 10 steps are logged: stop before the checkpoint.
   while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
@@ -430,7 +432,7 @@ try:
     rows = [json.loads(l) for l in open(sys.argv[1])]
 except OSError:
     rows = []
-tps = [r["tokens_per_s"] for r in rows if r["step"] >= 3]
+tps = [r["tokens_per_s"] for r in rows if r["step"] >= 4]
 if not tps:
     print("none"); sys.exit()
 t = statistics.median(tps)
@@ -444,6 +446,17 @@ PYEOF
   else
     row "(c) $name training at 4K: tokens/s, MFU" "$res"
   fi
+  local prof
+  prof=$("$PY" - "$dir/profile.json" <<'PYEOF'
+import json, sys
+try:
+    p = json.load(open(sys.argv[1]))
+except OSError:
+    print("none (no profile.json)"); sys.exit()
+print(f"{p['ms_per_step']:.1f} ms: " + "; ".join(f"{r['name']} {100 * r['share']:.0f}%" for r in p["regions"][:6]))
+PYEOF
+)
+  row "(c) $name at 4K: where steps 2-3 go (top 6 regions)" "$prof"
 }
 
 for name in d128_0.6b d512_0.6b; do

@@ -16,7 +16,7 @@ foreach(case
     COMMAND bash ${_mpi}/test_layout.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR} ${_py} ${_name} ${_parts})
   set_tests_properties(layout_${_name} PROPERTIES LABELS mpi TIMEOUT 300 PROCESSORS 2)
 endforeach()
-foreach(t checkpoint faults stages probe grad_reduction)
+foreach(t checkpoint faults stages probe grad_reduction step_profile)
   add_test(NAME ${t} COMMAND bash ${_mpi}/test_${t}.sh $<TARGET_FILE_DIR:pretrain> ${CMAKE_SOURCE_DIR} ${_py})
   set_tests_properties(${t} PROPERTIES LABELS mpi TIMEOUT 600 PROCESSORS 2)
 endforeach()
