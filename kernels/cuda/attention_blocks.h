@@ -21,6 +21,22 @@ namespace headroom::kernels::cuda {
 // forward and 8 backward), larger ones more workspace and more of the diagonal wasted. The GPU script times 128, 256 and 512 (validation/gpu/run_gpu_checks.sh).
 constexpr int64_t kDefaultAttentionBlock = 256;
 
+// The widest head cuDNN's fused attention takes on any GPU (Hopper, both passes).
+constexpr int64_t kCudnnWidest = 256;
+
+// Calls after a cached prefix (evaluate's later prefill chunks) or a context-parallel segment's
+// earlier chunks (q_pos0 > 0, Tq < Tk) with heads wider than cuDNN's 256 go to the blocked attention
+// from this many queries on (train.attention_kernel = auto): below it the score GEMMs' M, group ×
+// Tq rows, is thinner than one of cuBLASLt's Hopper tiles (64 rows and more), and one pass over the
+// keys (the flash kernels) is the better decoder. Set from the tile shapes; not yet timed.
+constexpr int64_t kMinBlockedQueries = 64;
+
+// Whether auto sends such a call to the blocked attention (attention_choice.cpp; the memory plan
+// sizes its workspace by the same rule).
+inline bool blocked_after_prefix(int64_t Tq, int64_t dqk, int64_t dv) {
+  return Tq >= kMinBlockedQueries && (dqk > kCudnnWidest || dv > kCudnnWidest);
+}
+
 // The block size in use: HEADROOM_ATTENTION_BLOCK (a positive multiple of 16) or the default.
 // Throws headroom::Error naming the variable on any other value.
 int64_t attention_block();

@@ -1,5 +1,7 @@
 #include "cuda/attention_choice.h"
 
+#include "cuda/attention_blocks.h"
+
 namespace headroom::kernels::cuda {
 
 namespace {
@@ -10,9 +12,6 @@ AttentionChoice own(const std::string& why) { return {AttentionPath::kFlash, "ow
 AttentionChoice blocked(const std::string& why) {
   return {AttentionPath::kBlocked, "blocked attention on cuBLASLt: " + why};
 }
-
-// The widest head cuDNN's fused attention takes on any GPU (Hopper, both passes).
-constexpr int64_t kCudnnWidest = 256;
 
 std::string widths(const AttentionCall& c) { return std::to_string(c.dqk) + "/" + std::to_string(c.dv); }
 
@@ -28,8 +27,12 @@ int64_t width_limit(int sm, bool backward) { return sm >= 90 || !backward ? 256 
 
 AttentionChoice choose_attention(const AttentionCall& c, const CudnnSupport& s) {
   if (c.B * c.Tq == 0 || c.Tk == 0) return own("nothing to attend");
-  // Decoding: a few queries against a long cache, where one pass over the keys (flash) beats
-  // materialised score blocks. Context-parallel segments (q_pos0 > 0) land here too.
+  // After a cached prefix or a context-parallel segment's earlier chunks: wide heads with enough
+  // queries on the blocked GEMMs (cuDNN takes no query offset here); decoding, a few queries against
+  // a long cache, on flash, one pass over the keys; narrower heads on flash as well.
+  if ((c.q_pos0 != 0 || c.Tq != c.Tk) && blocked_after_prefix(c.Tq, c.dqk, c.dv))
+    return blocked("head widths " + widths(c) + " exceed " + std::to_string(kCudnnWidest) + ", " +
+                   std::to_string(c.Tq) + " queries after " + std::to_string(c.q_pos0) + " positions");
   if (c.q_pos0 != 0 || c.Tq != c.Tk)
     return own("queries after a cached prefix (q_pos0 = " + std::to_string(c.q_pos0) + ", " + std::to_string(c.Tq) +
                " queries, " + std::to_string(c.Tk) + " keys)");

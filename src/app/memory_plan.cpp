@@ -99,12 +99,14 @@ struct AttentionCall {
 };
 
 // The blocked attention's workspace for one call (kernels/cuda/attention_blocks.h). Queries after
-// a cached prefix go to the flash kernels (attention_choice.h), so a call with Tq < Tk counts as
-// the prefix-free call of its first Tq positions (evaluate's first prefill chunk). Its sizes are
+// a cached prefix or a context-parallel segment's earlier chunks go to it only with heads wider
+// than cuDNN's and enough queries (blocked_after_prefix, as attention_choice.cpp decides), and then
+// count with all their keys; other calls with Tq < Tk go to the flash kernels and count as the
+// prefix-free call of their first Tq positions (evaluate's first prefill chunk). Its sizes are
 // products of the call's own (each below 2^63 when the plan's saturating products are), so the
 // shape is checked against overflow first.
 int64_t blocked_attention_bytes(const config::ModelConfig& l, AttentionCall c) {
-  c.Tk = c.Tq;
+  if (!kernels::cuda::blocked_after_prefix(c.Tq, l.head_dim_qk, l.head_dim_v)) c.Tk = c.Tq;
   const int64_t block = kernels::cuda::attention_block();
   const int64_t widest = std::max(l.head_dim_qk, l.head_dim_v) + 8;
   const int64_t rows = mul(c.B, std::min(block, c.Tq), l.n_heads);

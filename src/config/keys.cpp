@@ -130,8 +130,9 @@ void add_train_keys(Schema& s, TrainConfig& t) {
       "attention kernels on cuda (pretrain, extend, sft, evaluate; analyze uses auto): auto (cuDNN's fused attention "
       "where cuDNN supports the shape: head widths up to 256, equal query-key and value "
       "widths, causal or sliding window, GQA; the blocked attention on cuBLASLt for wider heads "
-      "and the unequal widths cuDNN refuses; Headroom's own flash attention for queries after a "
-      "cached prefix and elsewhere; each choice logged once per shape), flash (the own bf16 flash "
+      "and the unequal widths cuDNN refuses, also for 64 or more queries after a cached prefix or a "
+      "context-parallel segment's earlier chunks; Headroom's own flash attention for decoding and "
+      "elsewhere; each choice logged once per shape), flash (the own bf16 flash "
       "attention always: the second reference for cuDNN), blocked (the blocked attention on "
       "cuBLASLt always, HEADROOM_ATTENTION_BLOCK queries per block, default 256), or simt (the own "
       "exact fp32 attention: tells an attention problem from rounding); ignored on cpu");

@@ -82,5 +82,29 @@ TEST(BlockedAttention, AutoChoosesItAbove256AndSaysSo) {
             "cuBLASLt: head widths 320/320 exceed 256, the widest cuDNN's fused attention takes\n");
 }
 
+// A prefill chunk or a context-parallel segment of wide heads (queries after earlier positions) goes
+// to the blocked path under auto, a decoding step to the flash kernels: auto's outputs equal those
+// of the table that always takes that path, bit for bit.
+TEST(BlockedAttention, AutoTakesWideChunksAfterAPrefixAndLeavesDecodingToFlash) {
+  const Ops automatic = cuda_emu::make_table("emulated-cuda", true, AttentionKernel::kAuto);
+  const Ops flash = cuda_emu::make_table("emulated-cuda-flash", true, AttentionKernel::kFlash);
+  const int64_t Hq = 2, Hkv = 1, w = 320, Tk = 96;
+  for (const int64_t Tq : {cuda::kMinBlockedQueries, int64_t{1}}) {
+    const AttentionShape shape{1, Tq, Tk, Tk - Tq, Hq, Hkv, w, w, 0};
+    const int64_t n = Tq * Hq * w, nk = Tk * Hkv * w;
+    const auto q = random_floats(n, 5), k = random_floats(nk, 6), v = random_floats(nk, 7), dout = random_floats(n, 8);
+    std::vector<std::vector<float>> results;
+    for (const Ops* t : {&automatic, Tq > 1 ? &emulated_bf16() : &flash}) {
+      Dev<float> Q(*t, q), K(*t, k), V(*t, v), O(*t, n), L(*t, Hq * Tq), DO(*t, dout), DQ(*t, n), DK(*t, nk),
+          DV(*t, nk);
+      t->attention_fwd(Q.get(), K.get(), V.get(), O.get(), L.get(), shape, 0.125f);
+      t->attention_bwd(Q.get(), K.get(), V.get(), O.get(), L.get(), DO.get(), DQ.get(), DK.get(), DV.get(), shape,
+                       0.125f);
+      for (const Dev<float>* x : {&O, &L, &DQ, &DK, &DV}) results.push_back(x->download());
+    }
+    for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(results[i], results[i + 5]) << "Tq " << Tq << ", output " << i;
+  }
+}
+
 }  // namespace
 }  // namespace headroom::kernels::gputest

@@ -90,7 +90,7 @@ TEST(AttentionChoice, AsymmetricWidthsOnlyWhereCudnnDocumentsThem) {
             "192/128)");
 }
 
-TEST(AttentionChoice, QueriesAfterACachedPrefixStayOnTheOwnKernels) {
+TEST(AttentionChoice, QueriesAfterACachedPrefixGoToFlashUnlessWideAndMany) {
   AttentionCall decode = training();
   decode.Tq = 1;
   decode.q_pos0 = 511;
@@ -101,10 +101,21 @@ TEST(AttentionChoice, QueriesAfterACachedPrefixStayOnTheOwnKernels) {
   chunk.q_pos0 = 512;
   EXPECT_FALSE(cudnn(chunk, kHopper));
   EXPECT_NE(choose_attention(chunk, kHopper).reason.find("q_pos0 = 512"), std::string::npos);
-  // Decoding stays on flash attention at every width: one pass over a long cache.
-  for (const int64_t d : {64, 512, 1024}) {
+  AttentionCall segment = chunk;  // a context-parallel rank's second chunk, k512-v128 heads
+  segment.dqk = 512;
+  segment.dv = 128;
+  EXPECT_EQ(choose_attention(segment, kHopper).reason,
+            "blocked attention on cuBLASLt: head widths 512/128 exceed 256, 128 queries after 512 positions");
+  // Decoding stays on flash attention at every width: one pass over a long cache. A chunk of 64
+  // queries or more (a prefill chunk, a context-parallel segment) with heads wider than 256 goes to
+  // the blocked GEMMs, with or without cuDNN; narrower heads stay on flash.
+  for (const int64_t d : {64, 256, 512, 1024}) {
     AttentionCall wide = chunk;
     wide.dqk = wide.dv = d;
+    EXPECT_EQ(path(wide, kHopper), d > 256 ? AttentionPath::kBlocked : AttentionPath::kFlash) << d;
+    EXPECT_EQ(path(wide, {90, 0}), d > 256 ? AttentionPath::kBlocked : AttentionPath::kFlash) << d;
+    wide.Tq = kMinBlockedQueries - 1;
+    wide.Tk = wide.q_pos0 + wide.Tq;
     EXPECT_EQ(path(wide, kHopper), AttentionPath::kFlash) << d;
     decode.dqk = decode.dv = d;
     EXPECT_EQ(path(decode, {90, 0}), AttentionPath::kFlash) << d;
