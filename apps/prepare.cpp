@@ -121,7 +121,16 @@ int run_stage(int argc, char** argv, bool mpi) {
   const auto log = [&](const std::string& l) {
     if (run) io::log_line(*run, l);
   };
-  const auto sum = data::run_prepare(opt, ini, log, world_comm.get());
+  // The root's own failure also goes to the dataset's log.txt (another rank's, to stderr only: the
+  // root's log has one writer).
+  const auto sum = [&] {
+    try {
+      return data::run_prepare(opt, ini, log, world_comm.get());
+    } catch (const std::exception& e) {
+      if (run) io::log_fatal(*run, e.what());
+      throw;
+    }
+  }();
   if (!run) return 0;
   io::mark_finished(*run, cat("prepare ", sum.tokenizer_id, " train_tokens=", sum.train_tokens,
                               " val_tokens=", sum.val_tokens, " shards=", sum.train_shards + sum.val_shards));

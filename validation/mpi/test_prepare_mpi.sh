@@ -3,7 +3,8 @@
 # MPI ranks into shards of at most 16 MiB with a 1 MiB batch. Asserts: several shards; the same
 # documents in each split with the same tokens for 1 and 2 ranks (h5py, through dataset.json);
 # every rank's peak RSS above the program itself within the memory budget prepare --help states
-# (57 MiB for these options and one thread), which is below the size of the corpus; pretrain reads the many-shard dataset.
+# (57 MiB for these options and one thread), which is below the size of the corpus; pretrain reads the many-shard dataset;
+# a disk that fills under 2 ranks stops both with a message naming the file, and a rerun starts over.
 # usage: test_prepare_mpi.sh BIN_DIR SOURCE_DIR PYTHON
 BIN=$1 SRC=$2 PY=$3
 WORK=$(mktemp -d -t headroom_prepare_mpi.XXXXXX)
@@ -45,4 +46,26 @@ run 2 "$WORK/run" --model.vocab_size 0 --model.d_model 32 --model.n_layers 2 --m
   --parallel.dp 2
 check "pretrain reads the many-shard dataset" test -f "$WORK/run/DONE"
 check "pretrain logged every step" test "$(wc -l <"$WORK/run/metrics.jsonl")" -eq 10
+
+# A disk that fills under 2 ranks (a 20 MiB tmpfs for ~70 MB of shards; root only): every rank stops
+# (no hang) with exit 2 naming the file, nothing outside partial/ looks like a dataset, and a rerun
+# into what was left starts over and gives ds2's dataset.
+mkdir "$WORK/full"
+if mount -t tmpfs -o size=20M tmpfs "$WORK/full" 2>/dev/null; then
+  timeout 120 mpirun -np 2 "$BIN/prepare" --input "$WORK/corpus" --output "$WORK/full/ds" \
+    --tokenizer "$WORK/tok/tokenizer.txt" --shard-mib 16 --batch-mib 1 --max-document-mib 1 --val-fraction 0.05 \
+    >"$WORK/full.log" 2>&1
+  check "full disk: every rank stops with exit 2" test $? -eq 2
+  check "  ...naming the file" grep -q "error (rank [01] of 2): $WORK/full/ds/partial/.*No space left on device" \
+    "$WORK/full.log"
+  check "  ...no dataset.json, DONE or shard outside partial/" \
+    test -z "$(ls "$WORK/full/ds" | grep -E '^(dataset.json|DONE|train-.*|val-.*)$')"
+  cp -r "$WORK/full/ds" "$WORK/left" && umount "$WORK/full"
+  prep 2 "$WORK/corpus" "$WORK/left"; check "  ...a rerun into what was left completes" test $? -eq 0
+  check "  ...no partial directory left" test ! -e "$WORK/left/partial"
+  "$PY" "$SRC/validation/unit/compare_datasets.py" "$WORK/ds2" "$WORK/left" 16
+  check "  ...the same dataset as an undisturbed run" test $? -eq 0
+else
+  echo "skipped: full disk under MPI (mounting a tmpfs needs root)"
+fi
 finish

@@ -84,6 +84,8 @@ check "bpe without merges writes no shard" test ! -e "$work/pairs/train.h5" -a !
 check "full disk fails" test $? -eq 2
 check "full disk names the file" grep -q "full/partial/train-00000-00000.h5" "$work/err"
 check "full disk leaves no shard or temporary" no_shard "$work/full"
+check "full disk: the error is in the dataset's log.txt" grep -q "error: .*full/partial/train-00000-00000.h5" \
+  "$work/full/log.txt"
 
 "$prepare" --input "$corpus" --output "$work/run" --val-fraction 0.2 >"$work/out" 2>&1
 check "run succeeds" test $? -eq 0
