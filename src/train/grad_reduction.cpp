@@ -8,7 +8,7 @@ GradReduction make_grad_reduction(const model::Model<float>& m, const AdamW<floa
                                   bool scatter, double bucket_mib) {
   GradReduction r{replicas, scatter && opt.zero != nullptr, {}, 0};
   const size_t n = m.specs.size();
-  if (bucket_mib <= 0) {
+  if (bucket_mib <= 0 || replicas->size() == 1) {  // nothing to overlap without replicas
     r.buckets.emplace_back(0, n);
     return r;
   }

@@ -23,7 +23,8 @@ struct GradReduction {
   size_t started = 0;  // buckets[0, started) are in flight
 };
 
-// bucket_mib = 0: one bucket, started by finish_reduction. scatter needs opt's ZeRO-1 ranges.
+// bucket_mib = 0 or a single replica: one bucket, started by finish_reduction. scatter needs opt's
+// ZeRO-1 ranges.
 GradReduction make_grad_reduction(const model::Model<float>& m, const AdamW<float>& opt, parallel::Comm* replicas,
                                   bool scatter, double bucket_mib);
 
