@@ -7,6 +7,7 @@
 #   toy_ruler: inputs/studies/toy_ruler.study, about 65-105 minutes on 2 cores (64 in commit f66521d, 2026-12-03)
 #   toy_ruler_examples: 111 minutes on commit bfed806's 2-core VM (~88 on commit 97fea9b's)
 #   toy_ruler_budget: the study of record, 87 minutes on commit bfed806's 2-core VM
+#   toy_ruler_widths: the width ladder, 73 minutes on that VM with another user's builds beside it
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
