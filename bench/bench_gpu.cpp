@@ -2,7 +2,9 @@
 // and attention forward/backward TFLOP/s (bf16 tables: cuDNN's fused attention up to width 256,
 // the blocked attention on cuBLASLt and the own flash attention side by side at every width) at
 // head widths 128–1024 and sequence lengths 4K–32K, causal; and the blocked attention at each
-// --blocks size (queries per block) at width 512, to choose attention_blocks.h's default from.
+// --blocks size (queries per block) at width 512, to choose attention_blocks.h's default from; and
+// at widths 128 and 512 a context-parallel rank's last chunk (T/8 queries after 7/8 of the window),
+// blocked against flash, the call a cp extension makes.
 // Prints one table at the end. Exits 77 without a GPU.
 //
 //   bench_gpu [--widths 128,256,512,1024] [--seqs 4096,8192,16384,32768] [--tokens 32768]
@@ -152,15 +154,18 @@ int main(int argc, char** argv) {
         const std::string shape = shape_buf;
         const AttentionShape call{B, T, T, 0, H, H, d, d, 0};
         // One row each for the forward and the backward pass of `fwd` / `bwd` under the name `who`.
+        // (`at`: the shape's label; `n`: its visible query-key pairs.)
         const auto time_pair = [&](const Ops& sync, const std::string& who, const std::function<void()>& fwd,
-                                   const std::function<void()>& bwd) {
+                                   const std::function<void()>& bwd, const std::string& at = "", double n = 0) {
+          const std::string& label = at.empty() ? shape : at;
+          const double visible = n > 0 ? n : pairs;
           const double tf = median_time(sync, fwd);
-          rows.push_back({"attention fwd " + who, shape, tf * 1e3, 2.0 * pairs * (2.0 * d) / tf / 1e12});
-          std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(), rows.back().ms,
+          rows.push_back({"attention fwd " + who, label, tf * 1e3, 2.0 * visible * (2.0 * d) / tf / 1e12});
+          std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), label.c_str(), rows.back().ms,
                       rows.back().tflops);
           const double tb = median_time(sync, bwd);
-          rows.push_back({"attention bwd " + who, shape, tb * 1e3, 2.0 * pairs * (5.0 * d) / tb / 1e12});
-          std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), shape.c_str(), rows.back().ms,
+          rows.push_back({"attention bwd " + who, label, tb * 1e3, 2.0 * visible * (5.0 * d) / tb / 1e12});
+          std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", rows.back().what.c_str(), label.c_str(), rows.back().ms,
                       rows.back().tflops);
         };
         // Every path: the default table (cuDNN up to width 256; its choice is logged on stderr, and
@@ -183,6 +188,19 @@ int main(int argc, char** argv) {
                 bf, "blocked/" + std::to_string(block),
                 [&] { cuda::attention_fwd_blocked_with(q, k, v, out, lse, call, scale, block); },
                 [&] { cuda::attention_bwd_blocked_with(q, k, v, out, lse, dout, dq, dk, dv, call, scale, block); });
+        // A context-parallel rank's last chunk at cp 4 (8 chunks): T/8 queries after the window's
+        // first 7/8, every key. auto sends it to the blocked path above width 256 and to flash at or
+        // below it; both are timed at 128 and 512.
+        if (d == 128 || d == 512) {
+          const int64_t Tq = T / 8, pos0 = T - Tq;
+          const AttentionShape seg{B, Tq, T, pos0, H, H, d, d, 0};
+          const double seg_pairs = static_cast<double>(B) * H * (static_cast<double>(Tq) * pos0 + Tq * (Tq + 1) / 2.0);
+          const std::string at = shape + " q" + std::to_string(Tq) + "+" + std::to_string(pos0);
+          for (const Ops* o : {&blocked, &own})
+            time_pair(
+                *o, o == &blocked ? "blocked@cp" : "flash@cp", [&] { o->attention_fwd(q, k, v, out, lse, seg, scale); },
+                [&] { o->attention_bwd(q, k, v, out, lse, dout, dq, dk, dv, seg, scale); }, at, seg_pairs);
+        }
         for (float* p : {q, k, v, dout, out, lse, dq, dk, dv}) bf.free(p);
       }
     }
