@@ -15,7 +15,7 @@
 namespace headroom::app {
 namespace {
 
-constexpr int64_t kFloat = 4, kInt32 = 4;
+constexpr int64_t kFloat = 4, kInt32 = 4, kBf16 = 2;
 
 // Saturating arithmetic: once a size overflows it stays kOverflow through every later sum and
 // product, so one absurd key cannot wrap around into a small, plausible figure.
@@ -207,6 +207,10 @@ MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, co
   p.parts.push_back({"optimizer moments", mul(2, moments, kFloat), true,
                      keys(param_keys(m, tp), key("parallel.zero1", cfg.parallel.zero1 ? "true" : "false"),
                           key("parallel.cp", layout.cp), key("parallel.dp", layout.dp))});
+  // bf16 reduction: a bf16 copy of every bucket in flight, at most all of them (grad_reduction.h).
+  if (replicas > 1 && cfg.parallel.grad_reduce_dtype == config::GradReduceDtype::kBf16)
+    p.parts.push_back({"bf16 gradient reduction buffers", mul(P, kBf16), true,
+                       keys(param_keys(m, tp), key("parallel.grad_reduce_dtype", "bf16"))});
   // The arena without its logits chunk, plus its int32 buffers (ids, targets, the LM head's rows
   // and targets, context parallelism's row maps).
   const int64_t acts = act.arena == kOverflow ? kOverflow : act.arena - act.logits;

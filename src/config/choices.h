@@ -32,6 +32,8 @@ enum class SyntheticTask { kKv, kNeedle, kNiah, kNiahKeys, kNiahMix, kVt, kDocqa
 // directories' and a checkpoint's `stage` attribute.
 enum class Stage { kPretrain, kExtend, kSft };
 using AttentionKernel = kernels::AttentionKernel;  // the CUDA table's attention (ops.h)
+// What the gradients travel and are summed in over the cp × dp ranks (parallel.grad_reduce_dtype).
+enum class GradReduceDtype { kFp32, kBf16 };
 
 // Each enum's INI names, in the order --help lists them.
 template <class E>
@@ -88,6 +90,11 @@ struct ChoiceNames<Sampler> {
 template <>
 struct ChoiceNames<SyntheticLoss> {
   static constexpr NameList<SyntheticLoss, 2> list{{{SyntheticLoss::kAnswer, "answer"}, {SyntheticLoss::kAll, "all"}}};
+};
+template <>
+struct ChoiceNames<GradReduceDtype> {
+  static constexpr NameList<GradReduceDtype, 2> list{
+      {{GradReduceDtype::kFp32, "fp32"}, {GradReduceDtype::kBf16, "bf16"}}};
 };
 template <>
 struct ChoiceNames<Recompute> {

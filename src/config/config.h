@@ -92,7 +92,8 @@ struct ParallelConfig {
   bool zero1;              // shard AdamW moments across the cp × dp ranks that hold the same weights (ZeRO stage 1)
   bool zero2;              // and reduce-scatter the gradients to those shards (ZeRO stage 2; needs zero1)
   double grad_bucket_mib;  // gradients reduced in buckets overlapping the backward; 0: one reduction after it
-  bool sequence_parallel;  // tp ranks split the tokens outside attention and the MLP
+  GradReduceDtype grad_reduce_dtype;  // fp32, or bf16 on the wire (half the traffic)
+  bool sequence_parallel;             // tp ranks split the tokens outside attention and the MLP
 };
 
 struct DataConfig {

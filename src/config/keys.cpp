@@ -201,6 +201,12 @@ void add_parallel_keys(Schema& s, ParallelConfig& p) {
           "with it, so the reduction overlaps the rest of the backward (on GPUs on a second stream; on CPUs "
           "nonblocking MPI, which moves data when MPI is called). 0: one reduction after the backward",
           at_least<double>(0.0));
+  add_choice_key(s, "parallel", "grad_reduce_dtype", p.grad_reduce_dtype, GradReduceDtype::kFp32,
+                 "what the gradients are sent and summed in over the cp × dp ranks: fp32 (the reference: any "
+                 "layout gives the losses of one rank to fp32 rounding), or bf16 (half the traffic: each rank's "
+                 "gradients rounded to bf16, summed pairwise in bf16 as NCCL does, widened back to fp32 for the "
+                 "optimizer; the result then depends on the layout by bf16 roundings, not fp32 ones). The tensor-"
+                 "parallel partial sums stay fp32; with one replica nothing is rounded");
   add_key(s, "parallel", "sequence_parallel", p.sequence_parallel, false,
           "Megatron sequence parallelism (with tp > 1): the residual stream, norms and residual "
           "adds are split over the tp ranks by tokens (each keeps 1/tp of a micro-batch's tokens), "

@@ -119,13 +119,6 @@ int64_t StTensor::numel() const {
   return n;
 }
 
-float bf16_to_float(uint16_t b) {
-  const uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
 float f16_to_float(uint16_t h) {
   const int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
   float v;
@@ -136,14 +129,6 @@ float f16_to_float(uint16_t h) {
   else
     v = std::ldexp(static_cast<float>(man | 0x400), exp - 25);
   return sign ? -v : v;
-}
-
-uint16_t float_to_bf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  if (std::isnan(f)) return static_cast<uint16_t>((bits >> 16) | 0x40);  // quiet NaN, sign kept
-  const uint32_t rounding = 0x7fff + ((bits >> 16) & 1);
-  return static_cast<uint16_t>((bits + rounding) >> 16);
 }
 
 SafetensorsFile SafetensorsFile::open(const fs::path& path) {

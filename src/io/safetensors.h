@@ -16,6 +16,8 @@
 // count that disagrees with dtype × shape, a dtype not supported, a truncated file.
 #pragma once
 
+#include "util/bf16.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -99,9 +101,9 @@ struct StWriteTensor {
 void write_safetensors(const std::filesystem::path& path, const std::vector<StWriteTensor>& tensors, StDtype dtype,
                        const std::map<std::string, std::string>& metadata = {});
 
-// Exact conversions.
-float bf16_to_float(uint16_t b);
+// Exact conversions (bf16's live in util/bf16.h, shared with the bf16 gradient reduction).
+using util::bf16_to_float;
+using util::float_to_bf16;
 float f16_to_float(uint16_t h);
-uint16_t float_to_bf16(float f);  // round to nearest even; NaN stays NaN
 
 }  // namespace headroom::io

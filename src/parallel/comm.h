@@ -7,6 +7,12 @@
 
 namespace headroom::parallel {
 
+// What an overlapped gradient reduction sends and sums in. kBf16 rounds each rank's fp32 values to
+// bf16 (to nearest even), sums in bf16 (each addition computed in fp32 and rounded back, as NCCL's
+// bf16 sum does) and widens the result into the fp32 buffer: half the traffic, and a sum that
+// depends on the reduction's order by up to a bf16 rounding per addition.
+enum class WirePrecision { kFp32, kBf16 };
+
 class Comm {
  public:
   virtual ~Comm() = default;
@@ -28,8 +34,8 @@ class Comm {
   //   start_allreduce_sum: x[0, n) summed over the ranks, in place.
   //   start_reduce_scatter_sum: rank r's block x[displs[r], displs[r] + counts[r]), summed over the
   //   ranks, lands in place in rank r's x (ZeRO-2); the other blocks of x are left as they were.
-  virtual void start_allreduce_sum(float* x, int64_t n) = 0;
-  virtual void start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs) = 0;
+  virtual void start_allreduce_sum(float* x, int64_t n, WirePrecision wire) = 0;
+  virtual void start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs, WirePrecision wire) = 0;
   virtual void wait_all() = 0;
   virtual void barrier() = 0;
 };

@@ -54,12 +54,15 @@ class EmulatedDeviceComm final : public Comm {
     run(in, "reduce-scatter", [&] { host_.reduce_scatter_sum(in, out, count); });
   }
   // One stream here: the overlapped calls complete at once, which is an order a GPU may also take.
-  void start_allreduce_sum(float* x, int64_t n) override {
-    run(x, "overlapped allreduce (float sum)", [&] { host_.allreduce_sum(x, n); });
+  void start_allreduce_sum(float* x, int64_t n, WirePrecision wire) override {
+    run(x, "overlapped allreduce", [&] {
+      host_.start_allreduce_sum(x, n, wire);
+      host_.wait_all();
+    });
   }
-  void start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs) override {
+  void start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs, WirePrecision wire) override {
     run(x, "overlapped reduce-scatter", [&] {
-      host_.start_reduce_scatter_sum(x, counts, displs);
+      host_.start_reduce_scatter_sum(x, counts, displs, wire);
       host_.wait_all();
     });
   }

@@ -1,5 +1,6 @@
 #include "parallel/mpi_comm.h"
 
+#include "util/bf16.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -20,6 +21,14 @@ void allreduce_chunked(MPI_Comm comm, T* x, int64_t n, MPI_Datatype type, MPI_Op
   }
 }
 
+// MPI's reduction for bf16 (MPI has no bf16 type; the data travels as MPI_UINT16_T): each
+// addition in fp32, rounded back to bf16, as NCCL's bf16 sum.
+void bf16_sum_op(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const uint16_t*>(in);
+  auto* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = util::float_to_bf16(util::bf16_to_float(a[i]) + util::bf16_to_float(b[i]));
+}
+
 }  // namespace
 
 void mpi_check(int rc, const char* what) {
@@ -38,7 +47,20 @@ MpiComm::MpiComm(MPI_Comm comm) : comm_(comm) {
 MpiComm::~MpiComm() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && comm_ != MPI_COMM_WORLD && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  if (finalized) return;
+  if (bf16_sum_ != MPI_OP_NULL) MPI_Op_free(&bf16_sum_);
+  if (comm_ != MPI_COMM_WORLD && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+MPI_Op MpiComm::bf16_sum() {
+  if (bf16_sum_ == MPI_OP_NULL) mpi_check(MPI_Op_create(&bf16_sum_op, 1, &bf16_sum_), "MPI_Op_create(bf16 sum)");
+  return bf16_sum_;
+}
+
+uint16_t* MpiComm::stage_bf16(const float* x, int64_t n, float* into) {
+  std::vector<uint16_t> wire(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) wire[static_cast<size_t>(i)] = util::float_to_bf16(x[i]);
+  return staged_.emplace_back(Bf16Staging{into, std::move(wire)}).wire.data();
 }
 
 void MpiComm::allreduce_sum(float* x, int64_t n) {
@@ -100,27 +122,38 @@ void MpiComm::reduce_scatter_sum(const float* in, float* out, int64_t count) {
   }
 }
 
-void MpiComm::start_allreduce_sum(float* x, int64_t n) {
+void MpiComm::start_allreduce_sum(float* x, int64_t n, WirePrecision wire) {
   if (size_ == 1) return;
+  const bool bf16 = wire == WirePrecision::kBf16;
+  void* buf = bf16 ? static_cast<void*>(stage_bf16(x, n, x)) : x;
+  const size_t elem = bf16 ? sizeof(uint16_t) : sizeof(float);
   for (int64_t off = 0; off < n; off += kMaxCount) {
     const int count = static_cast<int>(std::min(kMaxCount, n - off));
-    mpi_check(MPI_Iallreduce(MPI_IN_PLACE, x + off, count, MPI_FLOAT, MPI_SUM, comm_, &pending_.emplace_back()),
-              "MPI_Iallreduce(float)");
+    mpi_check(
+        MPI_Iallreduce(MPI_IN_PLACE, static_cast<char*>(buf) + static_cast<size_t>(off) * elem, count,
+                       bf16 ? MPI_UINT16_T : MPI_FLOAT, bf16 ? bf16_sum() : MPI_SUM, comm_, &pending_.emplace_back()),
+        bf16 ? "MPI_Iallreduce(bf16)" : "MPI_Iallreduce(float)");
   }
 }
 
-void MpiComm::start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs) {
+void MpiComm::start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs, WirePrecision wire) {
   if (size_ == 1) return;
+  const bool bf16 = wire == WirePrecision::kBf16;
+  const size_t elem = bf16 ? sizeof(uint16_t) : sizeof(float);
   // One reduction to each block's owner: blocks of any size (MPI_Reduce_scatter wants its result at
   // the start of the buffer, not in place at the block's own offset).
-  for (int r = 0; r < size_; ++r)
+  for (int r = 0; r < size_; ++r) {
+    if (counts[r] == 0) continue;
+    float* block = x + displs[r];
+    void* buf = bf16 ? static_cast<void*>(stage_bf16(block, counts[r], r == rank_ ? block : nullptr)) : block;
     for (int64_t off = 0; off < counts[r]; off += kMaxCount) {
       const int count = static_cast<int>(std::min(kMaxCount, counts[r] - off));
-      float* block = x + displs[r] + off;
-      mpi_check(MPI_Ireduce(r == rank_ ? MPI_IN_PLACE : block, block, count, MPI_FLOAT, MPI_SUM, r, comm_,
-                            &pending_.emplace_back()),
-                "MPI_Ireduce(float)");
+      void* piece = static_cast<char*>(buf) + static_cast<size_t>(off) * elem;
+      mpi_check(MPI_Ireduce(r == rank_ ? MPI_IN_PLACE : piece, piece, count, bf16 ? MPI_UINT16_T : MPI_FLOAT,
+                            bf16 ? bf16_sum() : MPI_SUM, r, comm_, &pending_.emplace_back()),
+                bf16 ? "MPI_Ireduce(bf16)" : "MPI_Ireduce(float)");
     }
+  }
 }
 
 void MpiComm::wait_all() {
@@ -128,6 +161,10 @@ void MpiComm::wait_all() {
   const int rc = MPI_Waitall(static_cast<int>(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE);
   pending_.clear();
   mpi_check(rc, "MPI_Waitall");
+  for (const Bf16Staging& s : staged_)
+    if (s.into != nullptr)
+      for (size_t i = 0; i < s.wire.size(); ++i) s.into[i] = util::bf16_to_float(s.wire[i]);
+  staged_.clear();
 }
 
 void MpiComm::barrier() { mpi_check(MPI_Barrier(comm_), "MPI_Barrier"); }

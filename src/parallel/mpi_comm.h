@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <cstdint>
 #include <vector>
 
 namespace headroom::parallel {
@@ -33,16 +34,27 @@ class MpiComm final : public Comm {
   void broadcast(void* x, std::size_t bytes, int root) override;
   void allgather(float* x, const int64_t* counts, const int64_t* displs) override;
   void reduce_scatter_sum(const float* in, float* out, int64_t count) override;
-  void start_allreduce_sum(float* x, int64_t n) override;
-  void start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs) override;
+  void start_allreduce_sum(float* x, int64_t n, WirePrecision wire) override;
+  void start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs, WirePrecision wire) override;
   void wait_all() override;
   void barrier() override;
   MPI_Comm handle() const { return comm_; }
 
  private:
+  // A bf16 reduction's data on the wire; wait_all widens it into `into` (null: a block this rank
+  // only sent).
+  struct Bf16Staging {
+    float* into;
+    std::vector<uint16_t> wire;
+  };
+  uint16_t* stage_bf16(const float* x, int64_t n, float* into);
+  MPI_Op bf16_sum();
+
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
   std::vector<MPI_Request> pending_;  // started and not yet waited for
+  std::vector<Bf16Staging> staged_;   // their bf16 buffers (a vector's move keeps its data in place)
+  MPI_Op bf16_sum_ = MPI_OP_NULL;     // created by the first bf16 reduction
 };
 
 // The ranks of `comm` that share this one's node memory (MPI_COMM_TYPE_SHARED).

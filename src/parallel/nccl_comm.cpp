@@ -114,33 +114,58 @@ class NcclComm final : public Comm {
   // The nonblocking calls run on a second stream that first waits for the work enqueued so far on
   // the compute stream (the gradients it has produced); wait_all makes the compute stream wait for
   // them in turn. The host never blocks: the overlap is between the two streams.
-  void start_allreduce_sum(float* x, int64_t n) override {
+  //
+  // bf16: the rounding into a stream-ordered staging buffer runs on the compute stream before the
+  // side stream starts, the widening after wait_all joins the streams again.
+  void start_allreduce_sum(float* x, int64_t n, WirePrecision wire) override {
     if (size() == 1 || n == 0) return;
-    if (!on_device(x)) return host_.start_allreduce_sum(x, n);
+    if (!on_device(x)) return host_.start_allreduce_sum(x, n, wire);
+    if (wire == WirePrecision::kBf16) {
+      uint16_t* b = stage_bf16(x, n, x);
+      nccl_check(ncclAllReduce(b, b, static_cast<std::size_t>(n), ncclBfloat16, ncclSum, comm_, side_stream()),
+                 "ncclAllReduce(bf16 sum, overlapped)");
+      return;
+    }
     nccl_check(ncclAllReduce(x, x, static_cast<std::size_t>(n), ncclFloat, ncclSum, comm_, side_stream()),
                "ncclAllReduce(float sum, overlapped)");
   }
 
-  void start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs) override {
+  void start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs, WirePrecision wire) override {
     if (size() == 1) return;
-    if (!on_device(x)) return host_.start_reduce_scatter_sum(x, counts, displs);
+    if (!on_device(x)) return host_.start_reduce_scatter_sum(x, counts, displs, wire);
+    const bool bf16 = wire == WirePrecision::kBf16;
+    std::vector<void*> blocks(static_cast<std::size_t>(size()));
+    for (int r = 0; r < size(); ++r) {
+      float* block = x + displs[r];
+      blocks[static_cast<std::size_t>(r)] =
+          bf16 && counts[r] > 0 ? static_cast<void*>(stage_bf16(block, counts[r], r == rank() ? block : nullptr))
+                                : static_cast<void*>(block);
+    }
     // Blocks of any size: one in-place reduction to each block's owner, fused into one NCCL group
     // (ncclReduceScatter wants equal blocks).
     cudaStream_t s = side_stream();
     nccl_check(ncclGroupStart(), "ncclGroupStart");
-    for (int r = 0; r < size(); ++r)
+    for (int r = 0; r < size(); ++r) {
+      void* b = blocks[static_cast<std::size_t>(r)];
       if (counts[r] > 0)
-        nccl_check(ncclReduce(x + displs[r], x + displs[r], static_cast<std::size_t>(counts[r]), ncclFloat, ncclSum, r,
+        nccl_check(ncclReduce(b, b, static_cast<std::size_t>(counts[r]), bf16 ? ncclBfloat16 : ncclFloat, ncclSum, r,
                               comm_, s),
                    "ncclReduce(reduce-scatter block)");
+    }
     nccl_check(ncclGroupEnd(), "ncclGroupEnd(reduce-scatter)");
   }
 
   void wait_all() override {
     host_.wait_all();
     if (side_ == nullptr) return;
+    cudaStream_t compute = kernels::cuda::stream();
     HEADROOM_CUDA_CHECK(cudaEventRecord(finished_, side_));
-    HEADROOM_CUDA_CHECK(cudaStreamWaitEvent(kernels::cuda::stream(), finished_, 0));
+    HEADROOM_CUDA_CHECK(cudaStreamWaitEvent(compute, finished_, 0));
+    for (const Bf16Staging& st : staged_) {
+      if (st.into != nullptr) kernels::cuda::widen_from_bf16(st.wire, st.into, st.n, "bf16 gradient reduction (widen)");
+      HEADROOM_CUDA_CHECK(cudaFreeAsync(st.wire, compute));
+    }
+    staged_.clear();
   }
 
   void barrier() override {
@@ -166,6 +191,22 @@ class NcclComm final : public Comm {
                (std::string("ncclAllReduce(") + what + ")").c_str());
   }
 
+  // A bf16 copy of device x[0, n) in a stream-ordered buffer, rounded on the compute stream; wait_all
+  // widens the reduced copy into `into` (null: a block this rank only sends) and frees it.
+  struct Bf16Staging {
+    uint16_t* wire;
+    float* into;
+    int64_t n;
+  };
+  uint16_t* stage_bf16(const float* x, int64_t n, float* into) {
+    void* b = nullptr;
+    HEADROOM_CUDA_CHECK(cudaMallocAsync(&b, static_cast<std::size_t>(n) * sizeof(uint16_t), kernels::cuda::stream()));
+    auto* wire = static_cast<uint16_t*>(b);
+    staged_.push_back({wire, into, n});
+    kernels::cuda::round_to_bf16(x, wire, n, "bf16 gradient reduction (round)");
+    return wire;
+  }
+
   // The side stream, ordered after everything enqueued so far on the compute stream.
   cudaStream_t side_stream() {
     if (side_ == nullptr) {
@@ -182,6 +223,7 @@ class NcclComm final : public Comm {
   ncclComm_t comm_ = nullptr;
   cudaStream_t side_ = nullptr;  // the overlapped collectives' stream
   cudaEvent_t started_ = nullptr, finished_ = nullptr;
+  std::vector<Bf16Staging> staged_;  // bf16 reductions started and not yet widened
 };
 
 int local_rank() {

@@ -5,8 +5,8 @@
 namespace headroom::train {
 
 GradReduction make_grad_reduction(const model::Model<float>& m, const AdamW<float>& opt, parallel::Comm* replicas,
-                                  bool scatter, double bucket_mib) {
-  GradReduction r{replicas, scatter && opt.zero != nullptr, {}, 0};
+                                  bool scatter, double bucket_mib, parallel::WirePrecision wire) {
+  GradReduction r{replicas, scatter && opt.zero != nullptr, wire, {}, 0};
   const size_t n = m.specs.size();
   if (bucket_mib <= 0 || replicas->size() == 1) {  // nothing to overlap without replicas
     r.buckets.emplace_back(0, n);
@@ -34,14 +34,14 @@ void start_bucket(model::Model<float>& m, const AdamW<float>& opt, GradReduction
   model::sync_partial_grads(m, first, end);
   const int64_t a = m.offsets[first], b = m.offsets[end - 1] + m.shards[end - 1].numel();
   float* g = m.grads.get();
-  if (!r.scatter) return r.replicas->start_allreduce_sum(g + a, b - a);
+  if (!r.scatter) return r.replicas->start_allreduce_sum(g + a, b - a, r.wire);
   // Each rank's optimizer range, cut to this bucket.
   std::vector<int64_t> counts(opt.counts.size()), displs(opt.displs.size());
   for (size_t q = 0; q < counts.size(); ++q) {
     displs[q] = std::clamp(opt.displs[q], a, b);
     counts[q] = std::clamp(opt.displs[q] + opt.counts[q], a, b) - displs[q];
   }
-  r.replicas->start_reduce_scatter_sum(g, counts.data(), displs.data());
+  r.replicas->start_reduce_scatter_sum(g, counts.data(), displs.data(), r.wire);
 }
 
 }  // namespace

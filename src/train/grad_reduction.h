@@ -17,6 +17,7 @@ namespace headroom::train {
 struct GradReduction {
   parallel::Comm* replicas = nullptr;
   bool scatter = false;  // ZeRO-2: rank r's sum lands in its optimizer range only
+  parallel::WirePrecision wire = parallel::WirePrecision::kFp32;
   // Parameter index ranges [first, end), each contiguous in the arena, in the order they start: the
   // last parameters first, as the backward pass finishes them.
   std::vector<std::pair<size_t, size_t>> buckets;
@@ -26,7 +27,7 @@ struct GradReduction {
 // bucket_mib = 0 or a single replica: one bucket, started by finish_reduction. scatter needs opt's
 // ZeRO-1 ranges.
 GradReduction make_grad_reduction(const model::Model<float>& m, const AdamW<float>& opt, parallel::Comm* replicas,
-                                  bool scatter, double bucket_mib);
+                                  bool scatter, double bucket_mib, parallel::WirePrecision wire);
 
 // The backward pass is done with every parameter of index ≥ k (forward_backward's grads_final):
 // starts each bucket that completes, after summing its TP-partial gradients over the TP group.

@@ -315,7 +315,10 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
         "parallel.zero2 = true needs parallel.zero1 = true: ZeRO-2 reduces the gradients to the ranges whose "
         "AdamW moments ZeRO-1 shards");
   L.opt = make_adamw(L.model, adamw_of(c), c.parallel.zero1 ? replica_comm : nullptr);
-  L.reduction = make_grad_reduction(L.model, L.opt, replica_comm, c.parallel.zero2, c.parallel.grad_bucket_mib);
+  L.reduction = make_grad_reduction(L.model, L.opt, replica_comm, c.parallel.zero2, c.parallel.grad_bucket_mib,
+                                    c.parallel.grad_reduce_dtype == config::GradReduceDtype::kBf16
+                                        ? parallel::WirePrecision::kBf16
+                                        : parallel::WirePrecision::kFp32);
   L.opt.scattered_grads = L.reduction.scatter;
   log_frozen(L);
   warn_long_warmup(L);
@@ -328,6 +331,9 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
              " dp=", grid.dp, L.opt.zero ? (L.reduction.scatter ? " (ZeRO-2)" : " (ZeRO-1)") : "",
              L.reduction.buckets.size() > 1 ? cat(", gradients reduced in ", L.reduction.buckets.size(), " buckets")
                                             : std::string(),
+             grid.cp * grid.dp > 1 && c.parallel.grad_reduce_dtype == config::GradReduceDtype::kBf16
+                 ? ", gradients summed in bf16"
+                 : "",
              ", recompute ", config::name_of(c.train.recompute), ", micro-batch ", micro, " × ", share / micro,
              " per rank; ", L.model.n_params, " parameters on this rank; ", tput.flops_per_token / 1e6,
              " MFLOP/token; MFU against ", tput.peak / grid.world->size() / 1e9, " GFLOP/s/rank (", peak_source, ")"));

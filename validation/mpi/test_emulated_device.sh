@@ -6,7 +6,8 @@
 #     (losses and weights); the bf16 table within noise_floor's factor of the bf16 floor: how far
 #     the CPU run moves when its initial weights are rounded to bf16 (what bf16 inputs alone cost,
 #     as test_gpu_cases.h derives the op tolerances);
-#   - tp=2, dp=2 with ZeRO-1, cp=2 with recompute full, cp=2 with the document mask and tp=2 with
+#   - tp=2, dp=2 with ZeRO-1, ZeRO-2 in buckets (fp32, and bf16 on the wire within the bf16
+#     reduction's floor of the CPU's bf16 run), cp=2 with recompute full, cp=2 with the document mask and tp=2 with
 #     sequence parallelism under mpirun (fp32, within 1e-5 of the one-rank CPU run), and sft;
 #   - a checkpoint written on the emulated GPU resumes on the CPU and the reverse;
 #   - SIGUSR1 checkpoints and exits 75;
@@ -77,6 +78,15 @@ if ((RANKS >= 2)); then
   check "emulated dp=2 ZeRO-2 in buckets" erun pretrain fp32 2 "$WORK/z2" "${args[@]}" --parallel.dp 2 \
     --parallel.zero1 true --parallel.zero2 true --parallel.grad_bucket_mib 0.002
   check "  ...matches the cpu" cmp "$WORK/z2" "$WORK/a" --max-rel 1e-5 --name "emulated dp=2 zero2 buckets"
+  # The same in bf16 on the wire, against the CPU's bf16 run: within ten times the bf16 floor, how
+  # far the fp32 reduction lies from it.
+  check "cpu dp=2 ZeRO-2 in buckets, bf16 reduction" crun 2 "$WORK/z2b.cpu" "${args[@]}" --parallel.dp 2 \
+    --parallel.zero1 true --parallel.zero2 true --parallel.grad_bucket_mib 0.002 --parallel.grad_reduce_dtype bf16
+  check "emulated dp=2 ZeRO-2 in buckets, bf16 reduction" erun pretrain fp32 2 "$WORK/z2b" "${args[@]}" \
+    --parallel.dp 2 --parallel.zero1 true --parallel.zero2 true --parallel.grad_bucket_mib 0.002 \
+    --parallel.grad_reduce_dtype bf16
+  check "  ...within the bf16 floor of the cpu" cmp "$WORK/z2b" "$WORK/z2b.cpu" --floor "$WORK/z2" \
+    --name "emulated dp=2 zero2 buckets bf16"
   # Context parallelism through the device tables (attention with a query offset, row gathers,
   # device copies) and the emulated NCCL's all-gather and reduce-scatter; sequence parallelism.
   check "emulated cp=2 recompute full" erun pretrain fp32 2 "$WORK/cp2" "${args[@]}" --parallel.cp 2 --train.recompute full

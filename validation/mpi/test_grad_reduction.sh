@@ -6,6 +6,12 @@
 # one-rank run (common.sh floor_kernels); at dp = 2 the buckets change no bit (each element is the
 # same sum of two). A ZeRO-2 checkpoint resumes bit-exactly on its own layout and at tp = 2 without
 # ZeRO within the floor. zero2 without zero1 is refused by key.
+#
+# parallel.grad_reduce_dtype = bf16 rounds what is reduced, so its floor is its own: how far the
+# bf16 run at dp = 2 lies from the fp32 one. At dp = 2 a bf16 sum is one rounded addition (buckets
+# change no bit); at dp = 4 with ZeRO-2 in buckets the additions come in another order, and the run
+# must stay within the factor of that floor of dp = 2's, while the bf16 run itself must lie beyond
+# the fp32 floor (it does round).
 # usage: test_grad_reduction.sh BIN SRC PY
 BIN=$1 SRC=$2 PY=$3
 WORK=$(mktemp -d -t headroom_gradred.XXXXXX); trap 'rm -rf "$WORK"' EXIT
@@ -32,6 +38,12 @@ check "cp2 dp2 ZeRO-2 in buckets runs" run 4 "$WORK/c2z2b" "${args[@]}" --parall
   "${zero2[@]}" "${buckets[@]}"
 check "dp2 all-reduce in buckets runs" run 2 "$WORK/db" "${args[@]}" --parallel.dp 2 "${buckets[@]}"
 check "dp2 all-reduce runs" run 2 "$WORK/d" "${args[@]}" --parallel.dp 2
+bf16=(--parallel.grad_reduce_dtype bf16)
+check "dp2 bf16 reduction runs" run 2 "$WORK/b2" "${args[@]}" --parallel.dp 2 "${bf16[@]}"
+check "  ...says bf16" grep -q "gradients summed in bf16" "$WORK/b2/log.txt"
+check "dp2 bf16 reduction in buckets runs" run 2 "$WORK/b2b" "${args[@]}" --parallel.dp 2 "${bf16[@]}" "${buckets[@]}"
+check "dp4 bf16 ZeRO-2 in buckets runs" run 4 "$WORK/b4" "${args[@]}" --parallel.dp 4 "${zero2[@]}" "${buckets[@]}" \
+  "${bf16[@]}"
 
 cmp() { "$PY" "$SRC/validation/mpi/compare_runs.py" --grad-norm "$@"; }
 within_floor() { cmp "$@" "${floor[@]}"; }
@@ -49,6 +61,10 @@ check "dp=4: ZeRO-2 in buckets matches ZeRO-1" within_floor "$WORK/d4z2b" "$WORK
 check "dp=4: ZeRO-2 in buckets matches dp=1" within_floor "$WORK/d4z2b" "$WORK/a" --name "dp=4 zero2 buckets vs dp=1"
 check "tp=2 dp=2 sp: ZeRO-2 in buckets matches dp=1" within_floor "$WORK/t2z2b" "$WORK/a" --name "tp=2 dp=2 zero2 buckets"
 check "cp=2 dp=2: ZeRO-2 in buckets matches dp=1" within_floor "$WORK/c2z2b" "$WORK/a" --name "cp=2 dp=2 zero2 buckets"
+check "dp=2 bf16: buckets change no bit" cmp "$WORK/b2b" "$WORK/b2" --exact --name "dp=2 bf16 buckets"
+check "dp=2 bf16: beyond the fp32 floor" cmp "$WORK/b2" "$WORK/a" --power "${floor[@]}" --name "dp=2 bf16 vs dp=1"
+check "dp=4 bf16 ZeRO-2 in buckets: within the bf16 floor of dp=2" cmp "$WORK/b4" "$WORK/b2" --floor "$WORK/d" \
+  --name "dp=4 bf16 zero2 buckets vs dp=2 bf16"
 
 # A ZeRO-2 checkpoint: the moments' ranges are ZeRO-1's, so the format is the same.
 check "ZeRO-2 first half exits 75" expect_rc 75 run 2 "$WORK/r" "${args[@]}" --parallel.dp 2 "${zero2[@]}" \

@@ -5,6 +5,7 @@
 #include "cuda/device.h"
 #include "parallel/grid.h"
 #include "parallel/nccl_comm.h"
+#include "util/bf16.h"
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -45,6 +46,31 @@ TEST(NcclComm, DeviceAndHostCollectives) {
   ops.copy_to_host(x.data(), dx, len * sizeof(float));
   const int rank_sum = n * (n - 1) / 2;
   for (int64_t i = 0; i < len; i += 9973) ASSERT_EQ(x[i], static_cast<float>(n * (i % 7) + rank_sum)) << i;
+
+  // The overlapped reductions, fp32 and bf16 on the wire: two ranks sum once, so bit for bit.
+  {
+    const int64_t m = 4099;
+    std::vector<float> a(m), b(m);
+    auto value = [](int q, int64_t i) {
+      return 1.0f + 0.3f * static_cast<float>(q) + 1e-3f * static_cast<float>(i % 97);
+    };
+    auto bf16 = [](float v) { return util::bf16_to_float(util::float_to_bf16(v)); };
+    for (int64_t i = 0; i < m; ++i) a[i] = value(r, i);
+    auto* da = static_cast<float*>(ops.alloc(2 * m * sizeof(float)));
+    ops.copy_from_host(da, a.data(), m * sizeof(float));
+    ops.copy_from_host(da + m, a.data(), m * sizeof(float));
+    comm->start_allreduce_sum(da, m, parallel::WirePrecision::kFp32);
+    comm->start_allreduce_sum(da + m, m, parallel::WirePrecision::kBf16);
+    comm->wait_all();
+    ops.copy_to_host(a.data(), da, m * sizeof(float));
+    ops.copy_to_host(b.data(), da + m, m * sizeof(float));
+    if (n == 2)
+      for (int64_t i = 0; i < m; ++i) {
+        ASSERT_EQ(a[i], value(0, i) + value(1, i)) << i;
+        ASSERT_EQ(b[i], bf16(bf16(value(0, i)) + bf16(value(1, i)))) << i;
+      }
+    ops.free(da);
+  }
 
   // Device double sum, int64 sum and max.
   std::vector<double> d{0.5 * r, 1.0};

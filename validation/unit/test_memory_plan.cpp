@@ -78,6 +78,19 @@ TEST(MemoryPlan, ZeroOneSplitsTheMomentsOverDataAndContextParallelRanks) {
   EXPECT_EQ(part(app::training_plan("pretrain", plain, {1, 2, 3}), "optimizer moments"), 8 * P);
 }
 
+// parallel.grad_reduce_dtype = bf16: a bf16 copy of every parameter's gradient while the buckets are
+// in flight (MpiComm / NcclComm stage_bf16), only where there are replicas to reduce over.
+TEST(MemoryPlan, Bf16GradientReductionCountsItsBf16Copies) {
+  const config::Config bf16 = tiny_config({{"parallel.grad_reduce_dtype", "bf16"}});
+  const int64_t P = app::params_per_rank(bf16.model, 1), P2 = app::params_per_rank(bf16.model, 2);
+  EXPECT_EQ(part(app::training_plan("pretrain", bf16, {1, 1, 2}), "bf16 gradient reduction buffers"), 2 * P);
+  EXPECT_EQ(part(app::training_plan("pretrain", bf16, {2, 2, 1}), "bf16 gradient reduction buffers"), 2 * P2);
+  for (const auto& [cfg, layout] :
+       {std::pair{bf16, app::TrainingLayout{1, 1, 1}}, std::pair{tiny_config(), app::TrainingLayout{1, 1, 2}}})
+    for (const auto& x : app::training_plan("pretrain", cfg, layout).parts)
+      EXPECT_EQ(x.name.find("bf16"), std::string::npos) << x.name;
+}
+
 // Every int32 buffer make_activations allocates beside the arena.
 template <class A>
 int64_t index_ints(const A& acts) {
