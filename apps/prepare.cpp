@@ -65,7 +65,8 @@ config::Schema prepare_schema(data::PrepareOptions& o) {
 constexpr const char* kUsage =
     "usage: prepare --input PATH... --output DIR [--tokenizer byte|bpe|FILE|HF_DIR|tokenizer.json] "
     "[--vocab-size N]\n"
-    "       mpirun -np N prepare ...   (the input files are split over the ranks by size)\n\n"
+    "       mpirun -np N prepare ...   (the input files are split over the ranks by size; a large\n"
+    "                                   uncompressed .jsonl file is shared in pieces)\n\n"
     "Turns text into a dataset of HDF5 token shards in DIR: dataset.json names the shards of the\n"
     "train and val splits (a split of one shard: DIR/train.h5, DIR/val.h5) and the tokenizer\n"
     "(h5py-readable; see docs/formats.md). Input is streamed: documents are read, encoded and\n"

@@ -25,7 +25,7 @@ BpeSample sample_training_documents(const std::vector<InputFile>& files, const B
   Extreme lowest{2.0, {}}, highest{-1.0, {}};
   std::string highest_text, doc;
   for (size_t f = 0; f < files.size(); ++f) {
-    DocumentReader reader(files[f].path, spec.max_document_bytes);
+    DocumentReader reader(files[f], spec.max_document_bytes);
     for (int64_t k = 0; reader.next(doc); ++k) {
       const DocId id{static_cast<int64_t>(f), k};
       const double draw = split_draw(doc, spec.seed);

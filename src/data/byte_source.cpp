@@ -16,8 +16,13 @@ namespace {
 
 class PlainSource final : public ByteSource {
  public:
-  explicit PlainSource(const fs::path& path) : path_(path.string()), f_(std::fopen(path_.c_str(), "rb")) {
+  PlainSource(const fs::path& path, int64_t offset) : path_(path.string()), f_(std::fopen(path_.c_str(), "rb")) {
     if (!f_) fail(path_, ": cannot open (", std::strerror(errno), ")");
+    if (offset > 0 && fseeko(f_, static_cast<off_t>(offset), SEEK_SET) != 0) {
+      const int err = errno;
+      std::fclose(f_);
+      fail(path_, ": cannot seek to byte ", offset, " (", std::strerror(err), ")");
+    }
   }
   ~PlainSource() override { std::fclose(f_); }
   std::size_t read(char* out, std::size_t n) override {
@@ -60,7 +65,7 @@ class GzipSource final : public ByteSource {
 // A frame left open at the end of the file (ZSTD_decompressStream's hint > 0) means truncation.
 class ZstdSource final : public ByteSource {
  public:
-  explicit ZstdSource(const fs::path& path) : raw_(path), path_(path.string()), in_(ZSTD_DStreamInSize()) {
+  explicit ZstdSource(const fs::path& path) : raw_(path, 0), path_(path.string()), in_(ZSTD_DStreamInSize()) {
     if (!ctx_) fail(path_, ": cannot create a zstd decompression context");
   }
   ~ZstdSource() override { ZSTD_freeDCtx(ctx_); }
@@ -96,11 +101,13 @@ fs::path without_compression_suffix(const fs::path& path) {
   return ext == ".gz" || ext == ".zst" ? path.parent_path() / path.stem() : path;
 }
 
-std::unique_ptr<ByteSource> open_byte_source(const fs::path& path) {
+std::unique_ptr<ByteSource> open_byte_source(const fs::path& path, int64_t offset) {
   const auto ext = path.extension();
+  if ((ext == ".gz" || ext == ".zst") && offset > 0)
+    fail(path.string(), ": a compressed file is read from its start only (asked for byte ", offset, ")");
   if (ext == ".gz") return std::make_unique<GzipSource>(path);
   if (ext == ".zst") return std::make_unique<ZstdSource>(path);
-  return std::make_unique<PlainSource>(path);
+  return std::make_unique<PlainSource>(path, offset);
 }
 
 }  // namespace headroom::data

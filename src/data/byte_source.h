@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 
@@ -16,7 +17,8 @@ class ByteSource {
   virtual std::size_t read(char* out, std::size_t n) = 0;
 };
 
-std::unique_ptr<ByteSource> open_byte_source(const std::filesystem::path& path);
+// `offset` > 0 starts that many bytes into an uncompressed file (compressed ones are refused).
+std::unique_ptr<ByteSource> open_byte_source(const std::filesystem::path& path, int64_t offset = 0);
 
 // The name without a compression suffix: "a.jsonl.gz" -> "a.jsonl" (what decides the format).
 std::filesystem::path without_compression_suffix(const std::filesystem::path& path);

@@ -56,12 +56,62 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
   return out;
 }
 
-DocumentReader::DocumentReader(const fs::path& path, int64_t max_document_bytes)
-    : path_(path),
-      src_(open_byte_source(path)),
+std::vector<InputFile> split_into_pieces(const std::vector<InputFile>& files, int64_t piece_bytes) {
+  std::vector<InputFile> out;
+  for (const InputFile& f : files) {
+    const bool splittable = f.path.extension() == ".jsonl" && f.end < 0 && piece_bytes > 0;
+    const int64_t n = splittable ? (f.bytes + piece_bytes - 1) / piece_bytes : 1;
+    if (n <= 1) {
+      out.push_back(f);
+      continue;
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t begin = f.bytes * k / n, end = f.bytes * (k + 1) / n;
+      out.push_back({f.path, end - begin, begin, end});
+    }
+  }
+  return out;
+}
+
+// A piece that starts inside the file opens one byte early and drops the line that byte ends: the
+// line in progress at `begin` (or just the newline before it) belongs to the piece before.
+DocumentReader::DocumentReader(const InputFile& file, int64_t max_document_bytes)
+    : path_(file.path),
+      src_(open_byte_source(file.path, std::max<int64_t>(file.begin - 1, 0))),
       max_bytes_(max_document_bytes),
-      jsonl_(without_compression_suffix(path).extension() == ".jsonl"),
-      buf_(std::size_t{1} << 20) {}
+      jsonl_(without_compression_suffix(file.path).extension() == ".jsonl"),
+      buf_(std::size_t{1} << 20),
+      begin_(file.begin),
+      end_byte_(file.end),
+      offset_(std::max<int64_t>(file.begin - 1, 0)) {
+  if ((begin_ > 0 || end_byte_ >= 0) && (!jsonl_ || file.path.extension() != ".jsonl"))
+    fail(path_.string(), ": only an uncompressed JSON-lines file is read in pieces");
+  if (begin_ > 0) skip_line();
+}
+
+void DocumentReader::skip_line() {
+  for (;;) {
+    if (pos_ == end_) {
+      end_ = src_->read(buf_.data(), buf_.size());
+      pos_ = 0;
+      if (end_ == 0) {
+        done_ = true;
+        return;
+      }
+    }
+    const char* start = buf_.data() + pos_;
+    const auto* nl = static_cast<const char*>(std::memchr(start, '\n', end_ - pos_));
+    const std::size_t take = nl ? static_cast<std::size_t>(nl - start) + 1 : end_ - pos_;
+    pos_ += take;
+    offset_ += static_cast<int64_t>(take);
+    if (nl) return;
+  }
+}
+
+std::string DocumentReader::where(int64_t line) const {
+  if (begin_ == 0) return cat(path_.string(), ":", line);
+  return cat(path_.string(), ": line ", line, " of those that begin at byte ", begin_, " or later");
+}
 
 bool DocumentReader::next(std::string& doc) {
   while (jsonl_ ? next_jsonl(doc) : next_whole(doc))
@@ -73,6 +123,10 @@ bool DocumentReader::next(std::string& doc) {
 bool DocumentReader::next_line(std::string& line) {
   line.clear();
   if (done_) return false;
+  if (end_byte_ >= 0 && offset_ >= end_byte_) {  // the next line begins in the next piece
+    done_ = true;
+    return false;
+  }
   for (;;) {
     if (pos_ == end_) {
       end_ = src_->read(buf_.data(), buf_.size());
@@ -87,10 +141,11 @@ bool DocumentReader::next_line(std::string& line) {
     const auto* nl = static_cast<const char*>(std::memchr(start, '\n', end_ - pos_));
     const std::size_t take = nl ? static_cast<std::size_t>(nl - start) : end_ - pos_;
     if (static_cast<int64_t>(line.size() + take) > max_bytes_)
-      fail(path_.string(), ":", line_ + 1, ": a line longer than the limit of ", mib(max_bytes_),
+      fail(where(line_ + 1), ": a line longer than the limit of ", mib(max_bytes_),
            " (--max-document-mib) without a newline; is this JSON lines?");
     line.append(start, take);
     pos_ += take + (nl ? 1 : 0);
+    offset_ += static_cast<int64_t>(take + (nl ? 1 : 0));
     if (nl) {
       ++line_;
       return true;
@@ -107,10 +162,10 @@ bool DocumentReader::next_jsonl(std::string& doc) {
   try {
     j = nlohmann::json::parse(line);  // refuses ill-formed UTF-8 inside strings too
   } catch (const nlohmann::json::exception& e) {
-    fail(path_.string(), ":", line_, ": not valid JSON (", e.what(), ")");
+    fail(where(line_), ": not valid JSON (", e.what(), ")");
   }
   if (!j.is_object() || !j.contains("text") || !j["text"].is_string())
-    fail(path_.string(), ":", line_, ": expected an object with a string field \"text\"");
+    fail(where(line_), ": expected an object with a string field \"text\"");
   doc = j["text"].get<std::string>();
   return true;
 }
@@ -143,7 +198,7 @@ Documents read_documents(const std::vector<std::string>& inputs, int64_t max_doc
   Documents out;
   for (const auto& f : list_input_files(inputs)) {
     out.files.push_back(f.path.string());
-    DocumentReader reader(f.path, max_document_bytes);
+    DocumentReader reader(f, max_document_bytes);
     std::string doc;
     while (reader.next(doc)) {
       out.bytes += static_cast<int64_t>(doc.size());

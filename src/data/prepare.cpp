@@ -74,6 +74,15 @@ struct Ranks {
   }
 };
 
+// Several ranks share a large JSON-lines file in pieces: about four per rank of the whole input, at
+// least 16 MiB, so that a few large files (or a single one) still keep every rank busy.
+std::vector<InputFile> pieces_for(const std::vector<InputFile>& files, int ranks) {
+  if (ranks == 1) return files;
+  int64_t total = 0;
+  for (const auto& f : files) total += f.bytes;
+  return split_into_pieces(files, std::max<int64_t>(int64_t{16} << 20, total / (4 * int64_t{ranks}) + 1));
+}
+
 // Greedy by size, largest first (each file to the rank with the fewest bytes so far, ties to the
 // lowest rank): a pure function of the file list, so every rank computes the same assignment.
 std::vector<std::pair<int64_t, InputFile>> files_of_rank(const std::vector<InputFile>& files, int size, int rank) {
@@ -259,6 +268,18 @@ void publish(const fs::path& out, std::vector<ShardEntry>& train, std::vector<Sh
   fs::remove_all(out / "partial", ec);
 }
 
+// How long the ranks took over their own files, for a log line: a slowest rank well above the
+// fastest is an uneven split of the inputs (or a slower core), which a rank count cannot fix.
+std::string rank_spread(double seconds, const Ranks& ranks) {
+  if (ranks.size() == 1) return "";
+  std::vector<int64_t> ms(static_cast<size_t>(ranks.size()), 0);
+  ms[static_cast<size_t>(ranks.rank())] = static_cast<int64_t>(seconds * 1000);
+  ranks.sum(ms.data(), static_cast<int64_t>(ms.size()));
+  const auto [lo, hi] = std::minmax_element(ms.begin(), ms.end());
+  return cat("; a rank's own files took ", format_duration(static_cast<double>(*lo) / 1000), " to ",
+             format_duration(static_cast<double>(*hi) / 1000), " (slowest: rank ", hi - ms.begin(), ")");
+}
+
 // This rank's peak resident set, in MiB.
 int64_t peak_rss_mib() {
   rusage u{};
@@ -317,11 +338,14 @@ PrepareSummary run_prepare(const PrepareOptions& opt, const std::string& config_
                 opt.max_document_mib * kMiB,
                 {},
                 config_ini};
-  const auto mine = files_of_rank(files, ranks.size(), ranks.rank());
+  const std::vector<InputFile> pieces = pieces_for(files, ranks.size());
+  const auto mine = files_of_rank(pieces, ranks.size(), ranks.rank());
   int64_t my_bytes = 0;
   for (const auto& f : mine) my_bytes += f.second.bytes;
-  say(cat("reading ", files.size(), " input files on ", ranks.size(), " rank(s) × ", omp_get_max_threads(),
-          " thread(s); rank 0 has ", mine.size(), " files, ", my_bytes >> 20, " MiB"));
+  say(cat("reading ", files.size(), " input files",
+          pieces.size() > files.size() ? cat(" (", pieces.size(), " with large JSON-lines files in pieces)") : "",
+          " on ", ranks.size(), " rank(s) × ", omp_get_max_threads(), " thread(s); rank 0 has ", mine.size(),
+          " of them, ", my_bytes >> 20, " MiB"));
   t0 = std::chrono::steady_clock::now();
   auto last = t0;
   const auto progress = [&](int64_t read) {
@@ -332,6 +356,7 @@ PrepareSummary run_prepare(const PrepareOptions& opt, const std::string& config_
             static_cast<double>(read) / 1e6 / el, " MB/s)"));
   };
   PassResult r = run_prepare_pass(spec, tok, mine, progress);
+  const std::string spread = rank_spread(seconds_since(t0), ranks);
   ranks.idle_barrier();
   Totals t = totals(r, ranks);
   try {
@@ -366,7 +391,7 @@ PrepareSummary run_prepare(const PrepareOptions& opt, const std::string& config_
           " tokens) in ", format_duration(sum.encode_seconds), ": ",
           static_cast<double>(sum.bytes) / 1e6 / std::max(1e-9, sum.encode_seconds), " MB/s of text on ", ranks.size(),
           " rank(s) x ", omp_get_max_threads(), " thread(s); peak RSS of a rank ", sum.peak_rss_mib, " MiB, ",
-          sum.work_rss_mib, " MiB above the program's own at start (the budget's share)"));
+          sum.work_rss_mib, " MiB above the program's own at start (the budget's share)", spread));
   return sum;
 }
 

@@ -43,11 +43,12 @@ struct PrepareSummary {
 };
 
 // Runs the stage on every rank of `comm` (nullptr: this process alone); each rank reads its share
-// of the input files (balanced by size) and writes its own shards. `log` receives progress lines
-// (rank 0's). Writes <output>/dataset.json, the shards it names, and tokenizer.txt (Hugging Face:
-// tokenizer.json + tokenizer_config.json); shards are written under <output>/partial/ and moved
-// into <output> only when every rank has finished, so an interrupted run leaves no shard where
-// complete ones are expected (a rerun starts over). `config_ini` is stored in every shard.
+// of the input files (balanced by size; large uncompressed .jsonl files in pieces) and writes its
+// own shards. `log` receives progress lines (rank 0's). Writes <output>/dataset.json, the shards
+// it names, and tokenizer.txt (Hugging Face: tokenizer.json + tokenizer_config.json); shards are
+// written under <output>/partial/ and moved into <output> only when every rank has finished, so an
+// interrupted run leaves no shard where complete ones are expected (a rerun starts over).
+// `config_ini` is stored in every shard.
 PrepareSummary run_prepare(const PrepareOptions& opt, const std::string& config_ini,
                            const std::function<void(const std::string&)>& log, parallel::Comm* comm = nullptr);
 

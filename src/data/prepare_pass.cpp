@@ -98,7 +98,7 @@ void pass_over(const PassSpec& spec, const Tokenizer& tok, const std::vector<std
   int64_t read = 0;
   std::string doc;
   for (const auto& [file_index, file] : files) {
-    DocumentReader reader(file.path, spec.max_document_bytes);
+    DocumentReader reader(file, spec.max_document_bytes);
     for (int64_t k = 0; reader.next(doc); ++k) {
       const DocId id{file_index, k};
       const double draw = split_draw(doc, spec.seed);

@@ -5,6 +5,7 @@
 # every rank's peak RSS above the program itself within the memory budget prepare --help states
 # (57 MiB for these options and one thread), which is below the size of the corpus; pretrain reads the many-shard dataset;
 # a disk that fills under 2 ranks stops both with a message naming the file, and a rerun starts over.
+# One large JSON-lines file is shared by the 2 ranks in pieces, with the documents of 1 rank.
 # usage: test_prepare_mpi.sh BIN_DIR SOURCE_DIR PYTHON
 BIN=$1 SRC=$2 PY=$3
 WORK=$(mktemp -d -t headroom_prepare_mpi.XXXXXX)
@@ -29,6 +30,15 @@ check "both ranks wrote shards" test "$(ls "$WORK/ds2" | grep -c '^train-00001-'
 check "no partial directory left" test ! -e "$WORK/ds2/partial"
 "$PY" "$SRC/validation/unit/compare_datasets.py" "$WORK/ds1" "$WORK/ds2" 16
 check "1 and 2 ranks: same documents, tokens and split" test $? -eq 0
+
+# One large JSON-lines file (36 MB) is read by both ranks, in pieces of 16 MiB.
+mkdir -p "$WORK/one" && cat "$WORK"/corpus/part-00[3-5].jsonl >"$WORK/one/all.jsonl"
+prep 1 "$WORK/one" "$WORK/one1"; check "1 rank prepares one file" test $? -eq 0
+prep 2 "$WORK/one" "$WORK/one2"; check "2 ranks prepare one file" test $? -eq 0
+check "  ...in pieces" grep -q "1 input files (3 with large JSON-lines files in pieces)" "$WORK/one2/log.txt"
+check "  ...both ranks wrote shards" test "$(ls "$WORK/one2" | grep -c '^train-00001-')" -ge 1
+"$PY" "$SRC/validation/unit/compare_datasets.py" "$WORK/one1" "$WORK/one2" 16
+check "  ...the same documents, tokens and split as 1 rank" test $? -eq 0
 
 # The budget of prepare --help, above the program's own resident set at start (its libraries differ
 # between builds): 32 MiB + 3 x batch + 2 x longest document + 20 MiB per thread. Measured on this

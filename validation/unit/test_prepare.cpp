@@ -72,6 +72,54 @@ TEST(Documents, BadInputsNameTheFile) {
   EXPECT_NE(error_of([&] { read_documents({empty_dir.string()}); }).find(empty_dir.string()), std::string::npos);
 }
 
+// Pieces of a JSON-lines file read every document once, in order, wherever the cuts fall: on a
+// line's first byte, inside a line, on its newline, in a piece holding no line start at all.
+TEST(Documents, PiecesOfAJsonlFileReadEachLineOnce) {
+  const auto dir = scratch("pieces");
+  std::string text;
+  std::vector<std::string> want;
+  for (int i = 0; i < 40; ++i) {
+    const std::string doc = "doc " + std::to_string(i) + std::string(static_cast<size_t>(i * 7 % 23), 'x');
+    text += "{\"text\": \"" + doc + "\"}\n";
+    if (i % 9 == 4) text += "\n";  // blank lines are no documents
+    want.push_back(doc);
+  }
+  text += "{\"text\": \"last, no newline\"}";
+  want.push_back("last, no newline");
+  std::ofstream(dir / "a.jsonl") << text;
+  const std::vector<InputFile> whole = list_input_files({(dir / "a.jsonl").string()});
+  for (int64_t piece : std::vector<int64_t>{1, 2, 3, 7, 13, 64, 1000, static_cast<int64_t>(text.size())}) {
+    const std::vector<InputFile> pieces = split_into_pieces(whole, piece);
+    EXPECT_EQ(static_cast<int64_t>(pieces.size()), (static_cast<int64_t>(text.size()) + piece - 1) / piece);
+    std::vector<std::string> got;
+    int64_t covered = 0;
+    for (const InputFile& f : pieces) {
+      covered += f.bytes;
+      DocumentReader reader(f, 1 << 20);
+      for (std::string doc; reader.next(doc);) got.push_back(doc);
+    }
+    EXPECT_EQ(covered, static_cast<int64_t>(text.size())) << piece;
+    EXPECT_EQ(got, want) << "pieces of " << piece << " bytes";
+  }
+  // Compressed files and plain text stay whole.
+  std::ofstream(dir / "b.txt") << std::string(100, 'y');
+  const std::vector<InputFile> files = list_input_files({(dir / "b.txt").string()});
+  EXPECT_EQ(split_into_pieces(files, 10).size(), 1u);
+  EXPECT_EQ(split_into_pieces({{dir / "c.jsonl.gz", 100}}, 10).size(), 1u);
+}
+
+TEST(Documents, AnErrorInAPieceNamesWhereThePieceBegins) {
+  const auto dir = scratch("piece_error");
+  std::ofstream(dir / "a.jsonl") << "{\"text\": \"one\"}\n{\"text\": \"two\"}\n{\"text\": 3}\n";
+  const std::vector<InputFile> pieces = split_into_pieces(list_input_files({(dir / "a.jsonl").string()}), 20);
+  ASSERT_EQ(pieces.size(), 3u);
+  const std::string msg = error_of([&] {
+    DocumentReader reader(pieces[2], 1 << 20);  // bytes [29, 44): the third line, 32 onwards
+    for (std::string doc; reader.next(doc);) {}
+  });
+  EXPECT_NE(msg.find("a.jsonl: line 1 of those that begin at byte 29 or later"), std::string::npos) << msg;
+}
+
 TEST(Prepare, SplitIsByWholeDocumentAndIndependentOfOrder) {
   std::vector<std::string> texts;
   for (int i = 0; i < 2000; ++i) texts.push_back("document number " + std::to_string(i));
