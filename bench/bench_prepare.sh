@@ -13,6 +13,7 @@
 # the anchors' time only their encode calls. The npm packages go into BUILD_DIR/bench_prepare_js.
 # usage: bench/bench_prepare.sh [BUILD_DIR] [SOURCE_DIR] [MEGABYTES]
 #   (defaults: build, data/corpus/train from jobs/fetch_corpus.sh, 1000)
+# REPEATS=N (default 2): prepare's runs per rank count, alternating 1 and 2 ranks; the best counts.
 # ANCHORS=0 skips the anchors and the ids check; TOKENIZER=PATH (with BOS=id) prepares with another
 # tokenizer (the scale check alone, faster than Llama 3's on a slow machine).
 set -uo pipefail
@@ -43,10 +44,20 @@ tokenizer=${TOKENIZER:-$models} bos=${BOS:-128000}
 "$py" "$src/validation/data/make_corpus.py" "$source_dir" "$work/corpus" "$megabytes" 8 || exit 1
 rate() { sed -n 's/.*: \([0-9.]*\) MB\/s of text.*/\1/p' "$1/log.txt"; }
 rss() { sed -n 's/.*peak RSS of a rank \([0-9]*\) MiB.*/\1/p' "$1/log.txt"; }
-for np in 1 2; do
-  OMP_NUM_THREADS=1 mpirun -np $np --bind-to core "$build/bin/prepare" --input "$work/corpus" --output "$work/ds$np" \
-    --tokenizer "$tokenizer" --val-fraction 0.01 --shard-mib 256 >"$work/prepare$np.log" 2>&1 || { tail -5 "$work/prepare$np.log"; exit 1; }
-  echo "prepare, $np rank(s) x 1 thread: $(rate "$work/ds$np") MB/s, peak RSS of a rank $(rss "$work/ds$np") MiB"
+# 1 and 2 ranks alternate, REPEATS times each, and the best rate of each counts: on a shared
+# 2-core VM the same run moved by a third from one minute to the next (noise only slows a run).
+repeats=${REPEATS:-2}
+declare -A best=([1]=0 [2]=0)
+for ((rep = 1; rep <= repeats; ++rep)); do
+  for np in 1 2; do
+    rm -rf "$work/ds$np"
+    OMP_NUM_THREADS=1 mpirun -np $np --bind-to core "$build/bin/prepare" --input "$work/corpus" --output "$work/ds$np" \
+      --tokenizer "$tokenizer" --val-fraction 0.01 --shard-mib 256 >"$work/prepare$np.log" 2>&1 || { tail -5 "$work/prepare$np.log"; exit 1; }
+    r=$(rate "$work/ds$np")
+    echo "prepare, $np rank(s) x 1 thread, run $rep of $repeats: $r MB/s, peak RSS of a rank $(rss "$work/ds$np") MiB" \
+      "$(grep -o "a rank's own files took.*" "$work/ds$np/log.txt")"
+    best[$np]=$(python3 -c "print(max(${best[$np]}, $r))")
+  done
 done
 "$py" "$src/validation/unit/compare_datasets.py" "$work/ds1" "$work/ds2" 256 "$bos" || echo "bench_prepare: 1 AND 2 RANKS DIFFER"
 echo "2 ranks: $(ls "$work/ds2" | grep -c '^train.*\.h5$') train shards; peak RSS $(rss "$work/ds2") MiB" \
@@ -58,8 +69,8 @@ OMP_NUM_THREADS=1 mpirun -np 2 "$build/bin/pretrain" --run-dir "$work/run" --mod
   echo "pretrain read the 2-rank dataset: $(tail -1 "$work/run/metrics.jsonl" | cut -c1-60)..." ||
   { tail -3 "$work/pretrain.log"; echo "bench_prepare: PRETRAIN FAILED"; }
 rm -f "$work"/ds1/*.h5 "$work"/ds2/*.h5
-p1=$(rate "$work/ds1") p2=$(rate "$work/ds2")
-echo "prepare scaling: 2 ranks $(python3 -c "print(f'{$p2 / $p1:.2f}')")x one rank"
+p1=${best[1]} p2=${best[2]}
+echo "prepare scaling: 2 ranks $(python3 -c "print(f'{$p2 / $p1:.2f}')")x one rank (best of $repeats runs each)"
 hf=n/a tk=n/a ratio=n/a
 if ((anchors)); then
   # The ids check needs the shards: the first 200 documents, prepared again on their own.
