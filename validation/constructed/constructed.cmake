@@ -7,5 +7,5 @@ target_link_libraries(make_retrieval_checkpoint PRIVATE headroom)
 set_target_properties(make_retrieval_checkpoint PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 add_test(NAME constructed_retrieval
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_constructed_retrieval.sh ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR} ${HEADROOM_PYTHON})
-# COST: the longest test (~5 min), so a fresh CTest run starts it first instead of last.
+# COST: one of the longest tests (~3.5 min), so a fresh CTest run starts it first instead of last.
 set_tests_properties(constructed_retrieval PROPERTIES LABELS validation TIMEOUT 900 PROCESSORS 2 COST 300)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The measurement chain on a model that retrieves by construction (retrieval_circuit.h): written in
-# the tokenizer of a BPE shard, evaluated on RULER's niah tasks at 1K..16K with the essay haystack,
+# the tokenizer of a BPE shard, evaluated on RULER's niah tasks at 1K, 4K and 16K (the lengths in
+# $HEADROOM_CONSTRUCTED_LENGTHS when set, e.g. 1K,2K,4K,8K,16K) with the essay haystack,
 # then analyzed. The tokenizer is the main job's (jobs/quickstart.sh: byte-level BPE, 4096 ids, on
 # the default corpus), the essay that corpus's held-out essay/. What the construction implies, and is asserted:
 #   - one queried key, one value (niah_single_1..3, niah_multikey_1): >= 90 at every length;
@@ -32,16 +33,18 @@ echo "corpus: $corpus"
 "$BIN/make_retrieval_checkpoint" --shard "$WORK/shards/train.h5" --run-dir "$WORK/constructed" \
   || { echo "make_retrieval_checkpoint failed"; exit 1; }
 
+lengths=${HEADROOM_CONSTRUCTED_LENGTHS:-1K,4K,16K}
 tasks=niah_single_1,niah_single_2,niah_single_3,niah_multikey_1,niah_multikey_2,niah_multikey_3,niah_multivalue,niah_multiquery
 "$BIN/evaluate" --init "$WORK/constructed" --run-dir "$WORK/eval" --eval.tasks "$tasks" \
-  --eval.lengths 1K,2K,4K,8K,16K --eval.samples "${HEADROOM_CONSTRUCTED_SAMPLES:-10}" --eval.loss_windows 1 \
+  --eval.lengths "$lengths" --eval.samples "${HEADROOM_CONSTRUCTED_SAMPLES:-10}" --eval.loss_windows 1 \
   --eval.essay "$corpus/essay" --eval.word_dir "$SRC/inputs/eval" --data.val "$WORK/shards/val.h5" \
   >"$WORK/eval.log" 2>&1 || { echo "evaluate failed"; cat "$WORK/eval.log"; exit 1; }
 sed -n '/^task /,/^ruler_average/p' "$WORK/eval.log"
 
-check "niah scores are what the construction implies" "$PY" - "$WORK/eval/results.json" <<'PY'
+check "niah scores are what the construction implies" "$PY" - "$WORK/eval/results.json" "$lengths" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
+want = {int(x[:-1]) * 1024 if x.endswith("K") else int(x) for x in sys.argv[2].split(",")}
 bad, lengths = [], set()
 for t in r["tasks"]:
     s = t["score"]
@@ -54,7 +57,7 @@ for t in r["tasks"]:
     lengths.add(t["length"])
     if not ok:
         bad.append(f"{t['task']} @{t['length']}: {s}")
-assert lengths == {1024, 2048, 4096, 8192, 16384}, sorted(lengths)
+assert lengths == want, (sorted(lengths), sorted(want))
 assert not bad, "outside what the construction implies: " + ", ".join(bad)
 PY
 
