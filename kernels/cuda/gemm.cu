@@ -7,14 +7,21 @@
 // Plans (descriptors + the heuristic's algorithm) are cached per shape, transposes, precision and
 // pointer alignment: cuBLASLt's heuristic assumes 256-byte-aligned buffers unless told otherwise,
 // and callers pass offsets into larger buffers.
+//
+// HEADROOM_GEMM_SEARCH=N (2..16): a shape's plan takes, of the heuristic's first N algorithms, the
+// one that runs fastest on the first call's own operands (one warm-up and three timed runs each, into
+// a scratch output so the caller's C is untouched); unset or 1: the heuristic's first choice, untimed.
+// Off by default until a GPU measures what it gains (validation/gpu/run_gpu_checks.sh times both).
 #include "cuda/entries.h"
 #include "cuda/runtime.h"
 #include "matmul_strides.h"
 
 #include <cublasLt.h>
 
+#include <cstdlib>
 #include <map>
 #include <tuple>
+#include <vector>
 
 namespace headroom::kernels::cuda {
 
@@ -74,6 +81,26 @@ void set_batch(cublasLtMatrixLayout_t layout, int64_t count, int64_t stride) {
       cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
 }
 
+int search_width() {
+  static const int width = [] {
+    const char* e = std::getenv("HEADROOM_GEMM_SEARCH");
+    if (e == nullptr || *e == '\0') return 1;
+    char* end = nullptr;
+    const long v = std::strtol(e, &end, 10);
+    if (*end != '\0' || v < 1 || v > 16)
+      fail("HEADROOM_GEMM_SEARCH = '", e, "': expected the number of cuBLASLt algorithms to time per shape, 1 to 16");
+    return static_cast<int>(v);
+  }();
+  return width;
+}
+
+// The operands of the call a plan is made for, to time its candidates on.
+struct Operands {
+  const void* A;
+  const void* B;
+  int64_t c_elems;  // C's extent in floats, batch included
+};
+
 using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, bool, uint32_t, uint32_t, uint32_t, int64_t, int64_t,
                            int64_t, int64_t, int64_t, int64_t, int64_t>;
 
@@ -83,8 +110,40 @@ struct Plan {
   cublasLtMatmulAlgo_t algo{};
 };
 
+// The fastest of the candidates on the call's operands (Operands), each run once to warm up and
+// three times timed; a candidate cuBLASLt refuses at run time is skipped.
+cublasLtMatmulAlgo_t fastest(const Plan& p, const std::vector<cublasLtMatmulHeuristicResult_t>& candidates,
+                             const Operands& ops) {
+  void* c = alloc(static_cast<std::size_t>(ops.c_elems) * sizeof(float));
+  cudaEvent_t start = nullptr, stop = nullptr;
+  HEADROOM_CUDA_CHECK(cudaEventCreate(&start));
+  HEADROOM_CUDA_CHECK(cudaEventCreate(&stop));
+  const float alpha = 1.f, beta = 0.f;
+  auto run_once = [&](const cublasLtMatmulAlgo_t& algo) {
+    return cublasLtMatmul(lt().handle, p.op, &alpha, ops.B, p.a, ops.A, p.b, &beta, c, p.c, c, p.c, &algo,
+                          lt().workspace, kWorkspaceBytes, stream());
+  };
+  float best_ms = 0;
+  const cublasLtMatmulAlgo_t* best = &candidates[0].algo;
+  for (const auto& r : candidates) {
+    if (r.state != CUBLAS_STATUS_SUCCESS || run_once(r.algo) != CUBLAS_STATUS_SUCCESS) continue;
+    HEADROOM_CUDA_CHECK(cudaEventRecord(start, stream()));
+    bool ok = true;
+    for (int k = 0; k < 3 && ok; ++k) ok = run_once(r.algo) == CUBLAS_STATUS_SUCCESS;
+    HEADROOM_CUDA_CHECK(cudaEventRecord(stop, stream()));
+    HEADROOM_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    HEADROOM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (ok && (best_ms == 0 || ms < best_ms)) best_ms = ms, best = &r.algo;
+  }
+  HEADROOM_CUDA_CHECK(cudaEventDestroy(start));
+  HEADROOM_CUDA_CHECK(cudaEventDestroy(stop));
+  free(c);
+  return *best;
+}
+
 const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, bool bf16, uint32_t align_a,
-                     uint32_t align_b, uint32_t align_c, Strides ld, Batch batch) {
+                     uint32_t align_b, uint32_t align_c, Strides ld, Batch batch, const Operands& ops) {
   static std::map<PlanKey, Plan> cache;
   const PlanKey key{M,       N,    K,    trans_a, trans_b,     bf16,    align_a, align_b,
                     align_c, ld.a, ld.b, ld.c,    batch.count, batch.a, batch.b, batch.c};
@@ -130,15 +189,17 @@ const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof align_c));
   HEADROOM_LT_CHECK(
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof align_c));
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(search_width()));
   int found = 0;
-  HEADROOM_LT_CHECK(cublasLtMatmulAlgoGetHeuristic(lt().handle, p.op, p.a, p.b, p.c, p.c, pref, 1, &result, &found));
+  HEADROOM_LT_CHECK(cublasLtMatmulAlgoGetHeuristic(lt().handle, p.op, p.a, p.b, p.c, p.c, pref,
+                                                   static_cast<int>(results.size()), results.data(), &found));
   HEADROOM_LT_CHECK(cublasLtMatmulPreferenceDestroy(pref));
   if (found == 0)
     fail("cuBLASLt has no algorithm for C[", M, ",", N, "] = A", trans_a ? "ᵀ" : "", " B", trans_b ? "ᵀ" : "",
          " with K = ", K, " (", bf16 ? "bf16" : "fp32", ", alignments ", align_a, "/", align_b, "/", align_c,
          " bytes)");
-  p.algo = result.algo;
+  results.resize(static_cast<std::size_t>(found));
+  p.algo = found == 1 ? results[0].algo : fastest(p, results, ops);
   // Bounded: a long decode with ever-new shapes must not grow without limit. 4096: the blocked
   // attention's key count differs per causal block (a 32K sequence in blocks of 256 is 128 shapes
   // for each of its 7 GEMMs, 896 per layer shape), and a bound below a step's shapes would clear
@@ -157,8 +218,10 @@ const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b
 
 void run(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
          float alpha, float beta, bool bf16, Strides ld, Batch batch = {}) {
+  // C's extent: M rows of stride ld.c, then the batch's further matrices.
+  const Operands ops{A, B, (M - 1) * ld.c + N + (batch.count - 1) * batch.c};
   const Plan& p =
-      plan_for(M, N, K, trans_a, trans_b, bf16, alignment_of(A), alignment_of(B), alignment_of(C), ld, batch);
+      plan_for(M, N, K, trans_a, trans_b, bf16, alignment_of(A), alignment_of(B), alignment_of(C), ld, batch, ops);
   HEADROOM_LT_CHECK(cublasLtMatmul(lt().handle, p.op, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo,
                                    lt().workspace, kWorkspaceBytes, stream()));
 }

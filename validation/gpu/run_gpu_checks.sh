@@ -47,7 +47,9 @@
 #          4×512 heads, train.attention_kernel auto) at sequence 4096 through
 #          pretrain --train.device cuda. MFU = tokens/s × FLOPs/token (pretrain's count) / peak,
 #          peak = --peak-tflops (default 989, H100/H200 SXM dense bf16); and where each model's
-#          steps 2-3 go, region by region (train.profile_steps, profile.json).
+#          steps 2-3 go, region by region (train.profile_steps, profile.json); when time is left,
+#          d128_0.6b again with each GEMM shape's algorithm timed among cuBLASLt's first 8
+#          (HEADROOM_GEMM_SEARCH=8, kernels/cuda/gemm.cu) against the heuristic's first choice.
 #
 # A short table comes last; it is also written to $OUT/gpu_checks.txt when OUT is set (the device
 # tool's folder that comes back), else to DIR/gpu_checks.txt, followed by which of its rows go into
@@ -410,14 +412,17 @@ fi
 # One of the head-width study's 0.6B models trained 10 steps at 4K: its row gives the median
 # tokens/s of steps 4 and later and the MFU against --peak-tflops, and a second row where steps 2-3
 # go (train.profile_steps, which synchronizes the device at every region: those steps are left out
-# of the rate). $1: the model's name (inputs/models/$1.ini), $2: seconds it may take.
+# of the rate). $1: the model's name (inputs/models/$1.ini), $2: seconds it may take, $3 (optional):
+# a number of cuBLASLt algorithms to time per GEMM shape (HEADROOM_GEMM_SEARCH, kernels/cuda/gemm.cu).
 train_rate() {
-  local name=$1 limit=$2 dir=$WORK/$1
+  local search=${3:-1}
+  local name=$1 limit=$2 dir=$WORK/$1.search$search
+  local what="(c) $name training at 4K$( ((search > 1)) && echo ", GEMM search $search")"
   log "(c) $name at 4K, 10 steps ($limit s at most)"
-  "${LAUNCH[@]}" "$BIN/pretrain" --run-dir "$dir" --config "$root/inputs/models/$name.ini" \
+  HEADROOM_GEMM_SEARCH=$search "${LAUNCH[@]}" "$BIN/pretrain" --run-dir "$dir" --config "$root/inputs/models/$name.ini" \
     --train.seq_len 4096 --train.global_batch 8 --train.micro_batch 2 --train.steps 10 \
     --train.warmup_steps 2 --train.log_every 1 --data.train "$WORK/shards/train.h5" \
-    --data.val "$WORK/shards/val.h5" --train.device cuda --train.profile_steps 2 >"$WORK/$name.log" 2>&1 &
+    --data.val "$WORK/shards/val.h5" --train.device cuda --train.profile_steps 2 >"$dir.log" 2>&1 &
   local pid=$! deadline=$((SECONDS + limit))
   # The numbers are in metrics.jsonl once 10 steps are logged: stop before the checkpoint.
   while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
@@ -425,7 +430,7 @@ train_rate() {
     sleep 2
   done
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-  grep -h "headroom: attention" "$WORK/$name.log" | sort -u | head -4
+  grep -h "headroom: attention" "$dir.log" | sort -u | head -4
   local mflop res
   mflop=$(grep -o '[0-9.e+]* MFLOP/token' "$dir/log.txt" 2>/dev/null | head -1 | cut -d' ' -f1)
   res=$("$PY" - "$dir/metrics.jsonl" "${mflop:-0}" "$PEAK" <<'PYEOF'
@@ -443,10 +448,10 @@ print(f"{t:.0f} tok/s, MFU {100 * t * mflop * 1e6 / (peak * 1e12):.1f}% ({mflop:
 PYEOF
 )
   if [[ $res == none ]]; then
-    tail -5 "$WORK/$name.log"
-    row "(c) $name training at 4K: tokens/s, MFU" "FAILED: no step logged (log above)"; status=1
+    tail -5 "$dir.log"
+    row "$what: tokens/s, MFU" "FAILED: no step logged (log above)"; status=1
   else
-    row "(c) $name training at 4K: tokens/s, MFU" "$res"
+    row "$what: tokens/s, MFU" "$res"
   fi
   local prof
   prof=$("$PY" - "$dir/profile.json" <<'PYEOF'
@@ -458,7 +463,7 @@ except OSError:
 print(f"{p['ms_per_step']:.1f} ms: " + "; ".join(f"{r['name']} {100 * r['share']:.0f}%" for r in p["regions"][:6]))
 PYEOF
 )
-  row "(c) $name at 4K: where steps 2-3 go (top 6 regions)" "$prof"
+  ((search > 1)) || row "(c) $name at 4K: where steps 2-3 go (top 6 regions)" "$prof"
 }
 
 for name in d128_0.6b d512_0.6b; do
@@ -476,6 +481,10 @@ for name in d128_0.6b d512_0.6b; do
     train_rate "$name" "$limit"
   fi
 done
+# The cuBLASLt search against the heuristic's first choice, when time is left.
+if ((gpu == 1 && has_device_option == 1)) && (($(left) >= 45)); then
+  train_rate d128_0.6b $(($(left) - 10)) 8
+fi
 
 # ---- the table ---------------------------------------------------------------------------------------
 {

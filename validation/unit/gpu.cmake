@@ -8,7 +8,8 @@
 #   test_attention_blocked  the blocked attention on cuBLASLt on the emulator against the CPU
 #                      attention (label unit; no GPU, no nvcc)
 #   test_gpu_device    GPU discovery (label gpu; exits 77 = skipped without a GPU)
-#   test_gpu_ops       every op of cuda_ops() / cuda_ops_fp32() against the CPU backend (label gpu)
+#   test_gpu_ops       every op of cuda_ops() / cuda_ops_fp32() against the CPU backend (label gpu);
+#                      test_gpu_ops_gemm_search: its GEMM and attention cases with HEADROOM_GEMM_SEARCH=8
 #   test_gpu_nccl      NcclComm on 2 ranks, device and host buffers (labels gpu, mpi; needs 2 GPUs)
 headroom_test(test_gpu_emulated SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_emulated.cpp
   LABELS unit LIBS headroom_kernels headroom_kernels_emulated)
@@ -24,6 +25,12 @@ if(HEADROOM_HAVE_CUDA)
     LABELS gpu LIBS headroom_kernels_cuda)
   headroom_test(test_gpu_ops SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_ops.cpp
     LABELS gpu LIBS headroom_kernels TIMEOUT 600)
+  # The GEMMs again with each shape's algorithm timed among cuBLASLt's first 8 (HEADROOM_GEMM_SEARCH):
+  # whichever wins, the products are the same within the same tolerances. The blocked attention
+  # runs on the same batched GEMMs.
+  add_test(NAME test_gpu_ops_gemm_search COMMAND test_gpu_ops --gtest_filter=*Matmul*:*Attention*)
+  set_tests_properties(test_gpu_ops_gemm_search PROPERTIES LABELS gpu TIMEOUT 600 SKIP_RETURN_CODE 77
+    ENVIRONMENT "HEADROOM_GEMM_SEARCH=8")
   headroom_test(test_gpu_nccl SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_nccl.cpp
     LABELS "gpu;mpi" LIBS headroom NP 2)
 endif()
