@@ -86,25 +86,31 @@ DocumentReader::DocumentReader(const InputFile& file, int64_t max_document_bytes
       offset_(std::max<int64_t>(file.begin - 1, 0)) {
   if ((begin_ > 0 || end_byte_ >= 0) && (!jsonl_ || file.path.extension() != ".jsonl"))
     fail(path_.string(), ": only an uncompressed JSON-lines file is read in pieces");
-  if (begin_ > 0) skip_line();
+  if (begin_ > 0 && !read_through_newline(nullptr)) done_ = true;
 }
 
-void DocumentReader::skip_line() {
+// Reads through the next newline, or to the end of the data (then returns false), appending what
+// comes before it to *line; line null skips the line, unbounded. A line held is bounded like a
+// document (JSON needs it whole).
+bool DocumentReader::read_through_newline(std::string* line) {
   for (;;) {
     if (pos_ == end_) {
       end_ = src_->read(buf_.data(), buf_.size());
       pos_ = 0;
-      if (end_ == 0) {
-        done_ = true;
-        return;
-      }
+      if (end_ == 0) return false;
     }
     const char* start = buf_.data() + pos_;
     const auto* nl = static_cast<const char*>(std::memchr(start, '\n', end_ - pos_));
-    const std::size_t take = nl ? static_cast<std::size_t>(nl - start) + 1 : end_ - pos_;
-    pos_ += take;
-    offset_ += static_cast<int64_t>(take);
-    if (nl) return;
+    const std::size_t take = nl ? static_cast<std::size_t>(nl - start) : end_ - pos_;
+    if (line != nullptr) {
+      if (static_cast<int64_t>(line->size() + take) > max_bytes_)
+        fail(where(line_), ": a line longer than the limit of ", mib(max_bytes_),
+             " (--max-document-mib) without a newline; is this JSON lines?");
+      line->append(start, take);
+    }
+    pos_ += take + (nl ? 1 : 0);
+    offset_ += static_cast<int64_t>(take + (nl ? 1 : 0));
+    if (nl) return true;
   }
 }
 
@@ -119,7 +125,6 @@ bool DocumentReader::next(std::string& doc) {
   return false;
 }
 
-// A line is held whole (JSON needs it), so its length is bounded like a document's.
 bool DocumentReader::next_line(std::string& line) {
   line.clear();
   if (done_) return false;
@@ -127,30 +132,10 @@ bool DocumentReader::next_line(std::string& line) {
     done_ = true;
     return false;
   }
-  for (;;) {
-    if (pos_ == end_) {
-      end_ = src_->read(buf_.data(), buf_.size());
-      pos_ = 0;
-      if (end_ == 0) {
-        done_ = true;
-        ++line_;
-        return !line.empty();
-      }
-    }
-    const char* start = buf_.data() + pos_;
-    const auto* nl = static_cast<const char*>(std::memchr(start, '\n', end_ - pos_));
-    const std::size_t take = nl ? static_cast<std::size_t>(nl - start) : end_ - pos_;
-    if (static_cast<int64_t>(line.size() + take) > max_bytes_)
-      fail(where(line_ + 1), ": a line longer than the limit of ", mib(max_bytes_),
-           " (--max-document-mib) without a newline; is this JSON lines?");
-    line.append(start, take);
-    pos_ += take + (nl ? 1 : 0);
-    offset_ += static_cast<int64_t>(take + (nl ? 1 : 0));
-    if (nl) {
-      ++line_;
-      return true;
-    }
-  }
+  ++line_;
+  if (read_through_newline(&line)) return true;
+  done_ = true;
+  return !line.empty();
 }
 
 bool DocumentReader::next_jsonl(std::string& doc) {

@@ -46,7 +46,7 @@ class DocumentReader {
 
  private:
   bool next_line(std::string& line);
-  void skip_line();                       // through the next newline, unbounded
+  bool read_through_newline(std::string* line);
   std::string where(int64_t line) const;  // "file:line", for a piece the line counted from its start
   bool next_jsonl(std::string& doc);
   bool next_whole(std::string& doc);
