@@ -356,8 +356,9 @@ PrepareSummary run_prepare(const PrepareOptions& opt, const std::string& config_
             static_cast<double>(read) / 1e6 / el, " MB/s)"));
   };
   PassResult r = run_prepare_pass(spec, tok, mine, progress);
-  const std::string spread = rank_spread(seconds_since(t0), ranks);
-  ranks.idle_barrier();
+  const double own_seconds = seconds_since(t0);
+  ranks.idle_barrier();  // before any blocking collective: a rank done early must not spin
+  const std::string spread = rank_spread(own_seconds, ranks);
   Totals t = totals(r, ranks);
   try {
     spec.overrides = overrides_for(opt, t, r, ranks);
