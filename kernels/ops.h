@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace headroom::kernels {
@@ -115,6 +116,19 @@ template <class T>
 using AttentionBwd = void(const T* q, const T* k, const T* v, const T* out, const T* lse, const T* dout, T* dq, T* dk,
                           T* dv, const AttentionShape& shape, T scale);
 
+// --- decoding caches -------------------------------------------------------------------------------
+// A decoding cache keeps keys and values in the table's cache precision, BasicOps::kv_bytes per
+// element, laid out as k/v above: T on the CPU, in the fp32 CUDA table and under kSimt; bf16 in
+// the other CUDA tables, whose attention rounds K and V to bf16 anyway (so their results do not
+// change and the cache takes half the memory).
+// dst[0, n) = src[0, n) in the cache precision (bf16: rounded to nearest even).
+template <class T>
+using KvStore = void(void* dst, const T* src, int64_t n);
+// attention_fwd with k and v in the cache precision.
+template <class T>
+using AttentionFwdCached = void(const T* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,
+                                T scale);
+
 // --- MLP ---------------------------------------------------------------------------------------------
 template <class T>
 using SwigluFwd = void(const T* gate, const T* up, T* out, int64_t n);  // silu(gate) * up
@@ -165,6 +179,9 @@ struct BasicOps {
   sig::Rope<T>* rope;
   sig::AttentionFwd<T>* attention_fwd;
   sig::AttentionBwd<T>* attention_bwd;
+  int64_t kv_bytes;  // the cache precision's element size
+  sig::KvStore<T>* kv_store;
+  sig::AttentionFwdCached<T>* attention_fwd_cached;
   sig::SwigluFwd<T>* swiglu_fwd;
   sig::SwigluBwd<T>* swiglu_bwd;
   sig::CrossEntropy<T>* cross_entropy;
@@ -172,6 +189,18 @@ struct BasicOps {
 };
 
 using Ops = BasicOps<float>;
+
+// The cache entries of a table whose cache precision is its compute type and whose memory the host
+// addresses (the CPU backends): a copy, and the table's own attention.
+template <class T>
+void kv_store_host(void* dst, const T* src, int64_t n) {
+  std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(T));
+}
+template <class T, sig::AttentionFwd<T>* Fwd>
+void attention_fwd_on_cache(const T* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,
+                            T scale) {
+  Fwd(q, static_cast<const T*>(k), static_cast<const T*>(v), out, lse, shape, scale);
+}
 
 // The fp32 CPU backend: the reference for every other backend, and fast (OpenBLAS, OpenMP,
 // blocked attention).
@@ -194,6 +223,9 @@ enum class AttentionKernel { kAuto, kFlash, kSimt, kBlocked };
 
 // Throws std::runtime_error when Headroom was built without CUDA or no GPU is usable.
 const Ops& cuda_ops(AttentionKernel attention = AttentionKernel::kAuto);
+// cuda_ops(attention).kv_bytes, without a GPU (the memory plan): 2 in the bf16 tables except
+// under kSimt, 4 in the fp32 one (HEADROOM_CUDA_PRECISION).
+int cuda_kv_bytes(AttentionKernel attention);
 // GPUs this process can use: 0 in a build without CUDA and on a machine without a driver or device.
 int cuda_device_count();
 // The memory of the GPU this process's CUDA calls go to (select it first: the query creates its

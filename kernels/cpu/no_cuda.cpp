@@ -1,6 +1,7 @@
 // cuda_ops() for builds without the CUDA backend: callers that ask for a GPU get a clear reason
 // instead of a link error.
 #include "ops.h"
+#include "cuda/precision.h"
 #include "headroom_error.h"
 
 namespace headroom::kernels {
@@ -10,6 +11,9 @@ const Ops& cuda_ops(AttentionKernel) {
 }
 
 int cuda_device_count() { return 0; }
+
+// What a CUDA build would use: a plan made here is for a GPU elsewhere.
+int cuda_kv_bytes(AttentionKernel attention) { return cuda_precision::kv_bytes(cuda_precision::bf16(), attention); }
 
 DeviceMemory cuda_device_memory() { return {-1, "Headroom was built without CUDA"}; }
 

@@ -32,7 +32,7 @@ inline void row_dots(const float* out, const float* dout, float* D, const AttnSh
 }
 
 // The path for one call: cuDNN when the rules allow it (attention_choice.h). Each decision is
-// logged once per process and reason (stderr), so a run says which kernels its layers use.
+// logged once per process, shape and path (stderr), so a run says which kernels its layers use.
 inline cuda::AttentionChoice choose(const cuda::AttentionCall& c) {
   static const cuda::CudnnSupport support = cudnn_support();
   return cuda::choose_attention(c, support);
@@ -43,7 +43,8 @@ inline void log_once(const cuda::AttentionCall& c, const cuda::AttentionChoice& 
   static std::set<std::string> said;
   const std::string key = cuda::decision_key(c);
   const std::lock_guard<std::mutex> lock(m);
-  if (said.insert(key + choice.reason).second)
+  // Once per shape and path: a reason may name the call's positions, which change every decoding step.
+  if (said.insert(key + "|" + std::to_string(static_cast<int>(choice.path))).second)
     std::fprintf(stderr, "headroom: attention %s: %s\n", key.c_str(), choice.reason.c_str());
 }
 
@@ -98,14 +99,15 @@ inline mma::Dims padded(const AttnShape& s) {
           round_up(s.dv, mma::kTile)};
 }
 
-inline void pack(const float* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_t d, int64_t Lp, int64_t dp) {
-  launch("attention(pack bf16)", mma::pack_heads, grid_1d(B * H * Lp * dp, 256), dim3(256), 0, src, dst, B, L, H, d, Lp,
-         dp);
+template <class Src>
+void pack(const Src* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_t d, int64_t Lp, int64_t dp) {
+  launch("attention(pack bf16)", mma::pack_heads<Src>, grid_1d(B * H * Lp * dp, 256), dim3(256), 0, src, dst, B, L, H,
+         d, Lp, dp);
 }
-inline void pack_t(const float* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_t d, int64_t Lp,
-                   int64_t dp) {
+template <class Src>
+void pack_t(const Src* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_t d, int64_t Lp, int64_t dp) {
   if (B * H > 65535) fail("cuda attention: B·H = ", B * H, " exceeds a grid dimension (65535)");
-  launch("attention(pack bf16, transposed)", mma::pack_heads_t,
+  launch("attention(pack bf16, transposed)", mma::pack_heads_t<Src>,
          dim3(static_cast<unsigned>(Lp / 32), static_cast<unsigned>(dp / 32), static_cast<unsigned>(B * H)),
          dim3(32, 8), 0, src, dst, L, H, d, Lp, dp);
 }
@@ -143,14 +145,15 @@ void attention_fwd_fp32(const float* q, const float* k, const float* v, float* o
   attention::simt_forward(q, k, v, out, lse, s);
 }
 
-void attention_fwd_bf16(const float* q, const float* k, const float* v, float* out, float* lse,
-                        const AttentionShape& shape, float scale) {
-  const AttnShape s{shape, scale};
-  validate_attention(s, "attention_fwd");
+namespace attention {
+
+// The tensor-core forward on K and V in fp32 (activations) or bf16 (a decoding cache).
+template <class Kv>
+void flash_forward(const float* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s) {
   if (s.B * s.Tq == 0) return;
-  if (s.Tk == 0) return attention::empty_forward(out, lse, s);
+  if (s.Tk == 0) return empty_forward(out, lse, s);
   const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hq = s.Hq, Hkv = s.Hkv, dqk = s.dqk, dv = s.dv;
-  const mma::Dims d = attention::padded(s);
+  const mma::Dims d = padded(s);
   Carver sizes;
   sizes.take<uint16_t>(B * Hq * d.Tp * d.dqkp);
   sizes.take<uint16_t>(B * Hkv * d.Tkp * d.dqkp);
@@ -159,15 +162,24 @@ void attention_fwd_bf16(const float* q, const float* k, const float* v, float* o
   uint16_t* qb = parts.take<uint16_t>(B * Hq * d.Tp * d.dqkp);
   uint16_t* kb = parts.take<uint16_t>(B * Hkv * d.Tkp * d.dqkp);
   uint16_t* vt = parts.take<uint16_t>(B * Hkv * d.dvp * d.Tkp);
-  attention::pack(q, qb, B, T, Hq, dqk, d.Tp, d.dqkp);
-  attention::pack(k, kb, B, Tk, Hkv, dqk, d.Tkp, d.dqkp);
-  attention::pack_t(v, vt, B, Tk, Hkv, dv, d.Tkp, d.dvp);
+  pack(q, qb, B, T, Hq, dqk, d.Tp, d.dqkp);
+  pack(k, kb, B, Tk, Hkv, dqk, d.Tkp, d.dqkp);
+  pack_t(v, vt, B, Tk, Hkv, dv, d.Tkp, d.dvp);
   if (d.dvp <= 64)
-    attention::launch_mma_forward<64>(qb, kb, vt, out, lse, s, d);
+    launch_mma_forward<64>(qb, kb, vt, out, lse, s, d);
   else if (d.dvp <= 128)
-    attention::launch_mma_forward<128>(qb, kb, vt, out, lse, s, d);
+    launch_mma_forward<128>(qb, kb, vt, out, lse, s, d);
   else
-    attention::launch_mma_forward<256>(qb, kb, vt, out, lse, s, d);
+    launch_mma_forward<256>(qb, kb, vt, out, lse, s, d);
+}
+
+}  // namespace attention
+
+void attention_fwd_bf16(const float* q, const float* k, const float* v, float* out, float* lse,
+                        const AttentionShape& shape, float scale) {
+  const AttnShape s{shape, scale};
+  validate_attention(s, "attention_fwd");
+  attention::flash_forward(q, k, v, out, lse, s);
 }
 
 void attention_bwd_fp32(const float* q, const float* k, const float* v, const float* out, const float* lse,
@@ -216,16 +228,36 @@ void attention_bwd_bf16(const float* q, const float* k, const float* v, const fl
 }
 
 // train.attention_kernel = auto: cuDNN where it supports the shape and accepts the graph, the
-// blocked attention where the rules choose it, the own tensor-core kernels elsewhere.
-void attention_fwd_auto(const float* q, const float* k, const float* v, float* out, float* lse,
-                        const AttentionShape& shape, float scale) {
-  validate_attention({shape, scale}, "attention_fwd");
+// blocked attention where the rules choose it, the own tensor-core kernels elsewhere. K and V in
+// fp32 (activations) or bf16 (a decoding cache).
+namespace attention {
+// The blocked forward (attention_blocked.cuh) through its entries.
+inline void blocked_forward(const float* q, const float* k, const float* v, float* out, float* lse,
+                            const AttnShape& s) {
+  attention_fwd_blocked(q, k, v, out, lse, s, s.scale);
+}
+inline void blocked_forward(const float* q, const uint16_t* k, const uint16_t* v, float* out, float* lse,
+                            const AttnShape& s) {
+  attention_fwd_cached_blocked(q, k, v, out, lse, s, s.scale);
+}
+
+template <class Kv>
+void auto_forward(const float* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s) {
+  const AttentionShape& shape = s;
   const cuda::AttentionCall c{shape, false};
   const cuda::AttentionPath p =
-      attention::run_path(c, [&](std::string* why) { return cudnn_attention_fwd(c, scale, q, k, v, out, lse, why); });
+      run_path(c, [&](std::string* why) { return cudnn_attention_fwd(c, s.scale, q, k, v, out, lse, why); });
   if (p == cuda::AttentionPath::kCudnn) return;
-  if (p == cuda::AttentionPath::kBlocked) return attention_fwd_blocked(q, k, v, out, lse, shape, scale);
-  attention_fwd_bf16(q, k, v, out, lse, shape, scale);
+  if (p == cuda::AttentionPath::kBlocked) return blocked_forward(q, k, v, out, lse, s);
+  flash_forward(q, k, v, out, lse, s);
+}
+}  // namespace attention
+
+void attention_fwd_auto(const float* q, const float* k, const float* v, float* out, float* lse,
+                        const AttentionShape& shape, float scale) {
+  const AttnShape s{shape, scale};
+  validate_attention(s, "attention_fwd");
+  attention::auto_forward(q, k, v, out, lse, s);
 }
 
 void attention_bwd_auto(const float* q, const float* k, const float* v, const float* out, const float* lse,
@@ -238,6 +270,34 @@ void attention_bwd_auto(const float* q, const float* k, const float* v, const fl
   if (p == cuda::AttentionPath::kBlocked)
     return attention_bwd_blocked(q, k, v, out, lse, dout, dq, dk, dv, shape, scale);
   attention_bwd_bf16(q, k, v, out, lse, dout, dq, dk, dv, shape, scale);
+}
+
+// The decoding-cache entries (ops.h): a bf16 cache in the bf16 tables, fp32 under kSimt and in the
+// fp32 table.
+void kv_store_bf16(void* dst, const float* src, int64_t n) {
+  round_to_bf16(src, static_cast<uint16_t*>(dst), n, "kv_store (bf16 cache)");
+}
+void kv_store_fp32(void* dst, const float* src, int64_t n) { copy(dst, src, sizeof(float) * static_cast<size_t>(n)); }
+
+namespace attention {
+inline const uint16_t* bf16_cache(const void* p) { return static_cast<const uint16_t*>(p); }
+}  // namespace attention
+
+void attention_fwd_cached_auto(const float* q, const void* k, const void* v, float* out, float* lse,
+                               const AttentionShape& shape, float scale) {
+  const AttnShape s{shape, scale};
+  validate_attention(s, "attention_fwd");
+  attention::auto_forward(q, attention::bf16_cache(k), attention::bf16_cache(v), out, lse, s);
+}
+void attention_fwd_cached_bf16(const float* q, const void* k, const void* v, float* out, float* lse,
+                               const AttentionShape& shape, float scale) {
+  const AttnShape s{shape, scale};
+  validate_attention(s, "attention_fwd");
+  attention::flash_forward(q, attention::bf16_cache(k), attention::bf16_cache(v), out, lse, s);
+}
+void attention_fwd_cached_fp32(const float* q, const void* k, const void* v, float* out, float* lse,
+                               const AttentionShape& shape, float scale) {
+  attention_fwd_fp32(q, static_cast<const float*>(k), static_cast<const float*>(v), out, lse, shape, scale);
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

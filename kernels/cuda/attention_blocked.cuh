@@ -55,10 +55,11 @@ inline Workspace carve(const AttentionShape& shape, int64_t block, bool backward
   return take(parts);
 }
 
-inline void pack(const float* src, uint16_t* dst, int64_t B, int64_t L, int64_t Hkv, int64_t G, int64_t d) {
+template <class Src>
+void pack(const Src* src, uint16_t* dst, int64_t B, int64_t L, int64_t Hkv, int64_t G, int64_t d) {
   const int64_t dp = cuda::packed_width(d);
-  launch("attention_blocked(pack bf16)", pack_grouped, grid_1d(B * Hkv * L * G * dp, 256), dim3(256), 0, src, dst, B, L,
-         Hkv, G, d, dp);
+  launch("attention_blocked(pack bf16)", pack_grouped<Src>, grid_1d(B * Hkv * L * G * dp, 256), dim3(256), 0, src, dst,
+         B, L, Hkv, G, d, dp);
 }
 
 inline void unpack(const float* src, float* dst, int64_t B, int64_t L, int64_t Hkv, int64_t G, int64_t d, int64_t t0,
@@ -118,6 +119,33 @@ inline void backward_block(const AttnShape& s, const Workspace& w, const ScoreBl
   unpack(w.rows, dq, s.B, T, s.Hkv, G, s.dqk, x.t0, x.rows, dq_stride);
 }
 
+// The forward on K and V in fp32 (activations) or bf16 (a decoding cache).
+template <class Kv>
+void forward(const float* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s, int64_t block) {
+  if (block <= 0) fail("cuda attention_fwd (blocked): block size ", block, " must be positive");
+  if (s.B * s.Tq == 0) return;
+  const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hkv = s.Hkv, G = s.group();
+  const int64_t dq = cuda::packed_width(s.dqk), dv = cuda::packed_width(s.dv), batch = B * Hkv;
+  const Workspace w = carve(s, block, false);
+  pack(q, w.q, B, T, Hkv, G, s.dqk);
+  pack(k, w.k, B, Tk, Hkv, 1, s.dqk);
+  pack(v, w.v, B, Tk, Hkv, 1, s.dv);
+  const int64_t out_stride = G * imin64(block, T) * dv;
+  for_each_block(s, block, [&](const ScoreBlock& x) {
+    const int64_t M = G * x.rows;
+    if (x.keys > 0)
+      matmul_batched_bf16(at(w.q, x.t0 * G, dq, T * G * dq), at(w.k, x.k0, dq, Tk * dq), {w.scores, x.ld, x.stride},
+                          batch, M, x.keys, dq, false, true, 1.f, 0.f);
+    per_row("attention_fwd(blocked softmax)", softmax_rows, s, x, static_cast<const float*>(w.scores), w.probs, lse);
+    if (x.keys > 0)
+      matmul_batched_bf16({w.probs, x.ld, x.stride}, at(w.v, x.k0, dv, Tk * dv), {w.rows, dv, out_stride}, batch, M, dv,
+                          x.keys, false, false, 1.f, 0.f);
+    else
+      zero_async(w.rows, sizeof(float) * batch * out_stride);
+    unpack(w.rows, out, B, T, Hkv, G, s.dv, x.t0, x.rows, out_stride);
+  });
+}
+
 }  // namespace blocked
 
 // The entries with an explicit block size (entries.h's take attention_block()); the emulated test
@@ -126,29 +154,7 @@ void attention_fwd_blocked_with(const float* q, const float* k, const float* v, 
                                 const AttentionShape& shape, float scale, int64_t block) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_fwd");
-  if (block <= 0) fail("cuda attention_fwd (blocked): block size ", block, " must be positive");
-  if (s.B * s.Tq == 0) return;
-  const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hkv = s.Hkv, G = s.group();
-  const int64_t dq = cuda::packed_width(s.dqk), dv = cuda::packed_width(s.dv), batch = B * Hkv;
-  const blocked::Workspace w = blocked::carve(shape, block, false);
-  blocked::pack(q, w.q, B, T, Hkv, G, s.dqk);
-  blocked::pack(k, w.k, B, Tk, Hkv, 1, s.dqk);
-  blocked::pack(v, w.v, B, Tk, Hkv, 1, s.dv);
-  const int64_t out_stride = G * imin64(block, T) * dv;
-  blocked::for_each_block(s, block, [&](const blocked::ScoreBlock& x) {
-    const int64_t M = G * x.rows;
-    if (x.keys > 0)
-      matmul_batched_bf16(blocked::at(w.q, x.t0 * G, dq, T * G * dq), blocked::at(w.k, x.k0, dq, Tk * dq),
-                          {w.scores, x.ld, x.stride}, batch, M, x.keys, dq, false, true, 1.f, 0.f);
-    blocked::per_row("attention_fwd(blocked softmax)", blocked::softmax_rows, s, x, static_cast<const float*>(w.scores),
-                     w.probs, lse);
-    if (x.keys > 0)
-      matmul_batched_bf16({w.probs, x.ld, x.stride}, blocked::at(w.v, x.k0, dv, Tk * dv), {w.rows, dv, out_stride},
-                          batch, M, dv, x.keys, false, false, 1.f, 0.f);
-    else
-      zero_async(w.rows, sizeof(float) * batch * out_stride);
-    blocked::unpack(w.rows, out, B, T, Hkv, G, s.dv, x.t0, x.rows, out_stride);
-  });
+  blocked::forward(q, k, v, out, lse, s, block);
 }
 
 void attention_bwd_blocked_with(const float* q, const float* k, const float* v, const float* out, const float* lse,
@@ -188,6 +194,14 @@ void attention_bwd_blocked(const float* q, const float* k, const float* v, const
                            const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
                            float scale) {
   attention_bwd_blocked_with(q, k, v, out, lse, dout, dq, dk, dv, shape, scale, cuda::attention_block());
+}
+
+void attention_fwd_cached_blocked(const float* q, const void* k, const void* v, float* out, float* lse,
+                                  const AttentionShape& shape, float scale) {
+  const AttnShape s{shape, scale};
+  validate_attention(s, "attention_fwd");
+  blocked::forward(q, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), out, lse, s,
+                   cuda::attention_block());
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

@@ -27,15 +27,16 @@ struct ScoreBlock {
 };
 
 // dst[b, g, l, j, c] (dims [B, Hkv, L, G, dp]) = src[b, l, g·G + j, c] (ops.h: [B, L, Hkv·G, d]),
-// rounded to bf16, zero for c ≥ d.
-__global__ void pack_grouped(const float* src, uint16_t* dst, int64_t B, int64_t L, int64_t Hkv, int64_t G, int64_t d,
+// as bf16 (src fp32, or bf16: a decoding cache), zero for c ≥ d.
+template <class Src>
+__global__ void pack_grouped(const Src* src, uint16_t* dst, int64_t B, int64_t L, int64_t Hkv, int64_t G, int64_t d,
                              int64_t dp) {
   const int64_t n = B * Hkv * L * G * dp;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t c = i % dp, r = i / dp, j = r % G, bgl = r / G, l = bgl % L, bg = bgl / L;
     const int64_t g = bg % Hkv, b = bg / Hkv;
-    dst[i] = c < d ? to_bf16(src[((b * L + l) * Hkv * G + g * G + j) * d + c]) : uint16_t{0};
+    dst[i] = c < d ? bf16_of(src[((b * L + l) * Hkv * G + g * G + j) * d + c]) : uint16_t{0};
   }
 }
 

@@ -113,33 +113,35 @@ __device__ __forceinline__ void zero(float (&acc)[8][4]) {
   for (int n = 0; n < 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
 }
 
-// ---- fp32 → bf16 operand copies -----------------------------------------------------------------------
+// ---- bf16 operand copies (of fp32 or bf16) ---------------------------------------------------------------------
 // dst[b, h, l, c] (dims [B, H, Lp, dp]) = src[b, l, h, c] (dims [B, L, H, d]), zero outside.
-__global__ void pack_heads(const float* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_t d, int64_t Lp,
+template <class Src>
+__global__ void pack_heads(const Src* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_t d, int64_t Lp,
                            int64_t dp) {
   const int64_t n = B * H * Lp * dp;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t c = i % dp, r = i / dp, l = r % Lp, bh = r / Lp, h = bh % H, b = bh / H;
-    dst[i] = (l < L && c < d) ? to_bf16(src[((b * L + l) * H + h) * d + c]) : uint16_t{0};
+    dst[i] = (l < L && c < d) ? bf16_of(src[((b * L + l) * H + h) * d + c]) : uint16_t{0};
   }
 }
 
 // dst[b, h, c, l] (dims [B, H, dp, Lp]) = src[b, l, h, c]; 32×32 tiles through shared memory.
 // grid (Lp / 32, dp / 32, B * H), block (32, 8).
-__global__ void pack_heads_t(const float* src, uint16_t* dst, int64_t L, int64_t H, int64_t d, int64_t Lp, int64_t dp) {
-  __shared__ float tile[32][33];
+template <class Src>
+__global__ void pack_heads_t(const Src* src, uint16_t* dst, int64_t L, int64_t H, int64_t d, int64_t Lp, int64_t dp) {
+  __shared__ Src tile[32][33];
   const int64_t l0 = static_cast<int64_t>(blockIdx.x) * 32, c0 = static_cast<int64_t>(blockIdx.y) * 32;
   const int64_t bh = blockIdx.z, h = bh % H, b = bh / H;
   const int tx = threadIdx.x, ty = threadIdx.y;
   for (int i = ty; i < 32; i += 8) {
     const int64_t l = l0 + i, c = c0 + tx;
-    tile[i][tx] = (l < L && c < d) ? src[((b * L + l) * H + h) * d + c] : 0.f;
+    tile[i][tx] = (l < L && c < d) ? src[((b * L + l) * H + h) * d + c] : Src{0};
   }
   __syncthreads();
   for (int i = ty; i < 32; i += 8) {
     const int64_t c = c0 + i, l = l0 + tx;
-    dst[(bh * dp + c) * Lp + l] = to_bf16(tile[tx][i]);
+    dst[(bh * dp + c) * Lp + l] = bf16_of(tile[tx][i]);
   }
 }
 

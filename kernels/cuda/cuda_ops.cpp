@@ -37,7 +37,9 @@ const Ops& cuda_ops_fp32() {
 
 const Ops& cuda_ops(AttentionKernel attention) {
   require_gpu();
-  return cuda::table_for(kNames, cuda::bf16_precision(), attention);
+  return cuda::table_for(kNames, cuda_precision::bf16(), attention);
 }
+
+int cuda_kv_bytes(AttentionKernel attention) { return cuda_precision::kv_bytes(cuda_precision::bf16(), attention); }
 
 }  // namespace headroom::kernels

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace headroom::kernels::cuda {
@@ -411,34 +412,59 @@ CudnnSupport cudnn_support() {
   return {p.major * 10 + p.minor, static_cast<int64_t>(cudnnGetVersion())};
 }
 
-bool cudnn_attention_fwd(const AttentionCall& c, float scale, const float* q, const float* k, const float* v,
-                         float* out, float* lse, std::string* why) {
+namespace {
+
+// K or V as cuDNN's bf16 operand: rounded from fp32 into the scratch, or a bf16 cache as it is.
+const uint16_t* bf16_operand(const float* x, Carver& parts, int64_t n, const char* what) {
+  uint16_t* b = parts.take<uint16_t>(n);
+  round_to_bf16(x, b, n, what);
+  return b;
+}
+const uint16_t* bf16_operand(const uint16_t* x, Carver&, int64_t, const char*) { return x; }
+
+template <class Kv>
+bool forward(const AttentionCall& c, float scale, const float* q, const Kv* k, const Kv* v, float* out, float* lse,
+             std::string* why) {
   const Cached* x = usable_plan(c, why);
   if (x == nullptr) return false;
   const Counts n(c);
   const auto ws = static_cast<std::size_t>(x->plan.workspace);
   // bf16 operands, the bf16 output and the statistics (aligned for cuDNN: lse may be an offset
   // into a larger buffer) in one scratch allocation.
+  constexpr bool round_kv = std::is_same_v<Kv, float>;
   Carver sizes;
-  for (int64_t e : {n.q, n.k, n.v, n.o}) sizes.take<uint16_t>(e);
+  sizes.take<uint16_t>(n.q);
+  if (round_kv) sizes.take<uint16_t>(n.k), sizes.take<uint16_t>(n.v);
+  sizes.take<uint16_t>(n.o);
   sizes.take<float>(n.stats), sizes.take<unsigned char>(ws);
   Carver parts(scratch(sizes.used()));
   uint16_t* qb = parts.take<uint16_t>(n.q);
-  uint16_t* kb = parts.take<uint16_t>(n.k);
-  uint16_t* vb = parts.take<uint16_t>(n.v);
+  const uint16_t* kb = bf16_operand(k, parts, n.k, "cudnn attention_fwd (bf16 k)");
+  const uint16_t* vb = bf16_operand(v, parts, n.v, "cudnn attention_fwd (bf16 v)");
   uint16_t* ob = parts.take<uint16_t>(n.o);
   float* stats = parts.take<float>(n.stats);
   void* workspace = parts.take<unsigned char>(ws);
   round_to_bf16(q, qb, n.q, "cudnn attention_fwd (bf16 q)");
-  round_to_bf16(k, kb, n.k, "cudnn attention_fwd (bf16 k)");
-  round_to_bf16(v, vb, n.v, "cudnn attention_fwd (bf16 v)");
   Scalars scalars{scale, static_cast<float>(c.window)};
-  std::vector<std::pair<int64_t, void*>> b{{kQ, qb}, {kKT, kb}, {kV, vb}, {kO, ob}, {kStats, stats}};
+  std::vector<std::pair<int64_t, void*>> b{
+      {kQ, qb}, {kKT, const_cast<uint16_t*>(kb)}, {kV, const_cast<uint16_t*>(vb)}, {kO, ob}, {kStats, stats}};
   scalars.bind(b, false);
   execute(*x, b, workspace);
   widen_from_bf16(ob, out, n.o, "cudnn attention_fwd (fp32 out)");
   HEADROOM_CUDA_CHECK(cudaMemcpyAsync(lse, stats, sizeof(float) * n.stats, cudaMemcpyDeviceToDevice, stream()));
   return true;
+}
+
+}  // namespace
+
+bool cudnn_attention_fwd(const AttentionCall& c, float scale, const float* q, const float* k, const float* v,
+                         float* out, float* lse, std::string* why) {
+  return forward(c, scale, q, k, v, out, lse, why);
+}
+
+bool cudnn_attention_fwd(const AttentionCall& c, float scale, const float* q, const uint16_t* k, const uint16_t* v,
+                         float* out, float* lse, std::string* why) {
+  return forward(c, scale, q, k, v, out, lse, why);
 }
 
 bool cudnn_attention_bwd(const AttentionCall& c, float scale, const float* q, const float* k, const float* v,

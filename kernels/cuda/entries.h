@@ -72,6 +72,15 @@ void attention_bwd_blocked_with(const float* q, const float* k, const float* v, 
 sig::AttentionFwd<float> attention_fwd_auto;
 sig::AttentionBwd<float> attention_bwd_auto;
 
+// Decoding caches (ops.h): the bf16 tables keep bf16 K/V and attend through the same paths as
+// their attention_fwd (the cached entries' K/V are bf16 bits); the fp32 table and kSimt keep fp32.
+sig::KvStore<float> kv_store_bf16;
+sig::KvStore<float> kv_store_fp32;
+sig::AttentionFwdCached<float> attention_fwd_cached_auto;
+sig::AttentionFwdCached<float> attention_fwd_cached_bf16;
+sig::AttentionFwdCached<float> attention_fwd_cached_blocked;
+sig::AttentionFwdCached<float> attention_fwd_cached_fp32;
+
 sig::SwigluFwd<float> swiglu_fwd;
 sig::SwigluBwd<float> swiglu_bwd;
 

@@ -50,6 +50,10 @@ __device__ __forceinline__ uint16_t to_bf16(float x) {
 #endif
 }
 __device__ __forceinline__ float from_bf16(uint32_t bits16) { return __uint_as_float(bits16 << 16); }
+// An attention operand's element as bf16 bits: an fp32 activation rounded, a bf16 decoding cache's
+// element as it is.
+__device__ __forceinline__ uint16_t bf16_of(float x) { return to_bf16(x); }
+__device__ __forceinline__ uint16_t bf16_of(uint16_t x) { return x; }
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   return static_cast<uint32_t>(to_bf16(lo)) | (static_cast<uint32_t>(to_bf16(hi)) << 16);
 }

@@ -3,11 +3,9 @@
 #pragma once
 
 #include "cuda/entries.h"
+#include "cuda/precision.h"
 #include "headroom_error.h"
 #include "ops.h"
-
-#include <cstdlib>
-#include <cstring>
 
 namespace headroom::kernels::HR_CUDA_NS {
 
@@ -23,6 +21,12 @@ inline sig::AttentionBwd<float>* attention_bwd_entry(bool bf16, AttentionKernel 
   if (!bf16 || a == AttentionKernel::kSimt) return HR_CUDA_NS::attention_bwd_fp32;
   if (a == AttentionKernel::kBlocked) return HR_CUDA_NS::attention_bwd_blocked;
   return a == AttentionKernel::kAuto ? HR_CUDA_NS::attention_bwd_auto : HR_CUDA_NS::attention_bwd_bf16;
+}
+
+inline sig::AttentionFwdCached<float>* attention_fwd_cached_entry(bool bf16, AttentionKernel a) {
+  if (!cuda_precision::bf16_cache(bf16, a)) return HR_CUDA_NS::attention_fwd_cached_fp32;
+  if (a == AttentionKernel::kBlocked) return HR_CUDA_NS::attention_fwd_cached_blocked;
+  return a == AttentionKernel::kAuto ? HR_CUDA_NS::attention_fwd_cached_auto : HR_CUDA_NS::attention_fwd_cached_bf16;
 }
 
 inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = AttentionKernel::kFlash) {
@@ -51,19 +55,14 @@ inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = A
   t.rope = HR_CUDA_NS::rope;
   t.attention_fwd = attention_fwd_entry(bf16, attention);
   t.attention_bwd = attention_bwd_entry(bf16, attention);
+  t.kv_bytes = cuda_precision::kv_bytes(bf16, attention);
+  t.kv_store = t.kv_bytes == 2 ? HR_CUDA_NS::kv_store_bf16 : HR_CUDA_NS::kv_store_fp32;
+  t.attention_fwd_cached = attention_fwd_cached_entry(bf16, attention);
   t.swiglu_fwd = HR_CUDA_NS::swiglu_fwd;
   t.swiglu_bwd = HR_CUDA_NS::swiglu_bwd;
   t.cross_entropy = HR_CUDA_NS::cross_entropy;
   t.adamw = HR_CUDA_NS::adamw;
   return t;
-}
-
-// HEADROOM_CUDA_PRECISION: bf16 (the default) or fp32.
-inline bool bf16_precision() {
-  const char* p = std::getenv("HEADROOM_CUDA_PRECISION");
-  if (p == nullptr || *p == '\0' || std::strcmp(p, "bf16") == 0) return true;
-  if (std::strcmp(p, "fp32") == 0) return false;
-  fail("HEADROOM_CUDA_PRECISION = '", p, "': expected bf16 or fp32");
 }
 
 // The tables cuda_ops() hands out, one per precision and attention choice, built on first use

@@ -196,8 +196,11 @@ int answer_plan(const config::Config& cfg, const EvalConfig& ecfg, const StageSt
   const int tp = static_cast<int>(ecfg.tp);
   if (plan.world_size % tp != 0)
     fail("--world-size ", plan.world_size, " is not a multiple of eval.tp = ", tp, " (each model spans tp ranks)");
-  MemoryPlan p =
-      evaluation_plan(cfg.model, cuda, {.max_length = longest, .prefill_chunk = ecfg.prefill_chunk, .tp = tp});
+  MemoryPlan p = evaluation_plan(cfg.model, cuda,
+                                 {.max_length = longest,
+                                  .prefill_chunk = ecfg.prefill_chunk,
+                                  .tp = tp,
+                                  .kv_bytes = cuda ? kernels::cuda_kv_bytes(cfg.train.attention_kernel) : 4});
   count_program(p, resident_bytes());  // this process stands in for a rank of the job
   int rank = 0;
   parallel::mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
@@ -244,10 +247,12 @@ int run_evaluate_stage(int argc, char** argv) {
          " ranks (mpirun -np / srun -n): each model spans eval.tp ranks");
   parallel::Grid grid = parallel::make_grid(static_cast<int>(ecfg.tp), 0);
   // Before the model, the KV cache or the run directory (app/memory_check.h).
+  const bool cuda = cfg.train.device == config::Device::kCuda;
   const app::EvalShape shape{.max_length = *std::max_element(job.lengths.begin(), job.lengths.end()),
                              .prefill_chunk = ecfg.prefill_chunk,
-                             .tp = grid.tp};
-  app::MemoryPlan memory_plan = app::evaluation_plan(cfg.model, cfg.train.device == config::Device::kCuda, shape);
+                             .tp = grid.tp,
+                             .kv_bytes = cuda ? kernels::cuda_kv_bytes(cfg.train.attention_kernel) : 4};
+  app::MemoryPlan memory_plan = app::evaluation_plan(cfg.model, cuda, shape);
   app::count_program(memory_plan, resident_bytes());
   const std::string memory = app::check_memory_plan(memory_plan, *grid.world);
   std::unique_ptr<io::RunDir> run;

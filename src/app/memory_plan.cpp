@@ -139,7 +139,7 @@ int64_t scratch_bytes(const config::ModelConfig& l, int64_t rows, const Attentio
   return most == kOverflow ? kOverflow : add(add(most, most / 4), int64_t{1} << 20);
 }
 
-// Floats of one cached position of one layer: the KV heads' keys and values (GQA stores only those).
+// Elements of one cached position of one layer: the KV heads' keys and values (GQA stores only those).
 int64_t kv_width(const config::ModelConfig& m) {
   return add(mul(m.n_kv_heads, m.head_dim_qk), mul(m.n_kv_heads, m.head_dim_v));
 }
@@ -267,7 +267,8 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
   p.parts.push_back({"parameters", mul(P, kFloat), true,
                      keys(width_keys(m), key("model.vocab_size", m.vocab_size), key("eval.tp", e.tp))});
   p.parts.push_back(
-      {"KV cache", mul(kv_cache_rows(l, cap, chunk), kv_width(l), kFloat), true,
+      {e.kv_bytes == kFloat ? "KV cache" : "KV cache (bf16)",
+       mul(kv_cache_rows(l, cap, chunk), kv_width(l), e.kv_bytes), true,
        keys(len, pre, key("model.n_layers", m.n_layers), key("model.layer_pattern", m.layer_pattern),
             key("model.window", m.window), key("model.n_kv_heads", m.n_kv_heads),
             key("model.head_dim_qk", m.head_dim_qk), key("model.head_dim_v", m.head_dim_v), key("eval.tp", e.tp))});

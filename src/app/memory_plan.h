@@ -52,6 +52,9 @@ struct EvalShape {
   // Who runs it and the keys that set the two figures (analyze runs the same prefill).
   std::string stage = "evaluate", length_key = "eval.lengths", chunk_key = "eval.prefill_chunk";
   int tp = 1;  // eval.tp: the model and its KV cache split over tp ranks
+  // Bytes per cached key or value element: the table's cache precision (kernels::cuda_kv_bytes on a
+  // GPU, 2 for bf16); 4 on the CPU and for analyze's diagnostics, which read the keys in fp32.
+  int kv_bytes = 4;
 };
 
 // evaluate: one sequence at a time through a KV cache, one model replica per group of eval.tp ranks,

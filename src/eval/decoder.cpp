@@ -11,8 +11,9 @@ model::KvCache<float>& Decoder::reset(int64_t capacity) {
   if (cache.capacity < capacity || cache.chunk_len != std::min(chunk, cache.capacity)) {
     cache = model::KvCache<float>{};  // free the old cache first: peak memory is one cache
     // Sliding-window layers keep only their window: scores need nothing else, and a 256K context
-    // would otherwise hold every position in every layer.
-    cache = model::make_kv_cache(model, capacity, chunk, model::KvWindows::kWindowOnly);
+    // would otherwise hold every position in every layer. Keys and values in the table's cache
+    // precision (bf16 on a GPU: half the memory, the same results).
+    cache = model::make_kv_cache(model, capacity, chunk, model::KvWindows::kWindowOnly, model::KvPrecision::kTable);
   }
   cache.len = 0;
   return cache;

@@ -13,23 +13,33 @@ int64_t kv_rows(const config::ModelConfig& c, long layer, int64_t capacity, int6
 }
 
 template <class T>
-KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len, KvWindows windows) {
+KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len, KvWindows windows,
+                         KvPrecision precision) {
   const auto& c = m.local;
   KvCache<T> cache;
   cache.capacity = capacity;
   cache.chunk_len = std::max<int64_t>(1, std::min(chunk_len, capacity));
+  cache.precision = precision;
+  cache.elem_bytes = precision == KvPrecision::kTable ? m.ops->kv_bytes : static_cast<int64_t>(sizeof(T));
   for (long i = 0; i < c.n_layers; ++i) {
     const int64_t rows = kv_rows(c, i, capacity, cache.chunk_len, windows);
     cache.rows.push_back(rows);
     cache.first.push_back(0);
-    cache.k.emplace_back(*m.ops, rows * config::k_width(c));
-    cache.v.emplace_back(*m.ops, rows * config::v_width(c));
+    cache.k.emplace_back(*m.ops, rows * config::k_width(c) * cache.elem_bytes);
+    cache.v.emplace_back(*m.ops, rows * config::v_width(c) * cache.elem_bytes);
   }
   // One block's worth of activations, reused by every layer in turn.
   config::ModelConfig one = c;
   one.n_layers = 1;
   cache.chunk = make_activations(one, *m.ops, 1, cache.chunk_len);
   return cache;
+}
+
+template <class T>
+const T* KvCache<T>::keys(long i) const {
+  if (precision != KvPrecision::kCompute)
+    fail("KV cache: layer ", i, "'s keys are kept in the table's precision, not read back as the compute type");
+  return reinterpret_cast<const T*>(k[static_cast<size_t>(i)].get());
 }
 
 namespace {
@@ -44,11 +54,11 @@ void slide_window(const Model<T>& m, KvCache<T>& cache, long i, int64_t pos, int
   if (held + n <= cache.rows[li]) return;
   const int64_t keep = std::min<int64_t>(m.local.window - 1, held), from = held - keep;
   if (keep > from) fail("KV cache of layer ", i, ": moving ", keep, " rows from row ", from, " would overlap");
-  const int64_t K = config::k_width(m.local), VD = config::v_width(m.local);
-  T *k = cache.k[li].get(), *v = cache.v[li].get();
+  const int64_t K = config::k_width(m.local) * cache.elem_bytes, VD = config::v_width(m.local) * cache.elem_bytes;
+  std::byte *k = cache.k[li].get(), *v = cache.v[li].get();
   if (keep > 0) {
-    m.ops->copy(k, k + from * K, static_cast<size_t>(keep * K) * sizeof(T));
-    m.ops->copy(v, v + from * VD, static_cast<size_t>(keep * VD) * sizeof(T));
+    m.ops->copy(k, k + from * K, static_cast<size_t>(keep * K));
+    m.ops->copy(v, v + from * VD, static_cast<size_t>(keep * VD));
   }
   cache.first[li] = pos - keep;
 }
@@ -61,10 +71,11 @@ std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, in
   const auto& c = m.local;
   const auto& ops = *m.ops;
   const int64_t d = c.d_model, V = c.vocab_size;
-  const int64_t K = config::k_width(c), VD = config::v_width(c);
   if (n <= 0) fail("prefill: no tokens");
   if (observe && cache.rows != std::vector<int64_t>(cache.rows.size(), cache.capacity))
     fail("prefill: layer observers read every position's keys, which a KvWindows::kWindowOnly cache does not keep");
+  if (observe && cache.precision != KvPrecision::kCompute)
+    fail("prefill: layer observers read the keys in the compute type, which a KvPrecision::kTable cache does not keep");
   if (cache.len + n > cache.capacity)
     fail("context of ", cache.len + n, " tokens exceeds the KV cache capacity ", cache.capacity);
   for (int64_t t = 0; t < n; ++t)
@@ -86,10 +97,12 @@ std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, in
       if (post) l.a_in = cur;
       const auto li = static_cast<size_t>(i);
       slide_window(m, cache, i, pos, rows);
-      const int64_t row = pos - cache.first[li];  // where this chunk's keys go
-      l.k = cache.k[li].get() + row * K;
-      l.v = cache.v[li].get() + row * VD;
-      layer_forward(m, i, l, next, 1, rows, pos, cache.first[li], cache.k[li].get(), cache.v[li].get(), a.stat);
+      const CachedKeys kv{.k = cache.k[li].get(),
+                          .v = cache.v[li].get(),
+                          .row = pos - cache.first[li],  // where this chunk's keys go
+                          .key_pos0 = cache.first[li],
+                          .table = cache.precision == KvPrecision::kTable};
+      layer_forward(m, i, l, next, rows, pos, kv, a.stat);
       if (observe) observe(LayerOutput<T>{i, pos, rows, l, next, cache});
       std::swap(cur, next);
     }
@@ -123,7 +136,8 @@ std::vector<int32_t> greedy_generate(Model<T>& m, KvCache<T>& cache, const std::
 }
 
 #define HEADROOM_DECODE_INSTANTIATE(T)                                                                              \
-  template KvCache<T> make_kv_cache<T>(const Model<T>&, int64_t, int64_t, KvWindows);                               \
+  template const T* KvCache<T>::keys(long) const;                                                                   \
+  template KvCache<T> make_kv_cache<T>(const Model<T>&, int64_t, int64_t, KvWindows, KvPrecision);                  \
   template std::vector<T> prefill<T>(Model<T>&, KvCache<T>&, const int32_t*, int64_t, T*, const LayerObserver<T>&); \
   template std::vector<int32_t> greedy_generate<T>(Model<T>&, KvCache<T>&, const std::vector<int32_t>&, int64_t,    \
                                                    int32_t);

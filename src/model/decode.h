@@ -5,6 +5,7 @@
 
 #include "model/activations.h"
 
+#include <cstddef>
 #include <functional>
 #include <vector>
 
@@ -15,12 +16,20 @@ namespace headroom::model {
 // (kWindowOnly: memory constant in the context length).
 enum class KvWindows { kFull, kWindowOnly };
 
+// The precision a cache keeps keys and values in: the table's (kTable: Ops::kv_bytes per element,
+// bf16 in the bf16 CUDA tables, whose attention reads bf16 K and V anyway) or the compute type T
+// (kCompute: what observers read back).
+enum class KvPrecision { kCompute, kTable };
+
 template <class T>
 struct KvCache {
   using Ops = kernels::BasicOps<T>;
-  int64_t capacity = 0;                       // positions
-  int64_t len = 0;                            // positions filled; 0 empties the cache for reuse
-  std::vector<kernels::Buffer<T, Ops>> k, v;  // per layer [rows[i], Hkv·dqk] / [rows[i], Hkv·dv]
+  int64_t capacity = 0;  // positions
+  int64_t len = 0;       // positions filled; 0 empties the cache for reuse
+  KvPrecision precision = KvPrecision::kCompute;
+  int64_t elem_bytes = sizeof(T);
+  // Per layer [rows[i], Hkv·dqk] / [rows[i], Hkv·dv] elements of elem_bytes each.
+  std::vector<kernels::Buffer<std::byte, Ops>> k, v;
   // Per layer: rows allocated (capacity, or a windowed layer's kv_rows) and the position held in
   // row 0. A windowed layer's keys stay contiguous in position order, rows [0, len − first[i]):
   // when the next chunk would not fit, the last window − 1 positions move to the front, so the
@@ -28,6 +37,9 @@ struct KvCache {
   std::vector<int64_t> rows, first;
   Activations<T> chunk;  // one block's activations for `chunk_len` rows
   int64_t chunk_len = 0;
+
+  // Layer i's keys as T: a kCompute cache's (throws for a kTable one).
+  const T* keys(long i) const;
 };
 
 // Rows a cache of `capacity` positions and `chunk_len`-row chunks allocates for `layer`: the
@@ -38,12 +50,12 @@ int64_t kv_rows(const config::ModelConfig& c, long layer, int64_t capacity, int6
 
 template <class T>
 KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len = 256,
-                         KvWindows windows = KvWindows::kFull);
+                         KvWindows windows = KvWindows::kFull, KvPrecision precision = KvPrecision::kCompute);
 
 // What a layer of a prefill chunk produced, for observers (attention diagnostics): the chunk's
 // rows [pos, pos + rows), the layer's activations (queries in acts.q, [rows, Hq·dqk]), its output
 // rows [rows, d_model] and the layer's cache, whose keys cover positions [0, pos + rows) (observers
-// need a KvWindows::kFull cache).
+// need a KvWindows::kFull, KvPrecision::kCompute cache).
 template <class T>
 struct LayerOutput {
   long layer;

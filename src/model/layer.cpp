@@ -4,6 +4,7 @@
 #include "util/error.h"
 
 #include <cmath>
+#include <cstddef>
 #include <type_traits>
 #include <vector>
 
@@ -181,14 +182,13 @@ const T* row_output_grad(const Model<T>& m, const Dims& s, const RowSplit& rs, c
 // --- the attention of one block over its tokens' segments -------------------------------------------
 
 // A call's queries: B windows of T_len tokens in `layout`'s segments; keys either the call's own
-// (context: buffers to gather them over the cp ranks) or a decoding cache (k_all, v_all).
+// (context: buffers to gather them over the cp ranks) or a decoding cache.
 template <class T>
 struct Attend {
   int64_t B;
   TokenLayout layout;
-  const T *k_all, *v_all;  // decoding: the cache; null: the call's own keys
-  Activations<T>* a;       // training: the micro-batch (context buffers, row maps)
-  int64_t key_pos0 = 0;    // decoding: the position of k_all's first row
+  const CachedKeys* cache;  // decoding: the layer's cache; null: the call's own keys
+  Activations<T>* a;        // training: the micro-batch (context buffers, row maps)
 };
 
 template <class T>
@@ -377,6 +377,26 @@ void gather_keys(const Model<T>& m, const Dims& s, const Activations<T>& a, int6
   }
 }
 
+// Decoding: the call's keys and values (l.k, l.v) into the cache from row kv.row, then its
+// queries over the cache.
+template <class T>
+void attend_cache(const Model<T>& m, const Dims& s, const CachedKeys& kv, LayerActs<T>& l,
+                  const kernels::AttentionShape& shape, T scale) {
+  const auto& ops = *m.ops;
+  const int64_t rows = shape.B * shape.Tq, bytes = kv.table ? ops.kv_bytes : static_cast<int64_t>(sizeof(T));
+  std::byte* k = static_cast<std::byte*>(kv.k) + kv.row * s.K * bytes;
+  std::byte* v = static_cast<std::byte*>(kv.v) + kv.row * s.VD * bytes;
+  if (kv.table) {
+    ops.kv_store(k, l.k, rows * s.K);
+    ops.kv_store(v, l.v, rows * s.VD);
+    ops.attention_fwd_cached(l.q, kv.k, kv.v, l.att, l.lse, shape, scale);
+    return;
+  }
+  ops.copy(k, l.k, static_cast<size_t>(rows * s.K) * sizeof(T));
+  ops.copy(v, l.v, static_cast<size_t>(rows * s.VD) * sizeof(T));
+  ops.attention_fwd(l.q, static_cast<const T*>(kv.k), static_cast<const T*>(kv.v), l.att, l.lse, shape, scale);
+}
+
 template <class T>
 void attention_forward(const Model<T>& m, const Dims& s, const Attend<T>& at, LayerActs<T>& l) {
   const auto& ops = *m.ops;
@@ -386,8 +406,10 @@ void attention_forward(const Model<T>& m, const Dims& s, const Attend<T>& at, La
     const int64_t pos0 = lay.segment_pos0(0), T_len = lay.T_len();
     // Positions relative to the first key: RoPE is in the keys already, and the causal and window
     // masks depend only on differences.
-    ops.attention_fwd(l.q, at.k_all ? at.k_all : l.k, at.v_all ? at.v_all : l.v, l.att, l.lse,
-                      call_shape(s, at.B, T_len, pos0 - at.key_pos0, documents(at, 0)), scale);
+    const int64_t key_pos0 = at.cache ? at.cache->key_pos0 : 0;
+    const kernels::AttentionShape shape = call_shape(s, at.B, T_len, pos0 - key_pos0, documents(at, 0));
+    if (at.cache) return attend_cache(m, s, *at.cache, l, shape, scale);
+    ops.attention_fwd(l.q, l.k, l.v, l.att, l.lse, shape, scale);
     return;
   }
   const int64_t H = lay.halo(s.window), C = lay.segment_len();
@@ -598,7 +620,7 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
 
 template <class T>
 Attend<T> training_attend(Activations<T>& a) {
-  return {a.B, a.layout, nullptr, nullptr, &a, 0};
+  return {a.B, a.layout, nullptr, &a};
 }
 
 }  // namespace
@@ -618,12 +640,12 @@ void rms_backward(const kernels::BasicOps<T>& ops, const T* x, const T* w, const
 }
 
 template <class T>
-void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, int64_t TT, int64_t pos0,
-                   int64_t key_pos0, const T* k_all, const T* v_all, T* stat) {
-  const Dims s = dims(m, i, B * TT, B * TT);
+void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t TT, int64_t pos0, const CachedKeys& kv,
+                   T* stat) {
+  const Dims s = dims(m, i, TT, TT);
   TokenLayout lay{TT};
   lay.pos0 = pos0;
-  const Attend<T> at{B, lay, k_all, v_all, nullptr, key_pos0};
+  const Attend<T> at{1, lay, &kv, nullptr};
   T* no_partial = nullptr;  // rows are whole: row-parallel sums are all-reduced in place
   attention_block(m, s, RowSplit{}, at, i, l, no_partial, stat);
   mlp_block(m, s, RowSplit{}, i, l, x_out, no_partial, stat);
@@ -653,8 +675,7 @@ void layer_backward(Model<T>& m, long i, LayerActs<T>& l, Activations<T>& a) {
   template void rms_forward<T>(const kernels::BasicOps<T>&, const T*, const T*, T*, T*, T*, int64_t, int64_t, double); \
   template void rms_backward<T>(const kernels::BasicOps<T>&, const T*, const T*, const T*, const T*, T*, T*, T*,       \
                                 int64_t, int64_t);                                                                     \
-  template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, int64_t, int64_t, int64_t, int64_t, const T*,     \
-                                 const T*, T*);                                                                        \
+  template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, int64_t, int64_t, const CachedKeys&, T*);         \
   template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, Activations<T>&);                                 \
   template void layer_backward<T>(Model<T>&, long, LayerActs<T>&, Activations<T>&);
 HEADROOM_LAYER_INSTANTIATE(float)

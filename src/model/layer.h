@@ -15,13 +15,22 @@ template <class T>
 void rms_backward(const kernels::BasicOps<T>& ops, const T* x, const T* w, const T* rstd, const T* dy, T* dx, T* dw,
                   T* dot, int64_t rows, int64_t n);
 
-// Decoding: block i for B·T rows whose residual input is l.x_in, output to x_out. Queries sit at
-// positions pos0 .. pos0+T−1. The block writes its keys and values to l.k / l.v and attends over
-// k_all / v_all, which hold positions key_pos0 .. pos0+T−1 ending with those (l.k points into the
-// cache, B = 1; key_pos0 > 0 when a sliding-window cache has dropped the positions before it).
+// Decoding: one layer's cache. Rows hold positions key_pos0, key_pos0 + 1, ... (key_pos0 > 0 when
+// a sliding-window cache has dropped the positions before it); a call's own keys and values go to
+// rows `row` on. In the table's cache precision (ops.h's kv_store, attention_fwd_cached) when
+// `table`, else the compute type.
+struct CachedKeys {
+  void *k, *v;
+  int64_t row, key_pos0;
+  bool table;
+};
+
+// Decoding: block i for TT rows of one sequence whose residual input is l.x_in, output to x_out.
+// Queries sit at positions pos0 .. pos0+TT−1. The block stores its keys and values in the cache
+// (through l.k / l.v) and attends over the cache's positions up to pos0+TT−1.
 template <class T>
-void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t B, int64_t TT, int64_t pos0,
-                   int64_t key_pos0, const T* k_all, const T* v_all, T* stat);
+void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t TT, int64_t pos0, const CachedKeys& kv,
+                   T* stat);
 
 // Training: block i of a micro-batch under the activations' layout (context-parallel chunks,
 // sequence-parallel rows), output to x_out ([res_rows, d]).

@@ -124,8 +124,8 @@ TEST(Decode, WindowedCacheDecodesAsTheFullCache) {
       const int64_t rows = is_sliding(cfg, i) ? 2 * (cfg.window - 1) + chunk : T + max_new;
       EXPECT_EQ(ring.rows[li], rows) << c << " layer " << i;
       // GQA: only the KV heads are stored.
-      EXPECT_EQ(ring.k[li].size(), rows * cfg.n_kv_heads * cfg.head_dim_qk) << c;
-      EXPECT_EQ(ring.v[li].size(), rows * cfg.n_kv_heads * cfg.head_dim_v) << c;
+      EXPECT_EQ(ring.k[li].size(), rows * cfg.n_kv_heads * cfg.head_dim_qk * 4) << c;
+      EXPECT_EQ(ring.v[li].size(), rows * cfg.n_kv_heads * cfg.head_dim_v * 4) << c;
     }
     std::vector<float> a(static_cast<size_t>(T * V)), b(a.size());
     prefill(m, full, batch.ids.data(), T, a.data());

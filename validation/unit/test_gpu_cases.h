@@ -599,4 +599,47 @@ inline void check_attention(const Ops& d, bool bf16, bool large, const std::stri
 
 TEST_P(GpuOps, AttentionForwardBackward) { check_attention(dev(), bf16(), large(), GetParam().name); }
 
+// A decoding cache in the table's precision (bf16 in the bf16 tables): kv_store rounds as the
+// attention's own operand packing does, so attention_fwd_cached on the stored K and V gives
+// attention_fwd's output on the fp32 ones bit for bit, on whatever path the table picks (cuDNN on a
+// GPU under auto).
+TEST_P(GpuOps, AttentionOnACacheInTheTablesPrecision) {
+  const Ops& d = dev();
+  ASSERT_EQ(d.kv_bytes, bf16() ? 2 : 4);
+  for (const AttnCase& c : attention_cases(large())) {
+    SCOPED_TRACE(describe(c));
+    const float scale = 1.f / std::sqrt(static_cast<float>(c.dqk));
+    const auto q = random_floats(c.B * c.T * c.Hq * c.dqk, 41, -2.f, 2.f);
+    const auto k = random_floats(c.B * c.Tk * c.Hkv * c.dqk, 42, -2.f, 2.f);
+    const auto v = random_floats(c.B * c.Tk * c.Hkv * c.dv, 43);
+    const std::vector<int32_t> docs = c.doc_start();
+    const Dev<int32_t> Docs(d, docs);
+    const AttentionShape shape = c.shape(Docs.get());
+    Dev<float> Q(d, q), K(d, k), Vv(d, v), O(d, c.B * c.T * c.Hq * c.dv), L(d, c.B * c.Hq * c.T);
+    Dev<float> O2(d, O.download().size()), L2(d, L.download().size());
+    const auto bytes = static_cast<std::size_t>(d.kv_bytes);
+    Dev<unsigned char> Kc(d, k.size() * bytes), Vc(d, v.size() * bytes);
+    d.kv_store(Kc.get(), K.get(), static_cast<int64_t>(k.size()));
+    d.kv_store(Vc.get(), Vv.get(), static_cast<int64_t>(v.size()));
+    const std::vector<unsigned char> stored = Kc.download();
+    bool rounded = true;
+    for (std::size_t i = 0; i < k.size(); ++i) {
+      float want = bf16() ? round_bf16(k[i]) : k[i], got;
+      if (bf16()) {
+        uint32_t bits = 0;
+        std::memcpy(reinterpret_cast<unsigned char*>(&bits) + 2, &stored[2 * i], 2);
+        std::memcpy(&got, &bits, 4);
+      } else {
+        std::memcpy(&got, &stored[4 * i], 4);
+      }
+      rounded = rounded && got == want;
+    }
+    EXPECT_TRUE(rounded) << "kv_store did not store K in the table's precision";
+    d.attention_fwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), shape, scale);
+    d.attention_fwd_cached(Q.get(), Kc.get(), Vc.get(), O2.get(), L2.get(), shape, scale);
+    EXPECT_EQ(O2.download(), O.download());
+    EXPECT_EQ(L2.download(), L.download());
+  }
+}
+
 }  // namespace headroom::kernels::gputest

@@ -37,13 +37,16 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
                                  reinterpret_cast<const void*>(o.rope),
                                  reinterpret_cast<const void*>(o.attention_fwd),
                                  reinterpret_cast<const void*>(o.attention_bwd),
+                                 reinterpret_cast<const void*>(o.kv_store),
+                                 reinterpret_cast<const void*>(o.attention_fwd_cached),
                                  reinterpret_cast<const void*>(o.swiglu_fwd),
                                  reinterpret_cast<const void*>(o.swiglu_bwd),
                                  reinterpret_cast<const void*>(o.cross_entropy),
                                  reinterpret_cast<const void*>(o.adamw)};
   for (std::size_t i = 0; i < std::size(entries); ++i) EXPECT_NE(entries[i], nullptr) << i;
+  EXPECT_EQ(o.kv_bytes, sizeof(float));  // the CPU's cache is fp32, what observers read
   // Guards the list above against a new Ops member nobody added here.
-  EXPECT_EQ(sizeof(Ops), sizeof(const char*) + std::size(entries) * sizeof(void (*)()));
+  EXPECT_EQ(sizeof(Ops), sizeof(const char*) + sizeof(int64_t) + std::size(entries) * sizeof(void (*)()));
 }
 
 #ifdef HEADROOM_TEST_EXPECT_NO_CUDA

@@ -170,9 +170,23 @@ TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
       const auto cache = model::make_kv_cache(m, length + 1, 32, model::KvWindows::kWindowOnly);
       int64_t kv = 0;
       for (size_t i = 0; i < cache.k.size(); ++i) kv += cache.k[i].size() + cache.v[i].size();
-      EXPECT_EQ(part(app::evaluation_plan(cfg.model, false, {length, 32}), "KV cache"), 4 * kv)
+      EXPECT_EQ(part(app::evaluation_plan(cfg.model, false, {length, 32}), "KV cache"), kv)
           << pattern << " at " << length;
     }
+  // A table whose cache is bf16 (the GPU's): evaluate's cache in the table's precision.
+  kernels::Ops bf16_cache = kernels::cpu_ops();
+  bf16_cache.kv_bytes = 2;
+  for (const char* pattern : {"F", "SF"}) {
+    const config::Config cfg = tiny_config({{"model.layer_pattern", pattern}});
+    const auto m = model::make_model(cfg.model, bf16_cache, {}, {.random_weights = false, .gradients = false});
+    const auto cache = model::make_kv_cache(m, 101, 32, model::KvWindows::kWindowOnly, model::KvPrecision::kTable);
+    int64_t kv = 0;
+    for (size_t i = 0; i < cache.k.size(); ++i) kv += cache.k[i].size() + cache.v[i].size();
+    const app::MemoryPlan p =
+        app::evaluation_plan(cfg.model, true, {.max_length = 100, .prefill_chunk = 32, .kv_bytes = 2});
+    EXPECT_EQ(part(p, "KV cache (bf16)"), kv) << pattern;
+    EXPECT_EQ(part(app::evaluation_plan(cfg.model, true, {100, 32}), "KV cache"), 2 * kv) << pattern;
+  }
   const config::Config cfg = tiny_config();
   // As evaluate and analyze make it: parameters only.
   const auto m = model::make_model(cfg.model, kernels::cpu_ops(), {}, {.random_weights = false, .gradients = false});
@@ -203,7 +217,7 @@ TEST(MemoryPlan, EvaluateTensorParallelSplitsTheModelAndItsCache) {
       const auto cache = model::make_kv_cache(m, length + 1, chunk, model::KvWindows::kWindowOnly);
       int64_t kv = 0;
       for (size_t i = 0; i < cache.k.size(); ++i) kv += cache.k[i].size() + cache.v[i].size();
-      EXPECT_EQ(part(p, "KV cache"), 4 * kv) << "n_kv_heads " << kv_heads << " rank " << rank;
+      EXPECT_EQ(part(p, "KV cache"), kv) << "n_kv_heads " << kv_heads << " rank " << rank;
       EXPECT_EQ(part(p, "parameters"), 4 * m.n_params);
       const auto& c = cache.chunk;
       EXPECT_EQ(

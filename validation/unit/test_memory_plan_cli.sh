@@ -67,17 +67,20 @@ expect "sft plans without --init" 0 "$gpu_fits" "$BIN/sft" --memory-plan "${head
 # at 32K; the 0.6B model at 256K on a 16 GiB GPU is refused with the cache's keys.
 one_gpu=(--world-size 1 --device-memory 79.1 --host-memory 1000 --train.device cuda)
 for m in d128_0.6b d512_0.6b; do
-  expect "evaluate $m 256K fits one GPU" 0 "evaluate --memory-plan: 1 rank\(s\), each a whole model and one sequence of 262144 tokens, train.device = cuda|GPU +KV cache +\[eval\.lengths=262144, eval\.prefill_chunk=512, .*model\.window=512|$gpu_fits" \
+  expect "evaluate $m 256K fits one GPU" 0 "evaluate --memory-plan: 1 rank\(s\), each a whole model and one sequence of 262144 tokens, train.device = cuda|GPU +KV cache \(bf16\) +\[eval\.lengths=262144, eval\.prefill_chunk=512, .*model\.window=512|$gpu_fits" \
     "$BIN/evaluate" --memory-plan --config "$M/$m.ini" --model.vocab_size 32768 --eval.lengths 262144 "${one_gpu[@]}"
 done
 expect "evaluate olmo3 7B 32K fits one GPU" 0 "one sequence of 32768 tokens|model\.window=4096|$gpu_fits" \
   "$BIN/evaluate" --memory-plan --config "$M/olmo3_7b.ini" --model.vocab_size 128256 --train.seq_len 32768 --eval.lengths 32K "${one_gpu[@]}"
-# The first study's 3B models at 256K: one GPU is too small for the cache, eval.tp 2 (the heads_gpu
-# recipe's README) splits model and cache over two.
-expect "evaluate d512 3B 256K does not fit one GPU" 2 "does not fit in GPU memory|KV cache|eval\.tp=1" \
+# The first study's 3B models at 256K: one GPU holds the bf16 cache; the fp32 table's cache
+# (HEADROOM_CUDA_PRECISION=fp32) is too large for it, and eval.tp 2 splits model and cache over two.
+expect "evaluate d512 3B 256K fits one GPU" 0 "KV cache \(bf16\) +\[|eval\.tp=1|$gpu_fits" \
   "$BIN/evaluate" --memory-plan --config "$M/d512_3b.ini" --model.vocab_size 32768 --eval.lengths 262144 "${one_gpu[@]}"
-expect "evaluate d512 3B 256K fits two GPUs with eval.tp 2" 0 "1/2 of a model \(eval\.tp = 2\)|eval\.tp=2|$gpu_fits" \
-  "$BIN/evaluate" --memory-plan --config "$M/d512_3b.ini" --model.vocab_size 32768 --eval.lengths 262144 \
+expect "evaluate d512 3B 256K in fp32 does not fit one GPU" 2 "does not fit in GPU memory|KV cache +\[|eval\.tp=1" \
+  env HEADROOM_CUDA_PRECISION=fp32 "$BIN/evaluate" --memory-plan --config "$M/d512_3b.ini" --model.vocab_size 32768 \
+  --eval.lengths 262144 "${one_gpu[@]}"
+expect "evaluate d512 3B 256K in fp32 fits two GPUs with eval.tp 2" 0 "1/2 of a model \(eval\.tp = 2\)|eval\.tp=2|$gpu_fits" \
+  env HEADROOM_CUDA_PRECISION=fp32 "$BIN/evaluate" --memory-plan --config "$M/d512_3b.ini" --model.vocab_size 32768 --eval.lengths 262144 \
   --eval.tp 2 --world-size 2 --device-memory 79.1 --host-memory 1000 --train.device cuda
 expect "evaluate d128 0.6B 256K on 16 GiB" 2 "does not fit: the memory plan of evaluate does not fit in GPU memory|KV cache|eval\.lengths=262144" \
   "$BIN/evaluate" --memory-plan --config "$M/d128_0.6b.ini" --model.vocab_size 32768 --eval.lengths 262144 \

@@ -21,7 +21,9 @@ DeviceMemory cuda_device_memory() {
 const Ops& cuda_ops(AttentionKernel attention) {
   return cuda_emu::table_for(
       {"emulated-cuda", "emulated-cuda-flash", "emulated-cuda-simt", "emulated-cuda-fp32", "emulated-cuda-blocked"},
-      cuda_emu::bf16_precision(), attention);
+      cuda_precision::bf16(), attention);
 }
+
+int cuda_kv_bytes(AttentionKernel attention) { return cuda_precision::kv_bytes(cuda_precision::bf16(), attention); }
 
 }  // namespace headroom::kernels
