@@ -49,6 +49,10 @@ using Fill = void(T* x, T value, int64_t n);
 using Synchronize = void();
 
 // --- dense algebra --------------------------------------------------------------------------------
+// The GEMMs read weights in the table's weight precision (BasicOps::weight_bytes per element: bf16
+// in the bf16 CUDA tables, whose GEMMs round their operands to bf16 anyway; T elsewhere), from a
+// copy the model refreshes with weight_store when the weights change instead of rounding them in
+// every product.
 // C[M,N] = op(A) · op(B) (+ C when accumulate). op(A) is [M,K]: A is [M,K], or [K,M] when trans_a.
 // op(B) is [K,N]: B is [K,N], or [N,K] when trans_b.
 template <class T>
@@ -61,6 +65,11 @@ using Matmul = void(const T* A, const T* B, T* C, int64_t M, int64_t N, int64_t 
 template <class T>
 using MatmulStrided = void(const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc, int64_t M, int64_t N,
                            int64_t K, bool trans_a, bool trans_b, T alpha, T beta);
+// matmul with B in the weight precision (weight_store's output): the same product as matmul on the
+// weights B was stored from, bit for bit.
+template <class T>
+using MatmulStored = void(const T* A, const void* B, T* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
+                          bool accumulate);
 template <class T>
 using Axpy = void(T* y, const T* x, T a, int64_t n);  // y += a * x
 // out = a + b (out may alias a or b)
@@ -121,9 +130,10 @@ using AttentionBwd = void(const T* q, const T* k, const T* v, const T* out, cons
 // element, laid out as k/v above: T on the CPU, in the fp32 CUDA table and under kSimt; bf16 in
 // the other CUDA tables, whose attention rounds K and V to bf16 anyway (so their results do not
 // change and the cache takes half the memory).
-// dst[0, n) = src[0, n) in the cache precision (bf16: rounded to nearest even).
+// dst[0, n) = src[0, n) in a storage precision (bf16: rounded to nearest even): kv_store for the
+// cache's, weight_store for the weights'.
 template <class T>
-using KvStore = void(void* dst, const T* src, int64_t n);
+using StoreAs = void(void* dst, const T* src, int64_t n);
 // attention_fwd with k and v in the cache precision.
 template <class T>
 using AttentionFwdCached = void(const T* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,
@@ -164,6 +174,9 @@ struct BasicOps {
   sig::Fill<T>* fill;
   sig::Synchronize* synchronize;
   sig::Matmul<T>* matmul;
+  int64_t weight_bytes;  // the weight precision's element size
+  sig::StoreAs<T>* weight_store;
+  sig::MatmulStored<T>* matmul_stored;
   sig::MatmulStrided<T>* matmul_strided;
   sig::Axpy<T>* axpy;
   sig::Add<T>* add;
@@ -180,7 +193,7 @@ struct BasicOps {
   sig::AttentionFwd<T>* attention_fwd;
   sig::AttentionBwd<T>* attention_bwd;
   int64_t kv_bytes;  // the cache precision's element size
-  sig::KvStore<T>* kv_store;
+  sig::StoreAs<T>* kv_store;
   sig::AttentionFwdCached<T>* attention_fwd_cached;
   sig::SwigluFwd<T>* swiglu_fwd;
   sig::SwigluBwd<T>* swiglu_bwd;
@@ -190,11 +203,16 @@ struct BasicOps {
 
 using Ops = BasicOps<float>;
 
-// The cache entries of a table whose cache precision is its compute type and whose memory the host
-// addresses (the CPU backends): a copy, and the table's own attention.
+// The storage entries of a table whose storage precisions are its compute type and whose memory
+// the host addresses (the CPU backends): a copy, and the table's own product and attention.
 template <class T>
-void kv_store_host(void* dst, const T* src, int64_t n) {
+void store_host(void* dst, const T* src, int64_t n) {
   std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(T));
+}
+template <class T, sig::Matmul<T>* Mm>
+void matmul_on_stored(const T* A, const void* B, T* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
+                      bool accumulate) {
+  Mm(A, static_cast<const T*>(B), C, M, N, K, trans_a, trans_b, accumulate);
 }
 template <class T, sig::AttentionFwd<T>* Fwd>
 void attention_fwd_on_cache(const T* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,
@@ -226,6 +244,8 @@ const Ops& cuda_ops(AttentionKernel attention = AttentionKernel::kAuto);
 // cuda_ops(attention).kv_bytes, without a GPU (the memory plan): 2 in the bf16 tables except
 // under kSimt, 4 in the fp32 one (HEADROOM_CUDA_PRECISION).
 int cuda_kv_bytes(AttentionKernel attention);
+// cuda_ops().weight_bytes, without a GPU: 2 in the bf16 tables, 4 in the fp32 one.
+int cuda_weight_bytes();
 // GPUs this process can use: 0 in a build without CUDA and on a machine without a driver or device.
 int cuda_device_count();
 // The memory of the GPU this process's CUDA calls go to (select it first: the query creates its

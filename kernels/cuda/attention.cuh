@@ -274,11 +274,6 @@ void attention_bwd_auto(const float* q, const float* k, const float* v, const fl
 
 // The decoding-cache entries (ops.h): a bf16 cache in the bf16 tables, fp32 under kSimt and in the
 // fp32 table.
-void kv_store_bf16(void* dst, const float* src, int64_t n) {
-  round_to_bf16(src, static_cast<uint16_t*>(dst), n, "kv_store (bf16 cache)");
-}
-void kv_store_fp32(void* dst, const float* src, int64_t n) { copy(dst, src, sizeof(float) * static_cast<size_t>(n)); }
-
 namespace attention {
 inline const uint16_t* bf16_cache(const void* p) { return static_cast<const uint16_t*>(p); }
 }  // namespace attention

@@ -42,4 +42,6 @@ const Ops& cuda_ops(AttentionKernel attention) {
 
 int cuda_kv_bytes(AttentionKernel attention) { return cuda_precision::kv_bytes(cuda_precision::bf16(), attention); }
 
+int cuda_weight_bytes() { return cuda_precision::weight_bytes(cuda_precision::bf16()); }
+
 }  // namespace headroom::kernels

@@ -20,6 +20,12 @@ sig::Fill<float> fill;
 sig::Matmul<float> matmul_bf16;
 // fp32 operands and accumulation, TF32 off.
 sig::Matmul<float> matmul_fp32;
+// matmul_bf16 with B already bf16 (weight_store's), matmul_fp32 with B fp32: ops.h's matmul_stored.
+sig::MatmulStored<float> matmul_bf16_stored;
+sig::MatmulStored<float> matmul_fp32_stored;
+// ops.h's kv_store and weight_store: rounded to bf16, or copied in fp32.
+sig::StoreAs<float> store_bf16;
+sig::StoreAs<float> store_fp32;
 // fp32 like matmul_fp32, in both tables.
 sig::MatmulStrided<float> matmul_strided;
 
@@ -74,8 +80,6 @@ sig::AttentionBwd<float> attention_bwd_auto;
 
 // Decoding caches (ops.h): the bf16 tables keep bf16 K/V and attend through the same paths as
 // their attention_fwd (the cached entries' K/V are bf16 bits); the fp32 table and kSimt keep fp32.
-sig::KvStore<float> kv_store_bf16;
-sig::KvStore<float> kv_store_fp32;
 sig::AttentionFwdCached<float> attention_fwd_cached_auto;
 sig::AttentionFwdCached<float> attention_fwd_cached_bf16;
 sig::AttentionFwdCached<float> attention_fwd_cached_blocked;

@@ -3,7 +3,7 @@
 // row-major matrix is the column-major view of its transpose (no data moves).
 //
 // matmul_bf16: A and B are rounded to bf16 copies in the scratch workspace, multiplied with fp32
-// accumulation into the fp32 C. matmul_fp32: fp32 operands, CUBLAS_COMPUTE_32F (TF32 off).
+// accumulation into the fp32 C; matmul_bf16_stored rounds A only (B is a bf16 weight copy). matmul_fp32: fp32 operands, CUBLAS_COMPUTE_32F (TF32 off).
 // Plans (descriptors + the heuristic's algorithm) are cached per shape, transposes, precision and
 // pointer alignment: cuBLASLt's heuristic assumes 256-byte-aligned buffers unless told otherwise,
 // and callers pass offsets into larger buffers.
@@ -263,6 +263,20 @@ void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N,
   round_to_bf16(A, a16, M * K, "matmul(bf16 A)");
   round_to_bf16(B, b16, K * N, "matmul(bf16 B)");
   run(a16, b16, C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, true, packed(M, N, K, trans_a, trans_b));
+}
+
+void matmul_bf16_stored(const float* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                        bool trans_b, bool accumulate) {
+  if (trivial(C, M, N, K, accumulate)) return;
+  auto* a16 = static_cast<uint16_t*>(scratch(sizeof(uint16_t) * M * K));
+  round_to_bf16(A, a16, M * K, "matmul(bf16 A)");
+  run(a16, static_cast<const uint16_t*>(B), C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, true,
+      packed(M, N, K, trans_a, trans_b));
+}
+
+void matmul_fp32_stored(const float* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                        bool trans_b, bool accumulate) {
+  matmul_fp32(A, static_cast<const float*>(B), C, M, N, K, trans_a, trans_b, accumulate);
 }
 
 void matmul_batched_bf16(Batched<const uint16_t> A, Batched<const uint16_t> B, Batched<float> C, int64_t batch,

@@ -166,4 +166,11 @@ void rope(float* x, const float* cos, const float* sin, int64_t B, int64_t T, in
          0, x, cos, sin, rows, T, pos0, n_heads, head_dim, half, inverse ? -1.f : 1.f);
 }
 
+// The storage entries (ops.h's kv_store and weight_store): bf16 in the bf16 tables, fp32 copies in
+// the fp32 one.
+void store_bf16(void* dst, const float* src, int64_t n) {
+  round_to_bf16(src, static_cast<uint16_t*>(dst), n, "store (bf16)");
+}
+void store_fp32(void* dst, const float* src, int64_t n) { copy(dst, src, sizeof(float) * static_cast<size_t>(n)); }
+
 }  // namespace headroom::kernels::HR_CUDA_NS

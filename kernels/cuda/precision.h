@@ -24,4 +24,7 @@ inline bool bf16_cache(bool bf16_table, AttentionKernel a) { return bf16_table &
 
 inline int kv_bytes(bool bf16_table, AttentionKernel a) { return bf16_cache(bf16_table, a) ? 2 : 4; }
 
+// The GEMMs' weight copy: bf16 in the bf16 tables (their GEMMs are bf16 whatever the attention).
+inline int weight_bytes(bool bf16_table) { return bf16_table ? 2 : 4; }
+
 }  // namespace headroom::kernels::cuda_precision

@@ -40,6 +40,9 @@ inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = A
   t.fill = HR_CUDA_NS::fill;
   t.synchronize = HR_CUDA_NS::synchronize;
   t.matmul = bf16 ? HR_CUDA_NS::matmul_bf16 : HR_CUDA_NS::matmul_fp32;
+  t.weight_bytes = cuda_precision::weight_bytes(bf16);
+  t.weight_store = bf16 ? HR_CUDA_NS::store_bf16 : HR_CUDA_NS::store_fp32;
+  t.matmul_stored = bf16 ? HR_CUDA_NS::matmul_bf16_stored : HR_CUDA_NS::matmul_fp32_stored;
   t.matmul_strided = HR_CUDA_NS::matmul_strided;
   t.axpy = HR_CUDA_NS::axpy;
   t.add = HR_CUDA_NS::add;
@@ -56,7 +59,7 @@ inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = A
   t.attention_fwd = attention_fwd_entry(bf16, attention);
   t.attention_bwd = attention_bwd_entry(bf16, attention);
   t.kv_bytes = cuda_precision::kv_bytes(bf16, attention);
-  t.kv_store = t.kv_bytes == 2 ? HR_CUDA_NS::kv_store_bf16 : HR_CUDA_NS::kv_store_fp32;
+  t.kv_store = t.kv_bytes == 2 ? HR_CUDA_NS::store_bf16 : HR_CUDA_NS::store_fp32;
   t.attention_fwd_cached = attention_fwd_cached_entry(bf16, attention);
   t.swiglu_fwd = HR_CUDA_NS::swiglu_fwd;
   t.swiglu_bwd = HR_CUDA_NS::swiglu_bwd;

@@ -155,6 +155,7 @@ void fill_model(const io::SafetensorsSet& st, model::Model<float>& m, const std:
       st.read_block(hf_names[i], 0, R, 0, C, host.data());
     m.ops->copy_from_host(m.params.get() + m.offsets[i], host.data(), host.size() * sizeof(float));
   }
+  model::weights_changed(m);
 }
 
 json read_json(const fs::path& p) {

@@ -5,6 +5,7 @@
 #include "model/activations.h"
 #include "model/shard.h"
 #include "model/token_layout.h"
+#include "ops.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -158,6 +159,15 @@ int64_t kv_cache_rows(const config::ModelConfig& m, int64_t cap, int64_t chunk) 
   return add(mul(sliding, ring), mul(m.n_layers - sliding, cap));
 }
 
+// The GEMMs' copy of the weights (model::Model::stored) where the tables read them in bf16: on a GPU
+// unless HEADROOM_CUDA_PRECISION = fp32.
+void count_weight_copy(MemoryPlan& p, bool cuda, int64_t params, const std::string& weights) {
+  const int bytes = cuda ? kernels::cuda_weight_bytes() : kFloat;
+  if (bytes != kFloat)
+    p.parts.push_back(
+        {"bf16 weight copy", mul(params, bytes), true, keys(weights, std::string("HEADROOM_CUDA_PRECISION"))});
+}
+
 }  // namespace
 
 int64_t params_per_rank(const config::ModelConfig& m, int tp) {
@@ -203,6 +213,7 @@ MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, co
       "(parallel.cp) or the model over tensor-parallel ones (parallel.tp, with parallel.sequence_parallel "
       "true), or set parallel.zero1 true to split the optimizer moments over the cp × dp ranks, on more nodes";
   p.parts.push_back({"parameters", mul(P, kFloat), true, param_keys(m, tp)});
+  count_weight_copy(p, p.device_elsewhere, P, param_keys(m, tp));
   p.parts.push_back({"gradients", mul(P, kFloat), true, param_keys(m, tp)});
   p.parts.push_back({"optimizer moments", mul(2, moments, kFloat), true,
                      keys(param_keys(m, tp), key("parallel.zero1", cfg.parallel.zero1 ? "true" : "false"),
@@ -264,8 +275,9 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
   p.advice =
       "split the model and its KV cache over more ranks (eval.tp), or run fewer ranks per node (each group of "
       "eval.tp ranks holds one model and one sequence's KV cache)";
-  p.parts.push_back({"parameters", mul(P, kFloat), true,
-                     keys(width_keys(m), key("model.vocab_size", m.vocab_size), key("eval.tp", e.tp))});
+  const std::string weights = keys(width_keys(m), key("model.vocab_size", m.vocab_size), key("eval.tp", e.tp));
+  p.parts.push_back({"parameters", mul(P, kFloat), true, weights});
+  count_weight_copy(p, cuda, P, weights);
   p.parts.push_back(
       {e.kv_bytes == kFloat ? "KV cache" : "KV cache (bf16)",
        mul(kv_cache_rows(l, cap, chunk), kv_width(l), e.kv_bytes), true,

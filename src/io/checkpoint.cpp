@@ -382,6 +382,7 @@ void load_checkpoint_tensors(const fs::path& path, model::Model<float>& m, Optim
     load("/optimizer/v/", i, opt->v, opt->lo, a, b, {m.tp.comm, opt->zero});
   }
   if (opt) opt->step = h5_attr_int(f, "/state", "optimizer_step");
+  model::weights_changed(m);
 }
 
 const std::vector<double>& CheckpointPart::at(const std::string& array) const {

@@ -56,6 +56,8 @@ Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& 
     m.n_params += m.shards.back().numel();
   }
   m.params = kernels::Buffer<T, kernels::BasicOps<T>>(ops, m.n_params);
+  if (ops.weight_bytes != static_cast<int64_t>(sizeof(T)))
+    m.stored = kernels::Buffer<std::byte, kernels::BasicOps<T>>(ops, m.n_params * ops.weight_bytes);
   if (use.gradients) m.grads = kernels::Buffer<T, kernels::BasicOps<T>>(ops, m.n_params);
   std::vector<T> host;
   for (size_t i = 0; i < m.specs.size() && use.random_weights; ++i) {
@@ -78,6 +80,20 @@ Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& 
   m.rope[0] = rope_frequencies(cfg, false);
   m.rope[1] = rope_frequencies(cfg, true);
   return m;
+}
+
+template <class T>
+void refresh_stored_weights(Model<T>& m) {
+  if (m.stored_current) return;
+  if (m.stored.size() > 0) m.ops->weight_store(m.stored.get(), m.params.get(), m.n_params);
+  m.stored_current = true;
+}
+
+template <class T>
+const void* stored_weight(const Model<T>& m, const T* w) {
+  if (!m.stored_current) fail("a product read the weights before refresh_stored_weights after they changed");
+  if (m.stored.size() == 0) return w;
+  return m.stored.get() + (w - m.params.get()) * m.ops->weight_bytes;
 }
 
 template <class T>
@@ -132,7 +148,9 @@ void zero_grads(Model<T>& m) {
   template void sync_partial_grads<T>(Model<T>&, size_t, size_t);                                                \
   template int find_param<T>(const Model<T>&, const std::string&);                                               \
   template void ensure_rope<T>(Model<T>&, int64_t);                                                              \
-  template void zero_grads<T>(Model<T>&);
+  template void zero_grads<T>(Model<T>&);                                                                        \
+  template void refresh_stored_weights<T>(Model<T>&);                                                            \
+  template const void* stored_weight<T>(const Model<T>&, const T*);
 HEADROOM_MODEL_INSTANTIATE(float)
 HEADROOM_MODEL_INSTANTIATE(double)
 #undef HEADROOM_MODEL_INSTANTIATE

@@ -12,6 +12,7 @@
 #include "ops.h"
 #include "util/region_timer.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -39,6 +40,11 @@ struct Model {
   std::vector<int64_t> offsets;  // of each local slice in the arenas
   int64_t n_params = 0;
   kernels::Buffer<T, Ops> params, grads;
+  // The weights as the GEMMs read them (ops->weight_bytes per element: bf16 on the GPU), for tables
+  // whose weight precision is not T; empty elsewhere (the GEMMs read params). Remade from params at
+  // the start of the first forward pass after weights_changed, not rounded again in every product.
+  kernels::Buffer<std::byte, Ops> stored;
+  bool stored_current = false;
 
   // Views into the arenas.
   std::vector<LayerTensors<T>> w, g;
@@ -73,6 +79,19 @@ Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& 
 // [first, end) (every TP rank the same ranges in the same order).
 template <class T>
 void sync_partial_grads(Model<T>& m, size_t first = 0, size_t end = SIZE_MAX);
+
+// Call after writing params (a checkpoint, an optimizer step, an import): the GEMMs' copy of the
+// weights is remade before the next product. make_model's weights count as written.
+template <class T>
+void weights_changed(Model<T>& m) {
+  m.stored_current = false;
+}
+// Remakes the GEMMs' weight copy when the weights changed: at the start of every forward pass.
+template <class T>
+void refresh_stored_weights(Model<T>& m);
+// A weight (a view into params) as ops.matmul_stored reads it.
+template <class T>
+const void* stored_weight(const Model<T>& m, const T* w);
 
 // Index of a parameter by name, or -1.
 template <class T>

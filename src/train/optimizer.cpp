@@ -104,6 +104,7 @@ void adamw_step(model::Model<T>& model, AdamW<T>& opt, double lr, double clip) {
                      static_cast<T>(opt.cfg.eps), static_cast<T>(opt.decay[i] ? opt.cfg.weight_decay : 0.0), opt.step);
   }
   if (opt.zero) gather_params(model, opt);
+  model::weights_changed(model);
 }
 
 #define HEADROOM_OPT_INSTANTIATE(T)                                                             \

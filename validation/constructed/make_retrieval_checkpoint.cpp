@@ -82,6 +82,7 @@ void run(const Options& o) {
     model.ops->copy_from_host(model.params.get() + model.offsets[i], it->second.data(),
                               it->second.size() * sizeof(float));
   }
+  model::weights_changed(model);
   io::CheckpointInfo info;
   info.stage = "constructed";
   info.seed = o.seed;

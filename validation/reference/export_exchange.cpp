@@ -155,6 +155,7 @@ void jitter_norm_weights(model::Model<float>& m, double jitter, unsigned long se
     for (size_t e = 0; e < host.size(); ++e) host[e] = static_cast<float>(1.0 + jitter * rng.normal(e));
     m.ops->copy_from_host(m.params.get() + m.offsets[p], host.data(), host.size() * sizeof(float));
   }
+  model::weights_changed(m);
 }
 
 int run(int argc, char** argv) {

@@ -7,8 +7,9 @@
 #                      needs no GPU and no nvcc, so it runs in CI)
 #   test_attention_blocked  the blocked attention on cuBLASLt on the emulator against the CPU
 #                      attention (label unit; no GPU, no nvcc)
-#   test_decode_emulated  decoding with the bf16 KV cache on the emulator: the fp32 cache's logits
-#                      bit for bit, the CPU's within the bf16 floor (label unit)
+#   test_model_emulated  the model's stored bf16 operands on the emulator: training with the GEMMs'
+#                      weight copy gives the losses of rounding in every product, decoding with the
+#                      bf16 KV cache the fp32 cache's logits, bit for bit (label unit)
 #   test_gpu_device    GPU discovery (label gpu; exits 77 = skipped without a GPU)
 #   test_gpu_ops       every op of cuda_ops() / cuda_ops_fp32() against the CPU backend (label gpu);
 #                      test_gpu_ops_gemm_search: its GEMM and attention cases with HEADROOM_GEMM_SEARCH=8
@@ -19,10 +20,9 @@ target_include_directories(test_gpu_emulated PRIVATE ${CMAKE_SOURCE_DIR}/kernels
 headroom_test(test_attention_blocked SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_blocked.cpp
   LABELS unit LIBS headroom_kernels headroom_kernels_emulated)
 target_include_directories(test_attention_blocked PRIVATE ${CMAKE_SOURCE_DIR}/kernels ${CMAKE_SOURCE_DIR}/src)
-# Decoding with a bf16 KV cache on the emulated GPU against an fp32 cache and the CPU (label unit).
-headroom_test(test_decode_emulated SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_decode_emulated.cpp
+headroom_test(test_model_emulated SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_model_emulated.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model_fixtures.cpp LABELS unit LIBS headroom headroom_kernels_emulated)
-target_include_directories(test_decode_emulated PRIVATE ${CMAKE_SOURCE_DIR}/kernels)
+target_include_directories(test_model_emulated PRIVATE ${CMAKE_SOURCE_DIR}/kernels)
 headroom_test(test_attention_choice SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_choice.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_attention_graph.cpp LABELS unit LIBS headroom_attention_choice headroom_kernels_cpu)
 

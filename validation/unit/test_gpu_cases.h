@@ -233,6 +233,26 @@ TEST_P(GpuOps, Matmul) {
   for (float v : c.download()) EXPECT_EQ(v, 0.f);
 }
 
+// Weights in the table's weight precision (bf16 in the bf16 tables): weight_store rounds as matmul
+// rounds its operands, so matmul_stored on the stored B is matmul on the fp32 B, bit for bit.
+TEST_P(GpuOps, MatmulOnStoredWeights) {
+  const Ops& d = dev();
+  ASSERT_EQ(d.weight_bytes, bf16() ? 2 : 4);
+  const int64_t M = large() ? 300 : 37, N = large() ? 257 : 53, K = large() ? 130 : 29;
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb)
+      for (int acc = 0; acc < 2; ++acc) {
+        SCOPED_TRACE("ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) + " acc=" + std::to_string(acc));
+        const auto A = random_floats(M * K, 50 + ta), B = random_floats(K * N, 60 + tb), C0 = random_floats(M * N, 70);
+        Dev<float> a(d, A), b(d, B), c(d, C0), c2(d, C0);
+        Dev<unsigned char> stored(d, B.size() * static_cast<std::size_t>(d.weight_bytes));
+        d.weight_store(stored.get(), b.get(), static_cast<int64_t>(B.size()));
+        d.matmul(a.get(), b.get(), c.get(), M, N, K, ta, tb, acc);
+        d.matmul_stored(a.get(), stored.get(), c2.get(), M, N, K, ta, tb, acc);
+        EXPECT_EQ(c2.download(), c.download());
+      }
+}
+
 // Sub-matrices of larger buffers with alpha and beta (analyze's attention rows): fp32 in both tables,
 // so judged against the fp32 floor. The gaps between C's rows are not the op's and must stay as they were.
 TEST_P(GpuOps, MatmulStrided) {

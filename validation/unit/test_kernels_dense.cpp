@@ -22,6 +22,8 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
                                  reinterpret_cast<const void*>(o.fill),
                                  reinterpret_cast<const void*>(o.synchronize),
                                  reinterpret_cast<const void*>(o.matmul),
+                                 reinterpret_cast<const void*>(o.weight_store),
+                                 reinterpret_cast<const void*>(o.matmul_stored),
                                  reinterpret_cast<const void*>(o.matmul_strided),
                                  reinterpret_cast<const void*>(o.axpy),
                                  reinterpret_cast<const void*>(o.add),
@@ -44,9 +46,11 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
                                  reinterpret_cast<const void*>(o.cross_entropy),
                                  reinterpret_cast<const void*>(o.adamw)};
   for (std::size_t i = 0; i < std::size(entries); ++i) EXPECT_NE(entries[i], nullptr) << i;
-  EXPECT_EQ(o.kv_bytes, sizeof(float));  // the CPU's cache is fp32, what observers read
+  // The CPU stores what it computes in: the weights and the cache are read as they are.
+  EXPECT_EQ(o.weight_bytes, sizeof(float));
+  EXPECT_EQ(o.kv_bytes, sizeof(float));
   // Guards the list above against a new Ops member nobody added here.
-  EXPECT_EQ(sizeof(Ops), sizeof(const char*) + sizeof(int64_t) + std::size(entries) * sizeof(void (*)()));
+  EXPECT_EQ(sizeof(Ops), sizeof(const char*) + 2 * sizeof(int64_t) + std::size(entries) * sizeof(void (*)()));
 }
 
 #ifdef HEADROOM_TEST_EXPECT_NO_CUDA

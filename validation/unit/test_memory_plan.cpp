@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
@@ -65,6 +66,24 @@ TEST(MemoryPlan, ParametersAreTheModelsParameterCountTimesFour) {
       EXPECT_EQ(part(p, "gradients"), 4 * m.n_params);
       EXPECT_EQ(part(p, "optimizer moments"), 8 * m.n_params);
     }
+}
+
+// On a GPU the GEMMs read a bf16 copy of the weights (model::Model::stored): 2 bytes a parameter
+// in the bf16 tables, none in the fp32 one, which reads the weights themselves.
+TEST(MemoryPlan, TheGpusBf16WeightCopyIsCounted) {
+  config::Config cfg = tiny_config();
+  cfg.train.device = config::Device::kCuda;
+  const auto m = model::make_model(cfg.model, kernels::cpu_ops());
+  const auto has_copy = [](const app::MemoryPlan& p) {
+    return std::any_of(p.parts.begin(), p.parts.end(), [](const auto& x) { return x.name == "bf16 weight copy"; });
+  };
+  ASSERT_EQ(unsetenv("HEADROOM_CUDA_PRECISION"), 0);
+  EXPECT_EQ(part(app::training_plan("pretrain", cfg, {}), "bf16 weight copy"), 2 * m.n_params);
+  EXPECT_FALSE(has_copy(app::training_plan("pretrain", tiny_config(), {})));  // the CPU reads params
+  ASSERT_EQ(setenv("HEADROOM_CUDA_PRECISION", "fp32", 1), 0);
+  EXPECT_FALSE(has_copy(app::training_plan("pretrain", cfg, {})));
+  EXPECT_FALSE(has_copy(app::evaluation_plan(cfg.model, true, {100, 32})));
+  ASSERT_EQ(unsetenv("HEADROOM_CUDA_PRECISION"), 0);
 }
 
 TEST(MemoryPlan, ZeroOneSplitsTheMomentsOverDataAndContextParallelRanks) {
@@ -176,6 +195,7 @@ TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
   // A table whose cache is bf16 (the GPU's): evaluate's cache in the table's precision.
   kernels::Ops bf16_cache = kernels::cpu_ops();
   bf16_cache.kv_bytes = 2;
+  bf16_cache.weight_bytes = 2;
   for (const char* pattern : {"F", "SF"}) {
     const config::Config cfg = tiny_config({{"model.layer_pattern", pattern}});
     const auto m = model::make_model(cfg.model, bf16_cache, {}, {.random_weights = false, .gradients = false});
@@ -185,6 +205,9 @@ TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
     const app::MemoryPlan p =
         app::evaluation_plan(cfg.model, true, {.max_length = 100, .prefill_chunk = 32, .kv_bytes = 2});
     EXPECT_EQ(part(p, "KV cache (bf16)"), kv) << pattern;
+    // The GEMMs' bf16 copy of the weights (HEADROOM_CUDA_PRECISION is bf16 by default).
+    EXPECT_EQ(part(p, "bf16 weight copy"), m.stored.size()) << pattern;
+    EXPECT_EQ(m.stored.size(), 2 * m.n_params) << pattern;
     EXPECT_EQ(part(app::evaluation_plan(cfg.model, true, {100, 32}), "KV cache"), 2 * kv) << pattern;
   }
   const config::Config cfg = tiny_config();

@@ -16,7 +16,7 @@ namespace headroom::kernels::cuda_emu {
 
 namespace {
 
-void require_operands(const char* call, const float* A, const float* B, const float* C) {
+void require_operands(const char* call, const void* A, const void* B, const void* C) {
   require_device(A, call, "operand A");
   require_device(B, call, "operand B");
   require_device(C, call, "output C");
@@ -55,6 +55,21 @@ void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N,
   const std::vector<float> a = rounded_bf16(A, trans_a ? K : M, trans_a ? M : K, trans_a ? M : K);
   const std::vector<float> b = rounded_bf16(B, trans_b ? N : K, trans_b ? K : N, trans_b ? K : N);
   cpu::matmul(a.data(), b.data(), C, M, N, K, trans_a, trans_b, accumulate);
+}
+
+void matmul_bf16_stored(const float* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                        bool trans_b, bool accumulate) {
+  require_operands("emulated cublasLtMatmul (matmul_bf16_stored)", A, B, C);
+  const DeviceAccess open;
+  const std::vector<float> a = rounded_bf16(A, trans_a ? K : M, trans_a ? M : K, trans_a ? M : K);
+  const std::vector<float> b =
+      widened(static_cast<const uint16_t*>(B), trans_b ? N : K, trans_b ? K : N, trans_b ? K : N);
+  cpu::matmul(a.data(), b.data(), C, M, N, K, trans_a, trans_b, accumulate);
+}
+
+void matmul_fp32_stored(const float* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                        bool trans_b, bool accumulate) {
+  matmul_fp32(A, static_cast<const float*>(B), C, M, N, K, trans_a, trans_b, accumulate);
 }
 
 void matmul_strided(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc, int64_t M,

@@ -1,6 +1,7 @@
-// Decoding with the KV cache in the table's precision on the emulated GPU (the CUDA backend's
-// kernels on the CPU emulator): the bf16 tables keep bf16 keys and values, which their attention
-// reads in bf16 anyway. So against an fp32 cache on the same table the logits are the same bits and
+// The bf16 tables' stored operands on the emulated GPU (the CUDA backend's kernels on the CPU
+// emulator). The GEMMs read a bf16 copy of the weights, remade when they change: through training
+// steps the losses are those of rounding the weights in every product, bit for bit. Decoding keeps
+// the KV cache in bf16, which the attention reads in bf16 anyway. So against an fp32 cache on the same table the logits are the same bits and
 // greedy decoding the same tokens, on every attention path a decoding call can take, with sliding
 // layers whose windows move; and against the CPU's fp32 logits the distance stays within the bf16
 // noise floor: how far the CPU's logits move when the weights alone are rounded to bf16 (as
@@ -8,6 +9,8 @@
 #include "cuda/emu/runtime_emu.h"
 #include "cuda/table.h"
 #include "model/decode.h"
+#include "model/forward.h"
+#include "train/optimizer.h"
 #include "model_fixtures.h"
 #include "noise_floor.h"
 #include "util/bf16.h"
@@ -43,6 +46,7 @@ void copy_weights(const Model<float>& from, Model<float>& to, bool round) {
   if (round)
     for (float& x : w) x = util::bf16_to_float(util::float_to_bf16(x));
   to.ops->copy_from_host(to.params.get(), w.data(), w.size() * sizeof(float));
+  weights_changed(to);
 }
 
 struct Decoded {
@@ -76,9 +80,9 @@ TEST(DecodeEmulated, Bf16CacheGivesTheFp32CachesLogitsBitForBit) {
   Model<float> cpu = make_model(cfg, kernels::cpu_ops());
   const int64_t T = 40;
   const auto prompt = random_batch(cfg.vocab_size, 1, T, 21).ids;
-  for (const Path& p : {Path{"flash", kernels::AttentionKernel::kFlash},
-                        Path{"blocked", kernels::AttentionKernel::kBlocked},
-                        Path{"auto", kernels::AttentionKernel::kAuto}}) {
+  for (const Path& p :
+       {Path{"flash", kernels::AttentionKernel::kFlash}, Path{"blocked", kernels::AttentionKernel::kBlocked},
+        Path{"auto", kernels::AttentionKernel::kAuto}}) {
     const kernels::Ops table = kernels::cuda_emu::make_table("emulated-cuda", true, p.kernel);
     ASSERT_EQ(table.kv_bytes, 2) << p.name;
     Model<float> m = make_model(cfg, table, {}, {.random_weights = false, .gradients = false});
@@ -97,7 +101,8 @@ TEST(DecodeEmulated, Bf16CacheGivesTheFp32CachesLogitsBitForBit) {
 TEST(DecodeEmulated, Bf16CacheLogitsWithinTheBf16FloorOfTheCpu) {
   const auto cfg = decoding_model();
   Model<float> cpu = make_model(cfg, kernels::cpu_ops());
-  Model<float> cpu_bf16_weights = make_model(cfg, kernels::cpu_ops(), {}, {.random_weights = false, .gradients = false});
+  Model<float> cpu_bf16_weights =
+      make_model(cfg, kernels::cpu_ops(), {}, {.random_weights = false, .gradients = false});
   copy_weights(cpu, cpu_bf16_weights, true);
   const kernels::Ops table = kernels::cuda_emu::make_table("emulated-cuda", true, kernels::AttentionKernel::kAuto);
   Model<float> m = make_model(cfg, table, {}, {.random_weights = false, .gradients = false});
@@ -106,6 +111,42 @@ TEST(DecodeEmulated, Bf16CacheLogitsWithinTheBf16FloorOfTheCpu) {
   const Decoded reference = decode(cpu, prompt, 7, KvPrecision::kTable);
   const double floor = rel_error(decode(cpu_bf16_weights, prompt, 7, KvPrecision::kTable).logits, reference.logits);
   const Decoded device = decode(m, prompt, 7, KvPrecision::kTable);
-  EXPECT_TRUE(validation::within_noise_floor("emulated bf16 KV cache logits", rel_error(device.logits, reference.logits),
-                                             floor));
+  EXPECT_TRUE(validation::within_noise_floor("emulated bf16 KV cache logits",
+                                             rel_error(device.logits, reference.logits), floor));
+}
+
+// The bf16 table as it was before the weight copy: every product rounds its fp32 weights itself.
+kernels::Ops rounding_in_every_product(const kernels::Ops& table) {
+  kernels::Ops t = table;
+  t.weight_bytes = 4;
+  t.weight_store = kernels::cuda_emu::store_fp32;
+  t.matmul_stored = kernels::matmul_on_stored<float, kernels::cuda_emu::matmul_bf16>;
+  return t;
+}
+
+TEST(WeightCopyEmulated, TrainingStepsGiveTheLossesOfRoundingInEveryProduct) {
+  const auto cfg = decoding_model();
+  const kernels::Ops copy_table = kernels::cuda_emu::make_table("emulated-cuda", true, kernels::AttentionKernel::kAuto);
+  const kernels::Ops plain_table = rounding_in_every_product(copy_table);
+  const int64_t B = 2, T = 16;
+  std::vector<std::vector<float>> losses;
+  for (const kernels::Ops* table : {&copy_table, &plain_table}) {
+    Model<float> m = make_model(cfg, *table);
+    EXPECT_EQ(m.stored.size(), table == &copy_table ? 2 * m.n_params : 0);
+    Activations<float> a = make_activations(m, B, T);
+    auto opt = train::make_adamw(m, train::AdamWConfig{});
+    std::vector<float> run;
+    for (int step = 0; step < 3; ++step) {
+      const auto batch = random_batch(cfg.vocab_size, B, T, 30 + static_cast<uint64_t>(step));
+      zero_grads(m);
+      const LossSum l = forward_backward<float>(m, a, batch.ids.data(), batch.targets.data(), 1.f / (B * T));
+      run.push_back(static_cast<float>(l.sum));
+      train::adamw_step(m, opt, 1e-2, 1.0);
+    }
+    const auto batch = random_batch(cfg.vocab_size, B, T, 40);
+    run.push_back(static_cast<float>(forward_loss<float>(m, a, batch.ids.data(), batch.targets.data(), nullptr).sum));
+    losses.push_back(run);
+  }
+  EXPECT_EQ(losses[0], losses[1]);
+  EXPECT_NE(losses[0][0], losses[0][3]);  // the steps moved the weights
 }
