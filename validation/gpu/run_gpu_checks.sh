@@ -50,6 +50,11 @@
 #          steps 2-3 go, region by region (train.profile_steps, profile.json); when time is left,
 #          d128_0.6b again with each GEMM shape's algorithm timed among cuBLASLt's first 8
 #          (HEADROOM_GEMM_SEARCH=8, kernels/cuda/gemm.cu) against the heuristic's first choice.
+#   (f)    one RULER sample (niah_single_1) at 131,072 tokens on the first study's d128_0.6b model
+#          (weights: one step at learning rate 0 from its initialisation; the score is not the point),
+#          evaluate --train.device cuda: wall time, and peak device memory (nvidia-smi, as (e))
+#          against evaluate --memory-plan's GPU total. At most F_LIMIT s; runs after (c)'s two
+#          models, before the GEMM search, while F_LIMIT s are left.
 #
 # A short table comes last; it is also written to $OUT/gpu_checks.txt when OUT is set (the device
 # tool's folder that comes back), else to DIR/gpu_checks.txt, followed by which of its rows go into
@@ -91,6 +96,7 @@ OPS_LIMIT=200  # seconds for (a), which every earlier step leaves it
 SAN_LIMIT=60   # seconds for each compute-sanitizer run of (s)
 D_LIMIT=120    # seconds for (d), which runs only while (c) keeps 120 s
 E_LIMIT=120    # seconds for (e), which runs only while (c) keeps 150 s
+F_LIMIT=120    # seconds for (f), which runs only while that much is left after (c)'s models
 status=0
 rows=()
 row() { rows+=("$(printf '%-44s %s' "$1" "$2")"); }
@@ -123,6 +129,7 @@ if ((DRY)); then
   echo "  (d)     DEVICE_BIN=$BUILD/bin validation/mpi/test_emulated_device.sh: knob families fp32/bf16, checkpoints across devices, sft, evaluate ($D_LIMIT s at most; needs $((D_LIMIT + 120)) s left)"
   echo "  (e)     pretrain --memory-plan picks the layers (128/96/64/32) of a 64K, recompute-full model that fits 90% of the GPU; 2 steps of it with nvidia-smi memory.used sampled (peak vs plan), then 4 layers at 64K with recompute none and full, 2 steps each (tokens/s); $E_LIMIT s at most, needs $((E_LIMIT + 150)) s left"
   echo "  (c)     $BUILD/bin/bench_gpu --seqs 4096,32768 --blocks 128,256,512, then d128_0.6b and d512_0.6b training at 4K, 10 steps each (the rest, half each)"
+  echo "  (f)     pretrain 1 step of d128_0.6b at learning rate 0, then evaluate niah_single_1 at 131072 tokens on the GPU: wall time, nvidia-smi peak vs evaluate --memory-plan ($F_LIMIT s at most, when that much is left after (c)'s models)"
   echo "  table   to $TABLE, with the rows the README takes"
   echo "GPU devices visible here: $gpus$( ((gpus == 0)) && echo ' (a real run would report no GPU: skipped)')"
   exit 0
@@ -324,23 +331,30 @@ fi
 long64k=(--model.d_model 1024 --model.d_ff 2816 --model.n_heads 8 --model.n_kv_heads 8 --model.head_dim_qk 128
          --model.head_dim_v 128 --train.seq_len 65536 --train.global_batch 1 --train.micro_batch 1 --train.steps 2
          --train.warmup_steps 1 --train.log_every 1 --train.device cuda)
+# watch_peak PID SECONDS FILE [DONE...]: samples nvidia-smi's memory.used every 0.2 s until PID
+# ends, the time is up or the command DONE... succeeds; the peak (MiB) goes to FILE.
+watch_peak() {
+  local pid=$1 deadline=$((SECONDS + $2)) file=$3 peak=0 used
+  shift 3
+  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
+    used=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0 2>/dev/null | head -1)
+    ((${used:-0} > peak)) && peak=$used
+    (($#)) && "$@" && break
+    sleep 0.2
+  done
+  echo "$peak" >"$file"
+}
+two_steps_logged() { [[ -f $1/metrics.jsonl ]] && (($(wc -l <"$1/metrics.jsonl") >= 2)); }
 # run_64k NAME SECONDS ARGS...: 2 steps, stopped once both are logged (before the checkpoint); the
 # peak of nvidia-smi's memory.used (MiB) while it ran goes to $WORK/NAME.peak.
 run_64k() {
-  local name=$1 limit=$2 peak=0 used pid deadline
+  local name=$1 limit=$2 pid
   shift 2
   "${LAUNCH[@]}" "$BIN/pretrain" --run-dir "$WORK/$name" "${long64k[@]}" --data.train "$WORK/shards/train.h5" \
     --data.val "$WORK/shards/val.h5" "$@" >"$WORK/$name.log" 2>&1 &
   pid=$!
-  deadline=$((SECONDS + limit))
-  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
-    used=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0 2>/dev/null | head -1)
-    ((${used:-0} > peak)) && peak=$used
-    [[ -f $WORK/$name/metrics.jsonl ]] && (($(wc -l <"$WORK/$name/metrics.jsonl") >= 2)) && break
-    sleep 0.2
-  done
+  watch_peak "$pid" "$limit" "$WORK/$name.peak" two_steps_logged "$WORK/$name"
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-  echo "$peak" >"$WORK/$name.peak"
 }
 step2_tps() { "$PY" -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; print(round(r[1]['tokens_per_s']) if len(r) > 1 else 'none')" "$WORK/$1/metrics.jsonl" 2>/dev/null || echo none; }
 if ((gpu == 0)); then
@@ -466,6 +480,9 @@ PYEOF
   ((search > 1)) || row "(c) $name at 4K: where steps 2-3 go (top 6 regions)" "$prof"
 }
 
+# (f) keeps its F_LIMIT s when the two models still get 90 s between them.
+f_reserve=$F_LIMIT
+(($(left) - 10 - f_reserve < 90)) && f_reserve=0
 for name in d128_0.6b d512_0.6b; do
   if ((gpu == 0)); then
     row "(c) $name training at 4K: tokens/s, MFU" "no GPU: skipped"
@@ -475,12 +492,60 @@ for name in d128_0.6b d512_0.6b; do
     row "(c) $name training at 4K: tokens/s, MFU" "not run: out of time"
   else
     ensure_shards
-    # The first model gets half of what is left, the second the rest.
-    limit=$(($(left) - 10))
+    # The first model gets half of what is left (less (f)'s share), the second the rest.
+    limit=$(($(left) - 10 - f_reserve))
     [[ $name == d128_0.6b ]] && limit=$((limit / 2))
     train_rate "$name" "$limit"
   fi
 done
+# ---- (f) one RULER sample at 128K on the first study's 0.6B model: wall time, memory vs plan -----------
+ruler_128k() {
+  local what="(f) RULER niah_single_1 at 128K, d128_0.6b" pid rc t total_gib plan_b peak_mib
+  log "$what"
+  if ! timeout 90 "${LAUNCH[@]}" "$BIN/pretrain" --run-dir "$WORK/f_init" --config "$root/inputs/models/d128_0.6b.ini" \
+      --train.seq_len 4096 --train.global_batch 1 --train.micro_batch 1 --train.steps 1 --train.lr 0 \
+      --train.min_lr 0 --train.warmup_steps 0 --data.train "$WORK/shards/train.h5" --data.val "$WORK/shards/val.h5" \
+      --train.device cuda >"$WORK/f_init.log" 2>&1; then
+    tail -5 "$WORK/f_init.log"
+    row "$what" "FAILED: the one-step checkpoint (log above)"; status=1
+    return
+  fi
+  local ev=(--init "$WORK/f_init" --eval.tasks niah_single_1 --eval.lengths 131072 --eval.samples 1
+            --eval.max_new_tokens 8 --eval.allow_beyond_training true --eval.word_dir "$root/inputs/eval"
+            --eval.essay "$root/validation/data/sample_corpus/essay/sample.jsonl" --train.device cuda)
+  total_gib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 | head -1 |
+    awk '{ printf "%.2f", $1 / 1024 }')
+  "$BIN/evaluate" --memory-plan "${ev[@]}" --device-memory "$total_gib" >"$WORK/plan_f.txt" 2>&1
+  plan_b=$(sed -nE 's/^  GPU total .* = [0-9.]+ GiB \(([0-9]+) bytes\)$/\1/p' "$WORK/plan_f.txt")
+  t=$SECONDS
+  "${LAUNCH[@]}" "$BIN/evaluate" --run-dir "$WORK/f_eval" "${ev[@]}" >"$WORK/f_eval.log" 2>&1 &
+  pid=$!
+  watch_peak "$pid" "$(($(left) < F_LIMIT - 30 ? $(left) : F_LIMIT - 30))" "$WORK/f.peak"
+  if kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    row "$what" "not finished in $((SECONDS - t)) s (no verdict): peak so far $(cat "$WORK/f.peak") MiB vs plan $((${plan_b:-0} / 1048576)) MiB"
+    return
+  fi
+  wait "$pid"; rc=$?
+  peak_mib=$(cat "$WORK/f.peak")
+  if ((rc != 0)) || [[ -z $plan_b ]]; then
+    tail -5 "$WORK/f_eval.log"
+    row "$what" "FAILED (evaluate rc $rc; plan ${plan_b:-missing}; log above)"; status=1
+  else
+    row "$what" "$((SECONDS - t)) s (load, 131,072-token prefill, 8 tokens); peak $peak_mib MiB (nvidia-smi) vs plan $((plan_b / 1048576)) MiB with the reserve: measured/plan $(awk -v p="$peak_mib" -v b="$plan_b" 'BEGIN { printf "%.3f", p * 1048576 / b }')"
+  fi
+}
+if ((gpu == 0)); then
+  row "(f) RULER niah_single_1 at 128K, d128_0.6b" "no GPU: skipped"
+elif ((has_device_option == 0)); then
+  row "(f) RULER niah_single_1 at 128K, d128_0.6b" "not run: pretrain has no --train.device option yet"
+elif (($(left) < F_LIMIT)); then
+  row "(f) RULER niah_single_1 at 128K, d128_0.6b" "not run: out of time"
+else
+  ensure_shards
+  ruler_128k
+fi
+
 # The cuBLASLt search against the heuristic's first choice, when time is left.
 if ((gpu == 1 && has_device_option == 1)) && (($(left) >= 45)); then
   train_rate d128_0.6b $(($(left) - 10)) 8

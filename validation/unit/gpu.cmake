@@ -43,6 +43,6 @@ endif()
 
 # The GPU session script's plan without a GPU (label unit): every step named, nothing built or run.
 add_test(NAME gpu_checks_plan
-  COMMAND bash -c "out=$(\"$0\" --dry-run --build-dir \"$1\") || exit 1; echo \"$out\"; for step in build '(s)' '(a)' '(b)' '(d)' '(c)' table; do grep -qF -- \"$step\" <<<\"$out\" || { echo \"the plan lacks $step\"; exit 1; }; done; [[ ! -e $1 ]] || { echo \"--dry-run created $1\"; exit 1; }"
+  COMMAND bash -c "out=$(\"$0\" --dry-run --build-dir \"$1\") || exit 1; echo \"$out\"; for step in build '(s)' '(a)' '(b)' '(d)' '(c)' '(f)' table; do grep -qF -- \"$step\" <<<\"$out\" || { echo \"the plan lacks $step\"; exit 1; }; done; [[ ! -e $1 ]] || { echo \"--dry-run created $1\"; exit 1; }"
           ${CMAKE_SOURCE_DIR}/validation/gpu/run_gpu_checks.sh ${CMAKE_BINARY_DIR}/gpu_checks_plan_never_built)
 set_tests_properties(gpu_checks_plan PROPERTIES LABELS unit TIMEOUT 30)
