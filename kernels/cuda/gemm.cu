@@ -3,7 +3,8 @@
 // row-major matrix is the column-major view of its transpose (no data moves).
 //
 // matmul_bf16: A and B are rounded to bf16 copies in the scratch workspace, multiplied with fp32
-// accumulation into the fp32 C; matmul_bf16_stored rounds A only (B is a bf16 weight copy). matmul_fp32: fp32 operands, CUBLAS_COMPUTE_32F (TF32 off).
+// accumulation into the fp32 C; matmul_bf16_stored rounds A only (B is a bf16 weight copy).
+// matmul_fp32: fp32 operands, CUBLAS_COMPUTE_32F (TF32 off).
 // Plans (descriptors + the heuristic's algorithm) are cached per shape, transposes, precision and
 // pointer alignment: cuBLASLt's heuristic assumes 256-byte-aligned buffers unless told otherwise,
 // and callers pass offsets into larger buffers.
