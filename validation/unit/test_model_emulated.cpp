@@ -1,11 +1,13 @@
 // The bf16 tables' stored operands on the emulated GPU (the CUDA backend's kernels on the CPU
-// emulator). The GEMMs read a bf16 copy of the weights, remade when they change: through training
-// steps the losses are those of rounding the weights in every product, bit for bit. Decoding keeps
-// the KV cache in bf16, which the attention reads in bf16 anyway. So against an fp32 cache on the same table the logits are the same bits and
-// greedy decoding the same tokens, on every attention path a decoding call can take, with sliding
-// layers whose windows move; and against the CPU's fp32 logits the distance stays within the bf16
-// noise floor: how far the CPU's logits move when the weights alone are rounded to bf16 (as
-// test_emulated_device.sh and test_gpu_cases.h derive theirs).
+// emulator), each against what it replaces:
+//   - The GEMMs read a bf16 copy of the weights, remade when they change: through training steps
+//     the losses are those of rounding the weights in every product, bit for bit.
+//   - Decoding keeps the KV cache in bf16, which the attention reads in bf16 anyway: against an
+//     fp32 cache on the same table the logits are the same bits and greedy decoding the same
+//     tokens, on every attention path a decoding call can take, with sliding layers whose windows
+//     move; against the CPU's fp32 logits the distance stays within the bf16 noise floor, how far
+//     the CPU's logits move when the weights alone are rounded to bf16 (as test_emulated_device.sh
+//     and test_gpu_cases.h derive theirs).
 #include "cuda/emu/runtime_emu.h"
 #include "cuda/table.h"
 #include "model/decode.h"
@@ -115,6 +117,8 @@ TEST(DecodeEmulated, Bf16CacheLogitsWithinTheBf16FloorOfTheCpu) {
                                              rel_error(device.logits, reference.logits), floor));
 }
 
+namespace {
+
 // The bf16 table as it was before the weight copy: every product rounds its fp32 weights itself.
 kernels::Ops rounding_in_every_product(const kernels::Ops& table) {
   kernels::Ops t = table;
@@ -123,6 +127,8 @@ kernels::Ops rounding_in_every_product(const kernels::Ops& table) {
   t.matmul_stored = kernels::matmul_on_stored<float, kernels::cuda_emu::matmul_bf16>;
   return t;
 }
+
+}  // namespace
 
 TEST(WeightCopyEmulated, TrainingStepsGiveTheLossesOfRoundingInEveryProduct) {
   const auto cfg = decoding_model();
