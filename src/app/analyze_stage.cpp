@@ -74,9 +74,10 @@ void diagnose_run(RunData& r, const AnalyzeConfig& cfg, const DiagOptions& opt, 
   const config::Config c = config::make_config(kSections, {}, {{"checkpoint " + r.checkpoint, info.config_ini}});
   const bool cuda = cfg.device == config::Device::kCuda;
   if (cuda) parallel::select_local_gpu();
-  // Weights from the checkpoint, no backward pass: neither a random init nor a gradient arena.
+  // Weights from the checkpoint, no backward pass: neither a random init nor a gradient arena, nor
+  // an fp32 copy of the weights the GEMMs read in bf16.
   model::Model<float> m = model::make_model(c.model, cuda ? kernels::cuda_ops() : kernels::cpu_ops(), {},
-                                            {.random_weights = false, .gradients = false});
+                                            {.random_weights = false, .gradients = false, .master_weights = false});
   io::load_checkpoint_tensors(r.checkpoint, m, nullptr);
   const data::Tokenizer tok = eval::checkpoint_tokenizer(info, c.model.vocab_size);
   eval::PromptBuilder prompts(tok, eval::checkpoint_template(info));

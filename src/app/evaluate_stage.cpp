@@ -166,8 +166,10 @@ void evaluate_into(io::RunDir* run, EvalJob& job, const io::CheckpointInfo& info
   parallel::Comm* tp_comm = nccl_tp ? nccl_tp.get() : grid.tp_group.get();
   const model::TpContext tp{grid.tp > 1 ? tp_comm : nullptr, grid.tp_rank, grid.tp, false};
   // Every weight comes from the checkpoint: drawing the random init first would be most of the
-  // start-up on a large model. Evaluation runs no backward pass: no gradient arena.
-  model::Model<float> model = model::make_model(cfg.model, ops, tp, {.random_weights = false, .gradients = false});
+  // start-up on a large model. Evaluation runs no backward pass: no gradient arena, and where the
+  // GEMMs read bf16 weights no fp32 copy of them.
+  model::Model<float> model =
+      model::make_model(cfg.model, ops, tp, {.random_weights = false, .gradients = false, .master_weights = false});
   io::load_checkpoint_tensors(ckpt, model, nullptr);
   const auto t0 = std::chrono::steady_clock::now();
   std::function<void(const std::string&)> log;

@@ -153,7 +153,7 @@ void fill_model(const io::SafetensorsSet& st, model::Model<float>& m, const std:
       st.read_block(hf_names[i], sh.offset, sh.count, 0, C, host.data());
     else
       st.read_block(hf_names[i], 0, R, 0, C, host.data());
-    m.ops->copy_from_host(m.params.get() + m.offsets[i], host.data(), host.size() * sizeof(float));
+    model::write_weights(m, i, host.data(), 0, sh.numel());
   }
   model::weights_changed(m);
 }

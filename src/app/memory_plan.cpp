@@ -3,6 +3,7 @@
 #include "config/keys.h"
 #include "cuda/attention_blocks.h"
 #include "model/activations.h"
+#include "model/model.h"
 #include "model/shard.h"
 #include "model/token_layout.h"
 #include "ops.h"
@@ -161,11 +162,20 @@ int64_t kv_cache_rows(const config::ModelConfig& m, int64_t cap, int64_t chunk) 
 
 // The GEMMs' copy of the weights (model::Model::stored) where the tables read them in bf16: on a GPU
 // unless HEADROOM_CUDA_PRECISION = fp32.
-void count_weight_copy(MemoryPlan& p, bool cuda, int64_t params, const std::string& weights) {
+void count_weight_copy(MemoryPlan& p, bool cuda, int64_t gemm_params, const std::string& weights) {
   const int bytes = cuda ? kernels::cuda_weight_bytes() : kFloat;
   if (bytes != kFloat)
     p.parts.push_back(
-        {"bf16 weight copy", mul(params, bytes), true, keys(weights, std::string("HEADROOM_CUDA_PRECISION"))});
+        {"bf16 weight copy", mul(gemm_params, bytes), true, keys(weights, std::string("HEADROOM_CUDA_PRECISION"))});
+}
+
+// One layer's norm weights on a rank (attn_norm, mlp_norm, the QK norms').
+int64_t layer_norm_params(const config::ModelConfig& m, const config::ModelConfig& l) {
+  const int64_t q = mul(l.n_heads, l.head_dim_qk), kv_qk = mul(l.n_kv_heads, l.head_dim_qk);
+  const int64_t qk_norm = m.qk_norm == config::QkNorm::kLayer  ? add(q, kv_qk)
+                          : m.qk_norm == config::QkNorm::kHead ? mul(2, l.head_dim_qk)
+                                                               : 0;
+  return add(mul(2, l.d_model), qk_norm);
 }
 
 }  // namespace
@@ -173,15 +183,20 @@ void count_weight_copy(MemoryPlan& p, bool cuda, int64_t params, const std::stri
 int64_t params_per_rank(const config::ModelConfig& m, int tp) {
   const config::ModelConfig l = model::local_config(m, tp);
   const int64_t d = l.d_model, q = mul(l.n_heads, l.head_dim_qk), kv_qk = mul(l.n_kv_heads, l.head_dim_qk);
-  const int64_t qk_norm = m.qk_norm == config::QkNorm::kLayer  ? add(q, kv_qk)
-                          : m.qk_norm == config::QkNorm::kHead ? mul(2, l.head_dim_qk)
-                                                               : 0;
-  int64_t layer = add(mul(2, d), qk_norm);    // attn_norm, mlp_norm (+ QK norm weights)
-  layer = add(layer, mul(add(q, kv_qk), d));  // wq, wk
+  int64_t layer = layer_norm_params(m, l);
+  layer = add(layer, mul(add(q, kv_qk), d));                                                       // wq, wk
   layer = add(layer, mul(add(mul(l.n_kv_heads, l.head_dim_v), mul(l.n_heads, l.head_dim_v)), d));  // wv, wo
   layer = add(layer, mul(3, l.d_ff, d));  // w_gate, w_up, w_down
   const int64_t embeddings = mul(m.tie_embeddings ? 1 : 2, m.vocab_size, d);
   return add(add(embeddings, d), mul(m.n_layers, layer));  // + final_norm
+}
+
+int64_t gemm_params_per_rank(const config::ModelConfig& m, int tp) {
+  const config::ModelConfig l = model::local_config(m, tp);
+  const int64_t all = params_per_rank(m, tp);
+  const int64_t other = add(add(mul(m.n_layers, layer_norm_params(m, l)), l.d_model),
+                            m.tie_embeddings ? 0 : mul(m.vocab_size, l.d_model));
+  return all == kOverflow || other == kOverflow ? kOverflow : all - other;
 }
 
 MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, const TrainingLayout& layout) {
@@ -213,7 +228,7 @@ MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, co
       "(parallel.cp) or the model over tensor-parallel ones (parallel.tp, with parallel.sequence_parallel "
       "true), or set parallel.zero1 true to split the optimizer moments over the cp × dp ranks, on more nodes";
   p.parts.push_back({"parameters", mul(P, kFloat), true, param_keys(m, tp)});
-  count_weight_copy(p, p.device_elsewhere, P, param_keys(m, tp));
+  count_weight_copy(p, p.device_elsewhere, gemm_params_per_rank(m, tp), param_keys(m, tp));
   p.parts.push_back({"gradients", mul(P, kFloat), true, param_keys(m, tp)});
   p.parts.push_back({"optimizer moments", mul(2, moments, kFloat), true,
                      keys(param_keys(m, tp), key("parallel.zero1", cfg.parallel.zero1 ? "true" : "false"),
@@ -276,8 +291,20 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
       "split the model and its KV cache over more ranks (eval.tp), or run fewer ranks per node (each group of "
       "eval.tp ranks holds one model and one sequence's KV cache)";
   const std::string weights = keys(width_keys(m), key("model.vocab_size", m.vocab_size), key("eval.tp", e.tp));
-  p.parts.push_back({"parameters", mul(P, kFloat), true, weights});
-  count_weight_copy(p, cuda, P, weights);
+  if (const int wbytes = cuda ? kernels::cuda_weight_bytes() : kFloat; wbytes == kFloat) {
+    p.parts.push_back({"parameters", mul(P, kFloat), true, weights});
+  } else {
+    // model::ModelUse::master_weights = false: fp32 only what is read in fp32 (the norms, the
+    // embedding table looked up), the GEMMs' weights in bf16 alone, each rounded on the GPU
+    // through a staging buffer as it loads.
+    const int64_t G = gemm_params_per_rank(m, e.tp);
+    const int64_t held =
+        add(P == kOverflow || G == kOverflow ? kOverflow : P - G, m.tie_embeddings ? mul(m.vocab_size, m.d_model) : 0);
+    p.parts.push_back({"parameters (fp32: norms, embedding table)", mul(held, kFloat), true, weights});
+    p.parts.push_back({"bf16 weights", mul(G, wbytes), true, keys(weights, std::string("HEADROOM_CUDA_PRECISION"))});
+    p.parts.push_back(
+        {"weight loading buffer", mul(std::min(largest_tensor(l), model::kWeightStageElems), kFloat), true, weights});
+  }
   p.parts.push_back(
       {e.kv_bytes == kFloat ? "KV cache" : "KV cache (bf16)",
        mul(kv_cache_rows(l, cap, chunk), kv_width(l), e.kv_bytes), true,

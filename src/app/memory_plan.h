@@ -70,6 +70,9 @@ void count_program(MemoryPlan& plan, int64_t resident);
 
 // Parameters one tensor-parallel rank holds (model::make_model's n_params), saturating.
 int64_t params_per_rank(const config::ModelConfig& m, int tp);
+// Of those, the ones its GEMMs read (model::read_by_gemms): all but the norms and an untied input
+// embedding.
+int64_t gemm_params_per_rank(const config::ModelConfig& m, int tp);
 
 // What the CUDA backend holds on each GPU besides the plan's parts, whatever the model: the CUDA
 // context with the loaded kernel modules (ours, cuBLASLt's, cuDNN's: about 0.6 GiB on an H100 with

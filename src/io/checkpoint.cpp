@@ -291,6 +291,8 @@ void write_file(const std::string& tmp, const parallel::Grid& grid, const model:
 
 void save_checkpoint(const fs::path& path, const parallel::Grid& grid, const model::Model<float>& model,
                      const OptimizerMoments* opt, const CheckpointInfo& info) {
+  // Its params lack the GEMMs' weights (only their rounded copy exists): nothing whole to write.
+  if (!model.master) fail("checkpoint ", path.string(), " not written: the model holds no master weights");
   const fs::path tmp = temp_path_for(path);
   try {
     agreed(grid, [&] {
@@ -351,9 +353,9 @@ void load_checkpoint_tensors(const fs::path& path, model::Model<float>& m, Optim
   const std::string p = path.string();
   H5File f = h5_open_file(p);
   std::vector<float> host;
-  // Reads elements [a, b) of tensor i into arena (whose first element is element `base` of the
-  // parameter layout) and checks the tensor's checksum over the ranks in `comms`.
-  auto load = [&](const std::string& group, size_t i, float* arena, int64_t base, int64_t a, int64_t b,
+  // Reads elements [a, b) of tensor i into `host` and checks the tensor's checksum over the ranks
+  // in `comms`.
+  auto read = [&](const std::string& group, size_t i, int64_t a, int64_t b,
                   std::initializer_list<parallel::Comm*> comms) {
     const auto& spec = m.specs[i];
     const std::string ds = group + spec.name;
@@ -371,15 +373,23 @@ void load_checkpoint_tensors(const fs::path& path, model::Model<float>& m, Optim
       if (c) c->allreduce_sum(&sum, 1);
     if (sum != h5_attr_int(f, ds, "checksum"))
       fail("checkpoint ", p, ": dataset ", ds, " does not match its checksum (corrupted file)");
+  };
+  // Elements [a, b) of tensor i into a moment arena whose first element is element `base` of the
+  // parameter layout.
+  auto to_arena = [&](float* arena, int64_t base, size_t i, int64_t a) {
     if (!host.empty())
       m.ops->copy_from_host(arena + (m.offsets[i] + a - base), host.data(), host.size() * sizeof(float));
   };
   for (size_t i = 0; i < m.specs.size(); ++i) {
-    load("/model/", i, m.params.get(), 0, 0, m.shards[i].numel(), {m.tp.comm});
+    const int64_t n = m.shards[i].numel();
+    read("/model/", i, 0, n, {m.tp.comm});
+    model::write_weights(m, i, host.data(), 0, n);
     if (!opt) continue;
     const auto [a, b] = moment_range(m, *opt, i);
-    load("/optimizer/m/", i, opt->m, opt->lo, a, b, {m.tp.comm, opt->zero});
-    load("/optimizer/v/", i, opt->v, opt->lo, a, b, {m.tp.comm, opt->zero});
+    read("/optimizer/m/", i, a, b, {m.tp.comm, opt->zero});
+    to_arena(opt->m, opt->lo, i, a);
+    read("/optimizer/v/", i, a, b, {m.tp.comm, opt->zero});
+    to_arena(opt->v, opt->lo, i, a);
   }
   if (opt) opt->step = h5_attr_int(f, "/state", "optimizer_step");
   model::weights_changed(m);

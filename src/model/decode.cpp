@@ -112,7 +112,7 @@ std::vector<T> prefill(Model<T>& m, KvCache<T>& cache, const int32_t* tokens, in
     const int64_t first = all_logits ? 0 : rows - 1;
     for (int64_t r0 = first; r0 < rows; r0 += a.chunk_rows) {
       const int64_t R = std::min(a.chunk_rows, rows - r0);
-      ops.matmul_stored(a.xf + r0 * d, stored_weight(m, m.lm_head), a.logits, R, V, d, false, true, false);
+      ops.matmul_stored(a.xf + r0 * d, stored_weight(m, m.s_lm_head), a.logits, R, V, d, false, true, false);
       if (all_logits) ops.copy_to_host(all_logits + (start + r0) * V, a.logits, static_cast<size_t>(R * V) * sizeof(T));
       if (r0 + R == rows) ops.copy_to_host(last.data(), a.logits + (R - 1) * V, static_cast<size_t>(V) * sizeof(T));
     }

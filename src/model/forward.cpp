@@ -81,14 +81,14 @@ double head_loss(Model<T>& m, Activations<T>& a, const int32_t* targets, bool ba
     const int64_t R = std::min(a.chunk_rows, n - r0);
     const int32_t* rows = a.head_rows.get() + r0;
     ops.embedding_fwd(a.xf, rows, a.head_x, R, d);  // a row gather
-    ops.matmul_stored(a.head_x, stored_weight(m, m.lm_head), a.logits, R, V, d, false, true, false);
+    ops.matmul_stored(a.head_x, stored_weight(m, m.s_lm_head), a.logits, R, V, d, false, true, false);
     if (logits_out)  // every row is a head row here, in order
       ops.copy_to_host(logits_out + r0 * V, a.logits, static_cast<size_t>(R * V) * sizeof(T));
     ops.cross_entropy(a.logits, a.head_targets.get() + r0, a.losses + r0, backward ? a.logits : nullptr, R, V,
                       grad_scale);
     if (!backward) continue;
     ops.matmul(a.logits, a.head_x, m.g_lm_head, V, d, R, true, false, true);
-    ops.matmul_stored(a.logits, stored_weight(m, m.lm_head), a.head_dx, R, d, V, false, false, false);
+    ops.matmul_stored(a.logits, stored_weight(m, m.s_lm_head), a.head_dx, R, d, V, false, false, false);
     ops.embedding_bwd(a.head_dx, rows, a.dx, R, d);  // a scatter: the rows are distinct
   }
   std::vector<T> losses(static_cast<size_t>(n));

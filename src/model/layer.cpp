@@ -55,12 +55,12 @@ Dims dims(const Model<T>& m, long i, int64_t BT, int64_t R) {
 // The three products of a linear layer y = x · wᵀ (w is [out, in], as stored), the weight read from
 // the GEMMs' copy.
 template <class T>
-void linear(const Model<T>& m, const T* x, const T* w, T* y, int64_t rows, int64_t out, int64_t in) {
+void linear(const Model<T>& m, const T* x, const std::byte* w, T* y, int64_t rows, int64_t out, int64_t in) {
   m.ops->matmul_stored(x, stored_weight(m, w), y, rows, out, in, false, true, false);
 }
 // dx = dy · w, or dx += when accumulating the input gradients of several products of one input.
 template <class T>
-void linear_input_grad(const Model<T>& m, const T* dy, const T* w, T* dx, int64_t rows, int64_t out, int64_t in,
+void linear_input_grad(const Model<T>& m, const T* dy, const std::byte* w, T* dx, int64_t rows, int64_t out, int64_t in,
                        bool accumulate) {
   m.ops->matmul_stored(dy, stored_weight(m, w), dx, rows, in, out, false, false, accumulate);
 }
@@ -479,14 +479,15 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
                      T* partial, T* stat) {
   const auto& ops = *m.ops;
   const auto& w = m.w[static_cast<size_t>(i)];
+  const auto& sw = m.sw[static_cast<size_t>(i)];
   const bool qk = s.qk_norm != config::QkNorm::kNone;
   mark(m.timer, kFwdProjections);
   if (s.pre || rs.split) column_input(m, s, rs, l.x_in, s.pre ? w.attn_norm : nullptr, l.a_in, l.a_rstd, stat);
   T* q_lin = qk ? l.q_pre : l.q;
   T* k_lin = qk ? l.k_pre : l.k;
-  linear(m, l.a_in, w.wq, q_lin, s.BT, s.Q, s.d);
-  linear(m, l.a_in, w.wk, k_lin, s.BT, s.K, s.d);
-  linear(m, l.a_in, w.wv, l.v, s.BT, s.VD, s.d);
+  linear(m, l.a_in, sw.wq, q_lin, s.BT, s.Q, s.d);
+  linear(m, l.a_in, sw.wk, k_lin, s.BT, s.K, s.d);
+  linear(m, l.a_in, sw.wv, l.v, s.BT, s.VD, s.d);
   if (qk) {
     qk_norm_forward(m, s, l.q_pre, w.q_norm, l.q, l.q_rstd, stat, false);
     qk_norm_forward(m, s, l.k_pre, w.k_norm, l.k, l.k_rstd, stat, true);
@@ -497,7 +498,7 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   attention_forward(m, s, at, l);
   mark(m.timer, kFwdProjections);
   T* o_sum = rs.split ? partial : l.o;
-  linear(m, l.att, w.wo, o_sum, s.BT, s.d, s.A);
+  linear(m, l.att, sw.wo, o_sum, s.BT, s.d, s.A);
   row_output(m, s, rs, o_sum, l.o);
   if (s.pre) {
     ops.add(l.h_mid, l.x_in, l.o, s.R * s.d);
@@ -510,9 +511,9 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
 template <class T>
 void mlp_products(const Model<T>& m, const Dims& s, long i, LayerActs<T>& l) {
   const auto& ops = *m.ops;
-  const auto& w = m.w[static_cast<size_t>(i)];
-  linear(m, l.m_in, w.w_gate, l.gate, s.BT, s.F, s.d);
-  linear(m, l.m_in, w.w_up, l.up, s.BT, s.F, s.d);
+  const auto& sw = m.sw[static_cast<size_t>(i)];
+  linear(m, l.m_in, sw.w_gate, l.gate, s.BT, s.F, s.d);
+  linear(m, l.m_in, sw.w_up, l.up, s.BT, s.F, s.d);
   ops.swiglu_fwd(l.gate, l.up, l.act, s.BT * s.F);
 }
 
@@ -520,11 +521,12 @@ template <class T>
 void mlp_block(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs<T>& l, T* x_out, T* partial, T* stat) {
   const auto& ops = *m.ops;
   const auto& w = m.w[static_cast<size_t>(i)];
+  const auto& sw = m.sw[static_cast<size_t>(i)];
   mark(m.timer, "forward: MLP");
   if (s.pre || rs.split) column_input(m, s, rs, l.h_mid, s.pre ? w.mlp_norm : nullptr, l.m_in, l.m_rstd, stat);
   mlp_products(m, s, i, l);
   T* dn_sum = rs.split ? partial : l.dn;
-  linear(m, l.act, w.w_down, dn_sum, s.BT, s.d, s.F);
+  linear(m, l.act, sw.w_down, dn_sum, s.BT, s.d, s.F);
   row_output(m, s, rs, dn_sum, l.dn);
   if (s.pre) {
     ops.add(x_out, l.h_mid, l.dn, s.R * s.d);
@@ -558,6 +560,7 @@ template <class T>
 void mlp_backward(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs<T>& l, Activations<T>& a) {
   const auto& ops = *m.ops;
   const auto& w = m.w[static_cast<size_t>(i)];
+  const auto& sw = m.sw[static_cast<size_t>(i)];
   const auto& g = m.g[static_cast<size_t>(i)];
   if (a.recompute == config::Recompute::kSelective) mlp_products(m, s, i, l);
   // out = h_mid + branch. d(branch output) is dh (pre) or through the output norm (post).
@@ -569,12 +572,12 @@ void mlp_backward(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerA
   d_dn = row_output_grad(m, s, rs, d_dn, a.dfull);
   T *dact = a.dff1, *dgate = a.dff2, *dup = a.dff3;
   linear_weight_grad(ops, d_dn, l.act, g.w_down, s.BT, s.d, s.F);
-  linear_input_grad(m, d_dn, w.w_down, dact, s.BT, s.d, s.F, false);
+  linear_input_grad(m, d_dn, sw.w_down, dact, s.BT, s.d, s.F, false);
   ops.swiglu_bwd(l.gate, l.up, dact, dgate, dup, s.BT * s.F);
   linear_weight_grad(ops, dgate, l.m_in, g.w_gate, s.BT, s.F, s.d);
   linear_weight_grad(ops, dup, l.m_in, g.w_up, s.BT, s.F, s.d);
-  linear_input_grad(m, dgate, w.w_gate, a.dx, s.BT, s.F, s.d, false);
-  linear_input_grad(m, dup, w.w_up, a.dx, s.BT, s.F, s.d, true);
+  linear_input_grad(m, dgate, sw.w_gate, a.dx, s.BT, s.F, s.d, false);
+  linear_input_grad(m, dup, sw.w_up, a.dx, s.BT, s.F, s.d, true);
   column_input_grad(m, s, rs, a, l.h_mid, w.mlp_norm, l.m_rstd, g.mlp_norm);
 }
 
@@ -583,6 +586,7 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
                               LayerActs<T>& l, Activations<T>& a) {
   const auto& ops = *m.ops;
   const auto& w = m.w[static_cast<size_t>(i)];
+  const auto& sw = m.sw[static_cast<size_t>(i)];
   const auto& g = m.g[static_cast<size_t>(i)];
   const bool qk = s.qk_norm != config::QkNorm::kNone;
   // a.dh is d loss / d h_mid.
@@ -594,7 +598,7 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
   }
   d_o = row_output_grad(m, s, rs, d_o, a.dfull);
   linear_weight_grad(ops, d_o, l.att, g.wo, s.BT, s.d, s.A);
-  linear_input_grad(m, d_o, w.wo, a.datt, s.BT, s.d, s.A, false);
+  linear_input_grad(m, d_o, sw.wo, a.datt, s.BT, s.d, s.A, false);
   mark(m.timer, "backward: attention (kernel and context-parallel exchange)");
   attention_backward(m, s, at, l);
   mark(m.timer, kBwdProjections);
@@ -611,9 +615,9 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
   linear_weight_grad(ops, dq_lin, l.a_in, g.wq, s.BT, s.Q, s.d);
   linear_weight_grad(ops, dk_lin, l.a_in, g.wk, s.BT, s.K, s.d);
   linear_weight_grad(ops, a.dv, l.a_in, g.wv, s.BT, s.VD, s.d);
-  linear_input_grad(m, dq_lin, w.wq, a.dx, s.BT, s.Q, s.d, false);
-  linear_input_grad(m, dk_lin, w.wk, a.dx, s.BT, s.K, s.d, true);
-  linear_input_grad(m, a.dv, w.wv, a.dx, s.BT, s.VD, s.d, true);
+  linear_input_grad(m, dq_lin, sw.wq, a.dx, s.BT, s.Q, s.d, false);
+  linear_input_grad(m, dk_lin, sw.wk, a.dx, s.BT, s.K, s.d, true);
+  linear_input_grad(m, a.dv, sw.wv, a.dx, s.BT, s.VD, s.d, true);
   // Ranks sharing a KV head each added that head's input gradient only for their own query
   // heads, so the sum over the group is exact.
   column_input_grad(m, s, rs, a, l.x_in, w.attn_norm, l.a_rstd, g.attn_norm);

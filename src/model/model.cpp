@@ -14,28 +14,38 @@ int find_param(const Model<T>& m, const std::string& name) {
   return -1;
 }
 
-namespace {
-
-template <class T>
-T* view(Model<T>& m, T* arena, const std::string& name) {
-  const int i = find_param(m, name);
-  return i < 0 || !arena ? nullptr : arena + m.offsets[static_cast<size_t>(i)];
+bool read_by_gemms(const ParamSpec& spec, const config::ModelConfig& cfg) {
+  return spec.shape.size() == 2 && (spec.name != "embed.weight" || cfg.tie_embeddings);
 }
 
-template <class T>
-LayerTensors<T> layer_views(Model<T>& m, T* arena, long i) {
+namespace {
+
+// The tensor `name` in an arena laid out by `offs` (-1: not there), `scale` arena elements a
+// parameter.
+template <class P>
+P* view(const std::vector<ParamSpec>& specs, const std::vector<int64_t>& offs, P* arena, int64_t scale,
+        const std::string& name) {
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].name == name) return !arena || offs[i] < 0 ? nullptr : arena + offs[i] * scale;
+  return nullptr;
+}
+
+template <class P>
+LayerTensors<P> layer_views(const std::vector<ParamSpec>& specs, const std::vector<int64_t>& offs, P* arena,
+                            int64_t scale, long i) {
   const std::string l = cat("layers.", i, ".");
-  return {view(m, arena, l + "attn_norm.weight"),
-          view(m, arena, l + "attn.wq"),
-          view(m, arena, l + "attn.wk"),
-          view(m, arena, l + "attn.wv"),
-          view(m, arena, l + "attn.wo"),
-          view(m, arena, l + "attn.q_norm.weight"),
-          view(m, arena, l + "attn.k_norm.weight"),
-          view(m, arena, l + "mlp_norm.weight"),
-          view(m, arena, l + "mlp.w_gate"),
-          view(m, arena, l + "mlp.w_up"),
-          view(m, arena, l + "mlp.w_down")};
+  auto v = [&](const char* name) { return view(specs, offs, arena, scale, l + name); };
+  return {v("attn_norm.weight"),
+          v("attn.wq"),
+          v("attn.wk"),
+          v("attn.wv"),
+          v("attn.wo"),
+          v("attn.q_norm.weight"),
+          v("attn.k_norm.weight"),
+          v("mlp_norm.weight"),
+          v("mlp.w_gate"),
+          v("mlp.w_up"),
+          v("mlp.w_down")};
 }
 
 }  // namespace
@@ -50,50 +60,89 @@ Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& 
   m.kv_rep = kv_replication(cfg, tp.size);
   m.ops = &ops;
   m.specs = param_specs(cfg);
+  const bool copy = ops.weight_bytes != static_cast<int64_t>(sizeof(T));
+  m.master = use.master_weights || !copy;
+  if (!m.master && use.gradients) fail("a model without master weights has no gradients to apply to them");
+  int64_t n_held = 0, n_stored = 0;
   for (const auto& s : m.specs) {
     m.shards.push_back(make_shard(s, cfg, tp.rank, tp.size));
+    const int64_t n = m.shards.back().numel();
+    const bool gemm = copy && read_by_gemms(s, cfg);
+    const bool held = m.master || !read_by_gemms(s, cfg) || s.name == "embed.weight";  // looked up in T
     m.offsets.push_back(m.n_params);
-    m.n_params += m.shards.back().numel();
+    m.param_offsets.push_back(held ? n_held : -1);
+    m.stored_offsets.push_back(gemm ? n_stored : -1);
+    m.n_params += n;
+    n_held += held ? n : 0;
+    n_stored += gemm ? n : 0;
   }
-  m.params = kernels::Buffer<T, kernels::BasicOps<T>>(ops, m.n_params);
-  if (ops.weight_bytes != static_cast<int64_t>(sizeof(T)))
-    m.stored = kernels::Buffer<std::byte, kernels::BasicOps<T>>(ops, m.n_params * ops.weight_bytes);
+  m.params = kernels::Buffer<T, kernels::BasicOps<T>>(ops, n_held);
+  if (copy) m.stored = kernels::Buffer<std::byte, kernels::BasicOps<T>>(ops, n_stored * ops.weight_bytes);
   if (use.gradients) m.grads = kernels::Buffer<T, kernels::BasicOps<T>>(ops, m.n_params);
   std::vector<T> host;
   for (size_t i = 0; i < m.specs.size() && use.random_weights; ++i) {
     host.resize(static_cast<size_t>(m.shards[i].numel()));
     init_shard(m.specs[i], m.shards[i], cfg.seed, host.data());
-    ops.copy_from_host(m.params.get() + m.offsets[i], host.data(), host.size() * sizeof(T));
+    write_weights(m, i, host.data(), 0, m.shards[i].numel());
   }
-  if (!use.random_weights) ops.fill(m.params.get(), T(0), m.n_params);
+  if (!use.random_weights) ops.fill(m.params.get(), T(0), n_held);
   if (use.gradients) zero_grads(m);
+  // The GEMMs' views: into stored, or into params as bytes where the table reads T.
+  const int64_t wb = copy ? ops.weight_bytes : static_cast<int64_t>(sizeof(T));
+  const std::byte* gemm_arena = copy ? m.stored.get() : reinterpret_cast<const std::byte*>(m.params.get());
+  std::vector<int64_t> gemm_offs = m.stored_offsets;
+  for (size_t i = 0; i < m.specs.size() && !copy; ++i)
+    gemm_offs[i] = read_by_gemms(m.specs[i], cfg) ? m.param_offsets[i] : -1;
+  auto p = [&](const std::string& name) { return view(m.specs, m.param_offsets, m.params.get(), 1, name); };
+  auto g = [&](const std::string& name) { return view(m.specs, m.offsets, m.grads.get(), 1, name); };
   for (long i = 0; i < cfg.n_layers; ++i) {
-    m.w.push_back(layer_views(m, m.params.get(), i));
-    m.g.push_back(layer_views(m, m.grads.get(), i));
+    m.w.push_back(layer_views(m.specs, m.param_offsets, m.params.get(), 1, i));
+    m.g.push_back(layer_views(m.specs, m.offsets, m.grads.get(), 1, i));
+    m.sw.push_back(layer_views(m.specs, gemm_offs, gemm_arena, wb, i));
   }
-  m.embed = view(m, m.params.get(), "embed.weight");
-  m.g_embed = view(m, m.grads.get(), "embed.weight");
-  m.final_norm = view(m, m.params.get(), "final_norm.weight");
-  m.g_final_norm = view(m, m.grads.get(), "final_norm.weight");
-  m.lm_head = cfg.tie_embeddings ? m.embed : view(m, m.params.get(), "lm_head.weight");
-  m.g_lm_head = cfg.tie_embeddings ? m.g_embed : view(m, m.grads.get(), "lm_head.weight");
+  m.embed = p("embed.weight");
+  m.g_embed = g("embed.weight");
+  m.final_norm = p("final_norm.weight");
+  m.g_final_norm = g("final_norm.weight");
+  const std::string head = cfg.tie_embeddings ? "embed.weight" : "lm_head.weight";
+  m.lm_head = p(head);
+  m.g_lm_head = g(head);
+  m.s_lm_head = view(m.specs, gemm_offs, gemm_arena, wb, head);
   m.rope[0] = rope_frequencies(cfg, false);
   m.rope[1] = rope_frequencies(cfg, true);
   return m;
 }
 
 template <class T>
+void write_weights(Model<T>& m, size_t i, const T* host, int64_t first, int64_t n) {
+  if (n <= 0) return;
+  if (m.param_offsets[i] >= 0)
+    m.ops->copy_from_host(m.params.get() + m.param_offsets[i] + first, host, static_cast<size_t>(n) * sizeof(T));
+  if (m.master || m.stored_offsets[i] < 0) return;
+  // No master copy to round from: through a bounded buffer on the backend, rounded as
+  // refresh_stored_weights rounds.
+  kernels::Buffer<T, kernels::BasicOps<T>> stage(*m.ops, std::min(n, kWeightStageElems));
+  for (int64_t a = 0; a < n; a += kWeightStageElems) {
+    const int64_t c = std::min(kWeightStageElems, n - a);
+    m.ops->copy_from_host(stage.get(), host + a, static_cast<size_t>(c) * sizeof(T));
+    m.ops->weight_store(m.stored.get() + (m.stored_offsets[i] + first + a) * m.ops->weight_bytes, stage.get(), c);
+  }
+}
+
+template <class T>
 void refresh_stored_weights(Model<T>& m) {
   if (m.stored_current) return;
-  if (m.stored.size() > 0) m.ops->weight_store(m.stored.get(), m.params.get(), m.n_params);
+  for (size_t i = 0; i < m.specs.size() && m.master && m.stored.size() > 0; ++i)
+    if (m.stored_offsets[i] >= 0)
+      m.ops->weight_store(m.stored.get() + m.stored_offsets[i] * m.ops->weight_bytes, m.params.get() + m.offsets[i],
+                          m.shards[i].numel());
   m.stored_current = true;
 }
 
 template <class T>
-const void* stored_weight(const Model<T>& m, const T* w) {
+const void* stored_weight(const Model<T>& m, const std::byte* w) {
   if (!m.stored_current) fail("a product read the weights before refresh_stored_weights after they changed");
-  if (m.stored.size() == 0) return w;
-  return m.stored.get() + (w - m.params.get()) * m.ops->weight_bytes;
+  return w;
 }
 
 template <class T>
@@ -150,7 +199,8 @@ void zero_grads(Model<T>& m) {
   template void ensure_rope<T>(Model<T>&, int64_t);                                                              \
   template void zero_grads<T>(Model<T>&);                                                                        \
   template void refresh_stored_weights<T>(Model<T>&);                                                            \
-  template const void* stored_weight<T>(const Model<T>&, const T*);
+  template void write_weights<T>(Model<T>&, size_t, const T*, int64_t, int64_t);                                 \
+  template const void* stored_weight<T>(const Model<T>&, const std::byte*);
 HEADROOM_MODEL_INSTANTIATE(float)
 HEADROOM_MODEL_INSTANTIATE(double)
 #undef HEADROOM_MODEL_INSTANTIATE

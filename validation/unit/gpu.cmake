@@ -10,6 +10,8 @@
 #   test_model_emulated  the model's stored bf16 operands on the emulator: training with the GEMMs'
 #                      weight copy gives the losses of rounding in every product, decoding with the
 #                      bf16 KV cache the fp32 cache's logits, bit for bit (label unit)
+#   test_checkpoint_emulated  a checkpoint loaded on the emulator without fp32 weights holds what a
+#                      master model holds (labels mpi; one rank: parallel HDF5 writes it)
 #   test_gpu_device    GPU discovery (label gpu; exits 77 = skipped without a GPU)
 #   test_gpu_ops       every op of cuda_ops() / cuda_ops_fp32() against the CPU backend (label gpu);
 #                      test_gpu_ops_gemm_search: its GEMM and attention cases with HEADROOM_GEMM_SEARCH=8
@@ -23,6 +25,9 @@ target_include_directories(test_attention_blocked PRIVATE ${CMAKE_SOURCE_DIR}/ke
 headroom_test(test_model_emulated SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_model_emulated.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model_fixtures.cpp LABELS unit LIBS headroom headroom_kernels_emulated)
 target_include_directories(test_model_emulated PRIVATE ${CMAKE_SOURCE_DIR}/kernels)
+headroom_test(test_checkpoint_emulated SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_checkpoint_emulated.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/model_fixtures.cpp LABELS mpi LIBS headroom headroom_kernels_emulated NP 1 TIMEOUT 60)
+target_include_directories(test_checkpoint_emulated PRIVATE ${CMAKE_SOURCE_DIR}/kernels)
 headroom_test(test_attention_choice SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_choice.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_attention_graph.cpp LABELS unit LIBS headroom_attention_choice headroom_kernels_cpu)
 

@@ -68,22 +68,55 @@ TEST(MemoryPlan, ParametersAreTheModelsParameterCountTimesFour) {
     }
 }
 
-// On a GPU the GEMMs read a bf16 copy of the weights (model::Model::stored): 2 bytes a parameter
-// in the bf16 tables, none in the fp32 one, which reads the weights themselves.
+// On a GPU the GEMMs read a bf16 copy of the weights (model::Model::stored): 2 bytes for each
+// weight they read in the bf16 tables, none in the fp32 one, which reads the weights themselves.
 TEST(MemoryPlan, TheGpusBf16WeightCopyIsCounted) {
-  config::Config cfg = tiny_config();
-  cfg.train.device = config::Device::kCuda;
-  const auto m = model::make_model(cfg.model, kernels::cpu_ops());
+  kernels::Ops bf16_weights = kernels::cpu_ops();  // for the sizes only: no product runs
+  bf16_weights.weight_bytes = 2;
   const auto has_copy = [](const app::MemoryPlan& p) {
     return std::any_of(p.parts.begin(), p.parts.end(), [](const auto& x) { return x.name == "bf16 weight copy"; });
   };
   ASSERT_EQ(unsetenv("HEADROOM_CUDA_PRECISION"), 0);
-  EXPECT_EQ(part(app::training_plan("pretrain", cfg, {}), "bf16 weight copy"), 2 * m.n_params);
+  for (const auto& v : kVariants) {
+    config::Config cfg = tiny_config(v);
+    cfg.train.device = config::Device::kCuda;
+    const auto m = model::make_model(cfg.model, bf16_weights, {}, {.random_weights = false});
+    EXPECT_EQ(part(app::training_plan("pretrain", cfg, {}), "bf16 weight copy"), m.stored.size());
+    EXPECT_EQ(2 * app::gemm_params_per_rank(cfg.model, 1), m.stored.size());
+  }
+  config::Config cfg = tiny_config();
+  cfg.train.device = config::Device::kCuda;
   EXPECT_FALSE(has_copy(app::training_plan("pretrain", tiny_config(), {})));  // the CPU reads params
   ASSERT_EQ(setenv("HEADROOM_CUDA_PRECISION", "fp32", 1), 0);
   EXPECT_FALSE(has_copy(app::training_plan("pretrain", cfg, {})));
-  EXPECT_FALSE(has_copy(app::evaluation_plan(cfg.model, true, {100, 32})));
+  EXPECT_EQ(part(app::evaluation_plan(cfg.model, true, {100, 32}), "parameters"),
+            4 * app::params_per_rank(cfg.model, 1));
   ASSERT_EQ(unsetenv("HEADROOM_CUDA_PRECISION"), 0);
+}
+
+// evaluate and analyze on a GPU keep no fp32 copy of the weights the GEMMs read
+// (ModelUse::master_weights = false): fp32 norms and embedding table, bf16 weights, and the
+// buffer that rounds them as they load, for every rank of eval.tp.
+TEST(MemoryPlan, EvaluateOnAGpuHoldsTheBf16WeightsAlone) {
+  kernels::Ops bf16_weights = kernels::cpu_ops();  // for the sizes only: no weight is written
+  bf16_weights.weight_bytes = 2;
+  ASSERT_EQ(unsetenv("HEADROOM_CUDA_PRECISION"), 0);
+  for (const auto& v : kVariants)
+    for (const int tp : {1, 2}) {
+      const config::Config cfg = tiny_config(v);
+      const auto m = model::make_model(cfg.model, bf16_weights, {nullptr, 0, tp},
+                                       {.random_weights = false, .gradients = false, .master_weights = false});
+      int64_t largest = 0;
+      for (size_t i = 0; i < m.specs.size(); ++i)
+        if (m.stored_offsets[i] >= 0) largest = std::max(largest, m.shards[i].numel());
+      const app::MemoryPlan p =
+          app::evaluation_plan(cfg.model, true, {.max_length = 100, .prefill_chunk = 32, .tp = tp});
+      EXPECT_EQ(part(p, "parameters (fp32: norms, embedding table)"), 4 * m.params.size()) << "tp " << tp;
+      EXPECT_EQ(part(p, "bf16 weights"), m.stored.size()) << "tp " << tp;
+      EXPECT_EQ(part(p, "weight loading buffer"), 4 * std::min(largest, model::kWeightStageElems)) << "tp " << tp;
+      EXPECT_EQ(m.params.size() + m.stored.size() / 2,
+                m.n_params + (cfg.model.tie_embeddings ? m.cfg.vocab_size * m.cfg.d_model : 0));
+    }
 }
 
 TEST(MemoryPlan, ZeroOneSplitsTheMomentsOverDataAndContextParallelRanks) {
@@ -205,9 +238,6 @@ TEST(MemoryPlan, KvCacheAndPrefillAreWhatTheDecoderAllocates) {
     const app::MemoryPlan p =
         app::evaluation_plan(cfg.model, true, {.max_length = 100, .prefill_chunk = 32, .kv_bytes = 2});
     EXPECT_EQ(part(p, "KV cache (bf16)"), kv) << pattern;
-    // The GEMMs' bf16 copy of the weights (HEADROOM_CUDA_PRECISION is bf16 by default).
-    EXPECT_EQ(part(p, "bf16 weight copy"), m.stored.size()) << pattern;
-    EXPECT_EQ(m.stored.size(), 2 * m.n_params) << pattern;
     EXPECT_EQ(part(app::evaluation_plan(cfg.model, true, {100, 32}), "KV cache"), 2 * kv) << pattern;
   }
   const config::Config cfg = tiny_config();

@@ -2,6 +2,9 @@
 // emulator), each against what it replaces:
 //   - The GEMMs read a bf16 copy of the weights, remade when they change: through training steps
 //     the losses are those of rounding the weights in every product, bit for bit.
+//   - evaluate's model keeps no fp32 copy of the weights the GEMMs read (ModelUse::master_weights
+//     = false): its bf16 weights, rounded as they load, are the bytes a master model's copy holds,
+//     and its logits the master model's bit for bit.
 //   - Decoding keeps the KV cache in bf16, which the attention reads in bf16 anyway: against an
 //     fp32 cache on the same table the logits are the same bits and greedy decoding the same
 //     tokens, on every attention path a decoding call can take, with sliding layers whose windows
@@ -16,6 +19,7 @@
 #include "model_fixtures.h"
 #include "noise_floor.h"
 #include "util/bf16.h"
+#include "util/error.h"
 
 #include <gtest/gtest.h>
 
@@ -70,6 +74,28 @@ Decoded decode(Model<float>& m, const std::vector<int32_t>& prompt, int64_t chun
   return d;
 }
 
+// The norms and the embedding table: what a model without master weights keeps in fp32.
+int64_t read_in_fp32(const Model<float>& m) {
+  int64_t n = 0;
+  for (size_t i = 0; i < m.specs.size(); ++i)
+    if (!read_by_gemms(m.specs[i], m.cfg) || m.specs[i].name == "embed.weight") n += m.shards[i].numel();
+  return n;
+}
+
+// The weights the GEMMs read: what the bf16 copy holds.
+int64_t read_by_the_gemms(const Model<float>& m) {
+  int64_t n = 0;
+  for (size_t i = 0; i < m.specs.size(); ++i)
+    if (read_by_gemms(m.specs[i], m.cfg)) n += m.shards[i].numel();
+  return n;
+}
+
+std::vector<std::byte> stored_bytes(const Model<float>& m) {
+  std::vector<std::byte> b(static_cast<size_t>(m.stored.size()));
+  m.ops->copy_to_host(b.data(), m.stored.get(), b.size());
+  return b;
+}
+
 struct Path {
   const char* name;
   kernels::AttentionKernel kernel;
@@ -117,6 +143,43 @@ TEST(DecodeEmulated, Bf16CacheLogitsWithinTheBf16FloorOfTheCpu) {
                                              rel_error(device.logits, reference.logits), floor));
 }
 
+TEST(DecodeEmulated, WithoutMasterWeightsTheLogitsAreTheMasterModelsBits) {
+  const kernels::Ops table = kernels::cuda_emu::make_table("emulated-cuda", true, kernels::AttentionKernel::kAuto);
+  const auto prompt = random_batch(13, 1, 40, 23).ids;
+  for (const char* tied : {"false", "true"}) {
+    const auto cfg = tiny_model(
+        {{"n_heads", "4"}, {"n_kv_heads", "2"}, {"layer_pattern", "SF"}, {"window", "5"}, {"tie_embeddings", tied}});
+    Model<float> master = make_model(cfg, table);
+    Model<float> lean = make_model(cfg, table, {}, {.gradients = false, .master_weights = false});
+    ASSERT_FALSE(lean.master) << tied;
+    EXPECT_EQ(lean.params.size(), read_in_fp32(master)) << tied;
+    EXPECT_EQ(lean.stored.size(), 2 * read_by_the_gemms(master)) << tied;
+    EXPECT_EQ(master.stored.size(), lean.stored.size()) << tied;
+    EXPECT_EQ(lean.w[0].wq, nullptr) << tied;
+    const Decoded want = decode(master, prompt, 7, KvPrecision::kTable);
+    const Decoded got = decode(lean, prompt, 7, KvPrecision::kTable);
+    EXPECT_EQ(got.logits, want.logits) << "tie_embeddings " << tied;
+    EXPECT_EQ(got.tokens, want.tokens) << "tie_embeddings " << tied;
+  }
+  // Gradients need master weights to apply them to.
+  EXPECT_THROW(make_model(decoding_model(), table, {}, {.master_weights = false}), Error);
+}
+
+// An output embedding larger than the staging buffer is rounded in pieces, which land where the
+// master model's copy puts them.
+TEST(WeightCopyEmulated, WeightsWrittenWithoutMasterAreTheMasterCopysBytes) {
+  const kernels::Ops table = kernels::cuda_emu::make_table("emulated-cuda", true, kernels::AttentionKernel::kAuto);
+  for (const char* tied : {"false", "true"}) {
+    const auto cfg =
+        tiny_model({{"vocab_size", "70001"}, {"d_model", "64"}, {"n_layers", "1"}, {"tie_embeddings", tied}});
+    ASSERT_GT(cfg.vocab_size * cfg.d_model, kWeightStageElems);
+    Model<float> master = make_model(cfg, table, {}, {.gradients = false});
+    refresh_stored_weights(master);
+    const Model<float> lean = make_model(cfg, table, {}, {.gradients = false, .master_weights = false});
+    EXPECT_EQ(stored_bytes(lean), stored_bytes(master)) << "tie_embeddings " << tied;
+  }
+}
+
 namespace {
 
 // The bf16 table as it was before the weight copy: every product rounds its fp32 weights itself.
@@ -138,7 +201,7 @@ TEST(WeightCopyEmulated, TrainingStepsGiveTheLossesOfRoundingInEveryProduct) {
   std::vector<std::vector<float>> losses;
   for (const kernels::Ops* table : {&copy_table, &plain_table}) {
     Model<float> m = make_model(cfg, *table);
-    EXPECT_EQ(m.stored.size(), table == &copy_table ? 2 * m.n_params : 0);
+    EXPECT_EQ(m.stored.size(), table == &copy_table ? 2 * read_by_the_gemms(m) : 0);
     Activations<float> a = make_activations(m, B, T);
     auto opt = train::make_adamw(m, train::AdamWConfig{});
     std::vector<float> run;
