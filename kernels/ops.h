@@ -140,11 +140,14 @@ using AttentionFwdCached = void(const T* q, const void* k, const void* v, T* out
                                 T scale);
 
 // --- MLP ---------------------------------------------------------------------------------------------
+// The gate and up projections come from one GEMM over the adjacent w_gate and w_up: each of the
+// `rows` rows of gu is [gate (F) | up (F)].
+// out[r, i] = silu(gate[r, i]) * up[r, i]   (out is [rows, F])
 template <class T>
-using SwigluFwd = void(const T* gate, const T* up, T* out, int64_t n);  // silu(gate) * up
-// Overwrites dgate, dup.
+using SwigluFwd = void(const T* gu, T* out, int64_t rows, int64_t F);
+// dgu = [dgate | dup] row by row (overwrites; may be gu itself).
 template <class T>
-using SwigluBwd = void(const T* gate, const T* up, const T* dout, T* dgate, T* dup, int64_t n);
+using SwigluBwd = void(const T* gu, const T* dout, T* dgu, int64_t rows, int64_t F);
 
 // --- loss ----------------------------------------------------------------------------------------------
 // Per-row softmax cross-entropy over V logits. targets[r] < 0 masks row r (loss 0, gradient 0).

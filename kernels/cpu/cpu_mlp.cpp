@@ -1,4 +1,4 @@
-// SwiGLU gating of the MLP: out = silu(gate) * up, silu(g) = g * sigmoid(g).
+// SwiGLU gating of the MLP: out = silu(gate) * up, silu(g) = g * sigmoid(g), over rows [gate | up].
 #include "cpu/cpu_kernels.h"
 #include "cpu/cpu_math.h"
 #include "cpu/cpu_parallel.h"
@@ -24,28 +24,18 @@ void swiglu_bwd_range(const float* gate, const float* up, const float* dout, flo
   }
 }
 
-// Chunks of a few thousand elements: large enough for the clone dispatch to vanish, small enough to
-// balance threads.
-constexpr int64_t kChunk = 4096;
-
 }  // namespace
 
-void swiglu_fwd(const float* gate, const float* up, float* out, int64_t n) {
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for if (n >= kParallelMinElements)
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t i0 = c * kChunk, len = std::min(kChunk, n - i0);
-    swiglu_fwd_range(gate + i0, up + i0, out + i0, len);
-  }
+// One row at a time: the gate and up halves of a row are the two inputs of the element-wise form.
+void swiglu_fwd(const float* gu, float* out, int64_t rows, int64_t F) {
+#pragma omp parallel for if (rows * F >= kParallelMinElements)
+  for (int64_t r = 0; r < rows; ++r) swiglu_fwd_range(gu + r * 2 * F, gu + r * 2 * F + F, out + r * F, F);
 }
 
-void swiglu_bwd(const float* gate, const float* up, const float* dout, float* dgate, float* dup, int64_t n) {
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for if (n >= kParallelMinElements)
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t i0 = c * kChunk, len = std::min(kChunk, n - i0);
-    swiglu_bwd_range(gate + i0, up + i0, dout + i0, dgate + i0, dup + i0, len);
-  }
+void swiglu_bwd(const float* gu, const float* dout, float* dgu, int64_t rows, int64_t F) {
+#pragma omp parallel for if (rows * F >= kParallelMinElements)
+  for (int64_t r = 0; r < rows; ++r)
+    swiglu_bwd_range(gu + r * 2 * F, gu + r * 2 * F + F, dout + r * F, dgu + r * 2 * F, dgu + r * 2 * F + F, F);
 }
 
 }  // namespace headroom::kernels::cpu

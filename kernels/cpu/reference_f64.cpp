@@ -189,16 +189,18 @@ void attention_bwd(const D* q, const D* k, const D* v, const D* out, const D* ls
 }
 
 D silu(D g) { return g / (1 + std::exp(-g)); }
-void swiglu_fwd(const D* g, const D* u, D* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = silu(g[i]) * u[i];
+void swiglu_fwd(const D* gu, D* out, int64_t rows, int64_t F) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < F; ++i) out[r * F + i] = silu(gu[r * 2 * F + i]) * gu[r * 2 * F + F + i];
 }
-void swiglu_bwd(const D* g, const D* u, const D* dout, D* dg, D* du, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const D sig = 1 / (1 + std::exp(-g[i]));
-    const D gi = g[i], ui = u[i], di = dout[i];
-    du[i] = di * gi * sig;
-    dg[i] = di * ui * sig * (1 + gi * (1 - sig));
-  }
+void swiglu_bwd(const D* gu, const D* dout, D* dgu, int64_t rows, int64_t F) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < F; ++i) {
+      const D gi = gu[r * 2 * F + i], ui = gu[r * 2 * F + F + i], di = dout[r * F + i];
+      const D sig = 1 / (1 + std::exp(-gi));
+      dgu[r * 2 * F + F + i] = di * gi * sig;
+      dgu[r * 2 * F + i] = di * ui * sig * (1 + gi * (1 - sig));
+    }
 }
 
 void cross_entropy(const D* logits, const int32_t* targets, D* losses, D* dlogits, int64_t rows, int64_t V,

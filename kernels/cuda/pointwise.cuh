@@ -35,17 +35,21 @@ __global__ void scale_kernel(float* x, float a, int64_t n) { HR_GRID_STRIDE(i, n
 
 __device__ __forceinline__ float sigmoid(float g) { return 1.f / (1.f + expf(-g)); }
 
-__global__ void swiglu_fwd_kernel(const float* gate, const float* up, float* out, int64_t n) {
-  HR_GRID_STRIDE(i, n) out[i] = gate[i] * sigmoid(gate[i]) * up[i];
-}
-// Reads everything before writing: dgate/dup may alias gate/up element for element.
-__global__ void swiglu_bwd_kernel(const float* gate, const float* up, const float* dout, float* dgate, float* dup,
-                                  int64_t n) {
+// Rows of gu are [gate (F) | up (F)]; element i of the output is row i / F, column i % F.
+__global__ void swiglu_fwd_kernel(const float* gu, float* out, int64_t F, int64_t n) {
   HR_GRID_STRIDE(i, n) {
-    const float g = gate[i], u = up[i], d = dout[i];
+    const int64_t g = i / F * 2 * F + i % F;
+    out[i] = gu[g] * sigmoid(gu[g]) * gu[g + F];
+  }
+}
+// Reads everything before writing: dgu may alias gu element for element.
+__global__ void swiglu_bwd_kernel(const float* gu, const float* dout, float* dgu, int64_t F, int64_t n) {
+  HR_GRID_STRIDE(i, n) {
+    const int64_t j = i / F * 2 * F + i % F;
+    const float g = gu[j], u = gu[j + F], d = dout[i];
     const float sg = sigmoid(g);
-    dgate[i] = d * u * sg * (1.f + g * (1.f - sg));
-    dup[i] = d * g * sg;
+    dgu[j] = d * u * sg * (1.f + g * (1.f - sg));
+    dgu[j + F] = d * g * sg;
   }
 }
 
@@ -120,15 +124,17 @@ void scale(float* x, float a, int64_t n) {
   if (n <= 0) return;
   launch("scale", pointwise::scale_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0, x, a, n);
 }
-void swiglu_fwd(const float* gate, const float* up, float* out, int64_t n) {
+void swiglu_fwd(const float* gu, float* out, int64_t rows, int64_t F) {
+  const int64_t n = rows * F;
   if (n <= 0) return;
-  launch("swiglu_fwd", pointwise::swiglu_fwd_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0,
-         gate, up, out, n);
+  launch("swiglu_fwd", pointwise::swiglu_fwd_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0, gu,
+         out, F, n);
 }
-void swiglu_bwd(const float* gate, const float* up, const float* dout, float* dgate, float* dup, int64_t n) {
+void swiglu_bwd(const float* gu, const float* dout, float* dgu, int64_t rows, int64_t F) {
+  const int64_t n = rows * F;
   if (n <= 0) return;
-  launch("swiglu_bwd", pointwise::swiglu_bwd_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0,
-         gate, up, dout, dgate, dup, n);
+  launch("swiglu_bwd", pointwise::swiglu_bwd_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0, gu,
+         dout, dgu, F, n);
 }
 
 void adamw(float* p, const float* g, float* m, float* v, int64_t n, float lr, float beta1, float beta2, float eps,

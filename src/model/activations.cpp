@@ -33,8 +33,7 @@ struct Carver {
 
 template <class T>
 void carve_mlp(const config::ModelConfig& c, int64_t BT, LayerActs<T>& l, Carver<T>& cv) {
-  l.gate = cv.take(mul(BT, c.d_ff));
-  l.up = cv.take(mul(BT, c.d_ff));
+  l.gu = cv.take(mul(BT, mul(2, c.d_ff)));
   l.act = cv.take(mul(BT, c.d_ff));
 }
 
@@ -104,7 +103,7 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
       continue;
     }
     carve_layer(c, lay, B, l, rc != config::Recompute::kSelective, cv);
-    if (rc == config::Recompute::kSelective) l.gate = shared.gate, l.up = shared.up, l.act = shared.act;
+    if (rc == config::Recompute::kSelective) l.gu = shared.gu, l.act = shared.act;
   }
   carve_context(c, lay, B, a.context, cv);
   a.partial = lay.sp > 1 ? cv.take(mul(BT, d)) : nullptr;
@@ -120,9 +119,7 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   a.dres = lay.sp > 1 ? cv.take(mul(R, d)) : a.dx;
   a.dfull = lay.sp > 1 ? cv.take(mul(BT, d)) : nullptr;
   a.dbranch = cv.take(mul(R, d));
-  a.dff1 = cv.take(mul(BT, F));
-  a.dff2 = cv.take(mul(BT, F));
-  a.dff3 = cv.take(mul(BT, F));
+  a.dact = cv.take(mul(BT, F));
   a.dq = cv.take(mul(BT, Q));
   a.dq_pre = cv.take(mul(BT, Q));
   a.dk = cv.take(mul(BT, K));

@@ -8,7 +8,7 @@
 //   - sequence parallelism keeps the residual stream, norms and residual adds for 1/tp of those
 //     tokens (`res_rows`); the inputs of the column-parallel products (a_in, m_in) and everything
 //     between them and the row-parallel products stay whole (`rows`);
-//   - recompute selective points every layer's gate/up/act at one shared block (recomputed in the
+//   - recompute selective points every layer's gu/act at one shared block (recomputed in the
 //     backward pass), full points everything but each layer's input at one shared layer.
 // activation_floats() counts the same carving without allocating: the memory plan's figure.
 #pragma once
@@ -41,8 +41,8 @@ struct LayerActs {
   T* h_mid;   // [R, d] residual after the attention block
   T* m_in;    // [BT, d] MLP input (pre: normed h_mid; post: h_mid), gathered like a_in
   T* m_rstd;  // [R]
-  T* gate;    // [BT, d_ff]
-  T* up;      // [BT, d_ff]
+  T* gu;      // [BT, 2 d_ff]: each row [gate | up], one GEMM over the adjacent w_gate and w_up;
+              // overwritten by its gradient in the backward pass
   T* act;     // [BT, d_ff] silu(gate) * up
   T* dn;      // [R, d] MLP output projection
 };
@@ -89,8 +89,8 @@ struct Activations {
   T* head_x;   // [chunk, d] the chunk's rows of xf, gathered
   T* head_dx;  // [chunk, d] their gradient, before it is scattered into dx
   int64_t chunk_rows = 0;
-  // backward scratch: dh, dres, dbranch [R, d]; dx, dfull [BT, d]
-  T *dh, *dres, *dx, *dfull, *dbranch, *dff1, *dff2, *dff3, *dq, *dq_pre, *dk, *dk_pre, *dv, *datt, *stat, *dot;
+  // backward scratch: dh, dres, dbranch [R, d]; dx, dfull [BT, d]; dact [BT, d_ff]
+  T *dh, *dres, *dx, *dfull, *dbranch, *dact, *dq, *dq_pre, *dk, *dk_pre, *dv, *datt, *stat, *dot;
 };
 
 // The sizes of make_activations' arena in elements, counted by the same carving.

@@ -512,9 +512,8 @@ template <class T>
 void mlp_products(const Model<T>& m, const Dims& s, long i, LayerActs<T>& l) {
   const auto& ops = *m.ops;
   const auto& sw = m.sw[static_cast<size_t>(i)];
-  linear(m, l.m_in, sw.w_gate, l.gate, s.BT, s.F, s.d);
-  linear(m, l.m_in, sw.w_up, l.up, s.BT, s.F, s.d);
-  ops.swiglu_fwd(l.gate, l.up, l.act, s.BT * s.F);
+  linear(m, l.m_in, sw.w_gate, l.gu, s.BT, 2 * s.F, s.d);  // w_up follows w_gate (make_model)
+  ops.swiglu_fwd(l.gu, l.act, s.BT, s.F);
 }
 
 template <class T>
@@ -570,14 +569,12 @@ void mlp_backward(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerA
     d_dn = a.dbranch;
   }
   d_dn = row_output_grad(m, s, rs, d_dn, a.dfull);
-  T *dact = a.dff1, *dgate = a.dff2, *dup = a.dff3;
   linear_weight_grad(ops, d_dn, l.act, g.w_down, s.BT, s.d, s.F);
-  linear_input_grad(m, d_dn, sw.w_down, dact, s.BT, s.d, s.F, false);
-  ops.swiglu_bwd(l.gate, l.up, dact, dgate, dup, s.BT * s.F);
-  linear_weight_grad(ops, dgate, l.m_in, g.w_gate, s.BT, s.F, s.d);
-  linear_weight_grad(ops, dup, l.m_in, g.w_up, s.BT, s.F, s.d);
-  linear_input_grad(m, dgate, sw.w_gate, a.dx, s.BT, s.F, s.d, false);
-  linear_input_grad(m, dup, sw.w_up, a.dx, s.BT, s.F, s.d, true);
+  linear_input_grad(m, d_dn, sw.w_down, a.dact, s.BT, s.d, s.F, false);
+  T* dgu = l.gu;  // [dgate | dup] in place: the backward pass is gu's last reader
+  ops.swiglu_bwd(l.gu, a.dact, dgu, s.BT, s.F);
+  linear_weight_grad(ops, dgu, l.m_in, g.w_gate, s.BT, 2 * s.F, s.d);  // w_gate's and w_up's gradients
+  linear_input_grad(m, dgu, sw.w_gate, a.dx, s.BT, 2 * s.F, s.d, false);
   column_input_grad(m, s, rs, a, l.h_mid, w.mlp_norm, l.m_rstd, g.mlp_norm);
 }
 

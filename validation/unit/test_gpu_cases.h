@@ -427,23 +427,21 @@ TEST_P(GpuOps, Rope) {
 
 TEST_P(GpuOps, SwiGlu) {
   const Ops& d = dev();
-  const int64_t n = large() ? 1'000'001 : 4001;
-  const auto g = random_floats(n, 13, -6.f, 6.f), u = random_floats(n, 14), dout = random_floats(n, 15);
-  std::vector<float> out(n), dg(n), du(n);
-  cpu().swiglu_fwd(g.data(), u.data(), out.data(), n);
-  cpu().swiglu_bwd(g.data(), u.data(), dout.data(), dg.data(), du.data(), n);
-  Dev<float> G(d, g), U(d, u), DO(d, dout), O(d, n), DG(d, n), DU(d, n);
+  // Rows of [gate | up], F not a multiple of a warp or a block.
+  const int64_t rows = large() ? 1001 : 37, F = large() ? 999 : 107, n = rows * F;
+  const auto gu = random_floats(2 * n, 13, -6.f, 6.f), dout = random_floats(n, 15);
+  std::vector<float> out(n), dgu(2 * n);
+  cpu().swiglu_fwd(gu.data(), out.data(), rows, F);
+  cpu().swiglu_bwd(gu.data(), dout.data(), dgu.data(), rows, F);
+  Dev<float> GU(d, gu), DO(d, dout), O(d, n), DGU(d, 2 * n);
   O.poison();
-  d.swiglu_fwd(G.get(), U.get(), O.get(), n);
+  d.swiglu_fwd(GU.get(), O.get(), rows, F);
   EXPECT_TRUE(close(O.download(), out, kExactTol, "swiglu_fwd"));
-  DG.poison();
-  DU.poison();
-  d.swiglu_bwd(G.get(), U.get(), DO.get(), DG.get(), DU.get(), n);
-  EXPECT_TRUE(close(DG.download(), dg, kExactTol, "swiglu_bwd dgate"));
-  EXPECT_TRUE(close(DU.download(), du, kExactTol, "swiglu_bwd dup"));
-  d.swiglu_bwd(G.get(), U.get(), DO.get(), G.get(), U.get(), n);  // in place
-  EXPECT_TRUE(close(G.download(), dg, kExactTol, "swiglu_bwd in place dgate"));
-  EXPECT_TRUE(close(U.download(), du, kExactTol, "swiglu_bwd in place dup"));
+  DGU.poison();
+  d.swiglu_bwd(GU.get(), DO.get(), DGU.get(), rows, F);
+  EXPECT_TRUE(close(DGU.download(), dgu, kExactTol, "swiglu_bwd"));
+  d.swiglu_bwd(GU.get(), DO.get(), GU.get(), rows, F);  // in place
+  EXPECT_TRUE(close(GU.download(), dgu, kExactTol, "swiglu_bwd in place"));
 }
 
 TEST_P(GpuOps, CrossEntropy) {

@@ -26,8 +26,19 @@ TEST(KernelMath, FastExpMatchesDoubleExpAndHandlesSpecialValues) {
 
 double silu(double g) { return g / (1 + std::exp(-g)); }
 
+// The rows of gu are [gate (F) | up (F)], as the MLP's one GEMM over w_gate and w_up writes them.
+std::vector<float> rows_of(const std::vector<float>& gate, const std::vector<float>& up, int64_t F) {
+  std::vector<float> gu(2 * gate.size());
+  for (size_t i = 0; i < gate.size(); ++i) {
+    const size_t r = i / static_cast<size_t>(F), c = i % static_cast<size_t>(F);
+    gu[r * 2 * F + c] = gate[i];
+    gu[r * 2 * F + F + c] = up[i];
+  }
+  return gu;
+}
+
 TEST(KernelSwiGlu, ForwardMatchesFp64AndBackwardMatchesFiniteDifferences) {
-  const int64_t n = 50000;  // several of the 4096-element chunks, and the parallel path
+  const int64_t rows = 250, F = 200, n = rows * F;  // the parallel path, F not a multiple of the SIMD width
   auto gate = random_floats(n, 91, -8.f, 8.f);
   const auto up = random_floats(n, 92, -2.f, 2.f), dout = random_floats(n, 93);
   // Saturated gates: silu → 0 (exp(-g) overflows) and silu → g.
@@ -35,9 +46,14 @@ TEST(KernelSwiGlu, ForwardMatchesFp64AndBackwardMatchesFiniteDifferences) {
   gate[1] = 100.f;
   gate[2] = -30.f;
   gate[3] = 0.f;
-  std::vector<float> out(n), dgate(n), dup(n);
-  cpu().swiglu_fwd(gate.data(), up.data(), out.data(), n);
-  cpu().swiglu_bwd(gate.data(), up.data(), dout.data(), dgate.data(), dup.data(), n);
+  const std::vector<float> gu = rows_of(gate, up, F);
+  std::vector<float> out(n), dgu(2 * n), dgate(n), dup(n);
+  cpu().swiglu_fwd(gu.data(), out.data(), rows, F);
+  cpu().swiglu_bwd(gu.data(), dout.data(), dgu.data(), rows, F);
+  for (int64_t i = 0; i < n; ++i) dgate[i] = dgu[i / F * 2 * F + i % F], dup[i] = dgu[i / F * 2 * F + F + i % F];
+  std::vector<float> in_place = gu;
+  cpu().swiglu_bwd(in_place.data(), dout.data(), in_place.data(), rows, F);
+  EXPECT_EQ(in_place, dgu);
 
   std::vector<double> out_want(n), dgate_want(n), dup_want(n);
   for (int64_t i = 0; i < n; ++i) {
