@@ -252,6 +252,7 @@ enum OpId : int {
   kEmbBwd,
   kRowSumsq,
   kRmsApply,
+  kAddRmsNorm,
   kRmsBwdDot,
   kRmsBwdApply,
   kRope,
@@ -264,9 +265,9 @@ enum OpId : int {
   kNumOps
 };
 const char* const kOpNames[kNumOps] = {
-    "fill",          "matmul",        "axpy",       "add",        "scale",         "sum_squares",   "count_nonfinite",
-    "embedding_fwd", "embedding_bwd", "row_sumsq",  "rms_apply",  "rms_bwd_dot",   "rms_bwd_apply", "rope",
-    "attention_fwd", "attention_bwd", "swiglu_fwd", "swiglu_bwd", "cross_entropy", "adamw"};
+    "fill",          "matmul",        "axpy",          "add",        "scale",        "sum_squares",   "count_nonfinite",
+    "embedding_fwd", "embedding_bwd", "row_sumsq",     "rms_apply",  "add_rms_norm", "rms_bwd_dot",   "rms_bwd_apply",
+    "rope",          "attention_fwd", "attention_bwd", "swiglu_fwd", "swiglu_bwd",   "cross_entropy", "adamw"};
 
 struct OpStats {
   double seconds[kNumOps] = {};
@@ -333,6 +334,7 @@ const kernels::Ops& timed_cpu_ops() {
     wrap<kEmbBwd>(t.embedding_bwd);
     wrap<kRowSumsq>(t.row_sumsq);
     wrap<kRmsApply>(t.rms_apply);
+    wrap<kAddRmsNorm>(t.add_rms_norm);
     wrap<kRmsBwdDot>(t.rms_bwd_dot);
     wrap<kRmsBwdApply>(t.rms_bwd_apply);
     wrap<kRope>(t.rope);

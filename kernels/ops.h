@@ -98,6 +98,11 @@ using RowSumsq = void(const T* x, T* sumsq, int64_t rows, int64_t n);
 template <class T>
 using RmsApply = void(const T* x, const T* w, const T* sumsq, T* y, T* rstd, int64_t rows, int64_t n, int64_t n_total,
                       T eps);
+// h = a + b, then y = rms_norm(h) * w over whole rows (n == n_total), rstd as rms_apply: a residual add
+// and the next block's input norm in one pass over h. Equal, bit for bit, to add, row_sumsq and
+// rms_apply in turn. rstd may be null.
+template <class T>
+using AddRmsNorm = void(const T* a, const T* b, T* h, const T* w, T* y, T* rstd, int64_t rows, int64_t n, T eps);
 // dot[r] = sum_i x[r,i] * w[i] * dy[r,i]   (to be all-reduced like sumsq)
 template <class T>
 using RmsBwdDot = void(const T* x, const T* w, const T* dy, T* dot, int64_t rows, int64_t n);
@@ -190,6 +195,7 @@ struct BasicOps {
   sig::EmbeddingBwd<T>* embedding_bwd;
   sig::RowSumsq<T>* row_sumsq;
   sig::RmsApply<T>* rms_apply;
+  sig::AddRmsNorm<T>* add_rms_norm;
   sig::RmsBwdDot<T>* rms_bwd_dot;
   sig::RmsBwdApply<T>* rms_bwd_apply;
   sig::Rope<T>* rope;

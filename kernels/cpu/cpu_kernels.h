@@ -28,6 +28,7 @@ sig::EmbeddingBwd<float> embedding_bwd;
 sig::RowSumsq<float> row_sumsq;
 sig::RmsApply<float> rms_apply;
 sig::RmsBwdDot<float> rms_bwd_dot;
+sig::AddRmsNorm<float> add_rms_norm;
 sig::RmsBwdApply<float> rms_bwd_apply;
 
 sig::Rope<float> rope;

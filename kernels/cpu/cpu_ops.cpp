@@ -28,6 +28,7 @@ const Ops& cpu_ops() {
       .embedding_bwd = cpu::embedding_bwd,
       .row_sumsq = cpu::row_sumsq,
       .rms_apply = cpu::rms_apply,
+      .add_rms_norm = cpu::add_rms_norm,
       .rms_bwd_dot = cpu::rms_bwd_dot,
       .rms_bwd_apply = cpu::rms_bwd_apply,
       .rope = cpu::rope,

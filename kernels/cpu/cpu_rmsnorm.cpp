@@ -21,29 +21,50 @@ double row_dot(const float* a, const float* b, const float* c, int64_t n) {
 
 }  // namespace
 
+namespace {
+
+// One row of row_sumsq and of rms_apply: the fused add_rms_norm runs the same two, so it rounds as
+// they do.
+float sumsq_of(const float* xr, int64_t n) {
+  double s = 0.0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(xr[i]) * xr[i];
+  return static_cast<float>(s);
+}
+
+void apply_row(const float* xr, const float* w, float sumsq, float* yr, float* rstd, int64_t n, int64_t n_total,
+               float eps) {
+  const float s = static_cast<float>(1.0 / std::sqrt(static_cast<double>(sumsq) / static_cast<double>(n_total) + eps));
+  if (rstd != nullptr) *rstd = s;
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * s * w[i];
+}
+
+}  // namespace
+
 void row_sumsq(const float* x, float* sumsq, int64_t rows, int64_t n) {
 #pragma omp parallel for if (rows * n >= kParallelMinElements)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * n;
-    double s = 0.0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; ++i) s += static_cast<double>(xr[i]) * xr[i];
-    sumsq[r] = static_cast<float>(s);
-  }
+  for (int64_t r = 0; r < rows; ++r) sumsq[r] = sumsq_of(x + r * n, n);
 }
 
 // rstd may be null when nothing will run backward (decoding).
 void rms_apply(const float* x, const float* w, const float* sumsq, float* y, float* rstd, int64_t rows, int64_t n,
                int64_t n_total, float eps) {
 #pragma omp parallel for if (rows * n >= kParallelMinElements)
+  for (int64_t r = 0; r < rows; ++r)
+    apply_row(x + r * n, w, sumsq[r], y + r * n, rstd != nullptr ? rstd + r : nullptr, n, n_total, eps);
+}
+
+// Row by row, so h's row is still in cache when it is squared and normed.
+void add_rms_norm(const float* a, const float* b, float* h, const float* w, float* y, float* rstd, int64_t rows,
+                  int64_t n, float eps) {
+#pragma omp parallel for if (rows * n >= kParallelMinElements)
   for (int64_t r = 0; r < rows; ++r) {
-    const float s =
-        static_cast<float>(1.0 / std::sqrt(static_cast<double>(sumsq[r]) / static_cast<double>(n_total) + eps));
-    if (rstd != nullptr) rstd[r] = s;
-    const float* xr = x + r * n;
-    float* yr = y + r * n;
+    const float *ar = a + r * n, *br = b + r * n;
+    float* hr = h + r * n;
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * s * w[i];
+    for (int64_t i = 0; i < n; ++i) hr[i] = ar[i] + br[i];
+    apply_row(hr, w, sumsq_of(hr, n), y + r * n, rstd != nullptr ? rstd + r : nullptr, n, n, eps);
   }
 }
 

@@ -83,6 +83,12 @@ void rms_apply(const D* x, const D* w, const D* s, D* y, D* rstd, int64_t rows, 
     for (int64_t i = 0; i < n; ++i) y[r * n + i] = x[r * n + i] * rs * w[i];
   }
 }
+void add_rms_norm(const D* a, const D* b, D* h, const D* w, D* y, D* rstd, int64_t rows, int64_t n, D eps) {
+  for (int64_t i = 0; i < rows * n; ++i) h[i] = a[i] + b[i];
+  std::vector<D> s(static_cast<size_t>(rows));
+  row_sumsq(h, s.data(), rows, n);
+  rms_apply(h, w, s.data(), y, rstd, rows, n, n, eps);
+}
 void rms_bwd_dot(const D* x, const D* w, const D* dy, D* dot, int64_t rows, int64_t n) {
   for (int64_t r = 0; r < rows; ++r) {
     dot[r] = 0;
@@ -260,6 +266,7 @@ const BasicOps<double>& cpu_ops_f64() {
       .embedding_bwd = embedding_bwd,
       .row_sumsq = row_sumsq,
       .rms_apply = rms_apply,
+      .add_rms_norm = add_rms_norm,
       .rms_bwd_dot = rms_bwd_dot,
       .rms_bwd_apply = rms_bwd_apply,
       .rope = rope,

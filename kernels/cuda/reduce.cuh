@@ -79,6 +79,29 @@ __global__ void rms_apply_kernel(const float* x, const float* w, const float* su
   for (int64_t i = lane; i < n; i += 32) yr[i] = xr[i] * s * w[i];
 }
 
+// row_sumsq_kernel and rms_apply_kernel in one, in their order of operations: h's row is read back
+// from the cache lines the warp has just written.
+__global__ void add_rms_norm_kernel(const float* a, const float* b, float* h, const float* w, float* y, float* rstd,
+                                    int64_t rows, int64_t n, float eps) {
+  const int64_t r = warp_row();
+  if (r >= rows) return;
+  const unsigned lane = threadIdx.x % 32;
+  const float *ar = a + r * n, *br = b + r * n;
+  float* hr = h + r * n;
+  double ss = 0.0;
+  for (int64_t i = lane; i < n; i += 32) {
+    const float v = ar[i] + br[i];
+    hr[i] = v;
+    ss += static_cast<double>(v) * v;
+  }
+  ss = warp_sum(ss);
+  const float sumsq = static_cast<float>(ss);
+  const float s = static_cast<float>(1.0 / sqrt(static_cast<double>(sumsq) / static_cast<double>(n) + eps));
+  if (rstd != nullptr && lane == 0) rstd[r] = s;
+  float* yr = y + r * n;
+  for (int64_t i = lane; i < n; i += 32) yr[i] = hr[i] * s * w[i];
+}
+
 __global__ void rms_bwd_dot_kernel(const float* x, const float* w, const float* dy, float* dot, int64_t rows,
                                    int64_t n) {
   const int64_t r = warp_row();
@@ -217,6 +240,13 @@ void rms_apply(const float* x, const float* w, const float* sumsq, float* y, flo
   if (rows <= 0) return;
   launch("rms_apply", reduce::rms_apply_kernel, reduce::row_grid(rows), dim3(reduce::kThreads), 0, x, w, sumsq, y, rstd,
          rows, n, n_total, eps);
+}
+
+void add_rms_norm(const float* a, const float* b, float* h, const float* w, float* y, float* rstd, int64_t rows,
+                  int64_t n, float eps) {
+  if (rows <= 0) return;
+  launch("add_rms_norm", reduce::add_rms_norm_kernel, reduce::row_grid(rows), dim3(reduce::kThreads), 0, a, b, h, w, y,
+         rstd, rows, n, eps);
 }
 
 void rms_bwd_dot(const float* x, const float* w, const float* dy, float* dot, int64_t rows, int64_t n) {

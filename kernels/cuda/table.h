@@ -55,6 +55,7 @@ inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = A
   t.rms_apply = HR_CUDA_NS::rms_apply;
   t.rms_bwd_dot = HR_CUDA_NS::rms_bwd_dot;
   t.rms_bwd_apply = HR_CUDA_NS::rms_bwd_apply;
+  t.add_rms_norm = HR_CUDA_NS::add_rms_norm;
   t.rope = HR_CUDA_NS::rope;
   t.attention_fwd = attention_fwd_entry(bf16, attention);
   t.attention_bwd = attention_bwd_entry(bf16, attention);

@@ -501,7 +501,9 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   linear(m, l.att, sw.wo, o_sum, s.BT, s.d, s.A);
   row_output(m, s, rs, o_sum, l.o);
   if (s.pre) {
-    ops.add(l.h_mid, l.x_in, l.o, s.R * s.d);
+    // The residual add and the MLP's input norm in one pass over h_mid (mlp_block only gathers).
+    ops.add_rms_norm(l.x_in, l.o, l.h_mid, w.mlp_norm, l.m_in + rs.row0 * s.d, l.m_rstd, s.R, s.d,
+                     static_cast<T>(s.eps));
   } else {
     rms_forward(ops, l.o, w.attn_norm, l.h_mid, l.a_rstd, stat, s.R, s.d, s.eps);
     ops.axpy(l.h_mid, l.x_in, T(1), s.R * s.d);
@@ -522,7 +524,10 @@ void mlp_block(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs
   const auto& w = m.w[static_cast<size_t>(i)];
   const auto& sw = m.sw[static_cast<size_t>(i)];
   mark(m.timer, "forward: MLP");
-  if (s.pre || rs.split) column_input(m, s, rs, l.h_mid, s.pre ? w.mlp_norm : nullptr, l.m_in, l.m_rstd, stat);
+  if (s.pre && rs.split)
+    gather_rows(m, l.m_in, s.R, s.d);  // this rank's rows normed by attention_block
+  else if (rs.split)
+    column_input<T>(m, s, rs, l.h_mid, nullptr, l.m_in, l.m_rstd, stat);
   mlp_products(m, s, i, l);
   T* dn_sum = rs.split ? partial : l.dn;
   linear(m, l.act, sw.w_down, dn_sum, s.BT, s.d, s.F);

@@ -399,6 +399,35 @@ TEST_P(GpuOps, RmsNorm) {
   EXPECT_TRUE(close(DY.download(), dx, kExactTol, "rms_bwd_apply (dx aliases dy, dw null)"));
 }
 
+// The fused residual add and norm against the CPU's, and against the device's own add, row_sumsq and
+// rms_apply bit for bit (the same order of operations).
+TEST_P(GpuOps, AddRmsNorm) {
+  const Ops& d = dev();
+  const int64_t rows = large() ? 4099 : 300, n = large() ? 1000 : 70;
+  const auto a = random_floats(rows * n, 24, -2.f, 2.f), b = random_floats(rows * n, 25), w = random_floats(n, 26);
+  const float eps = 1e-6f;
+  std::vector<float> h(rows * n), y(rows * n), rstd(rows);
+  cpu().add_rms_norm(a.data(), b.data(), h.data(), w.data(), y.data(), rstd.data(), rows, n, eps);
+  Dev<float> A(d, a), B(d, b), W(d, w), H(d, rows * n), Y(d, rows * n), R(d, rows), S(d, rows);
+  H.poison();
+  Y.poison();
+  R.poison();
+  d.add_rms_norm(A.get(), B.get(), H.get(), W.get(), Y.get(), R.get(), rows, n, eps);
+  const auto h_fused = H.download(), y_fused = Y.download(), r_fused = R.download();
+  EXPECT_TRUE(close(h_fused, h, kExactTol, "add_rms_norm h"));
+  EXPECT_TRUE(close(y_fused, y, kExactTol, "add_rms_norm y"));
+  EXPECT_TRUE(close(r_fused, rstd, kExactTol, "add_rms_norm rstd"));
+  d.add(H.get(), A.get(), B.get(), rows * n);
+  d.row_sumsq(H.get(), S.get(), rows, n);
+  d.rms_apply(H.get(), W.get(), S.get(), Y.get(), R.get(), rows, n, n, eps);
+  EXPECT_EQ(H.download(), h_fused);
+  EXPECT_EQ(Y.download(), y_fused);
+  EXPECT_EQ(R.download(), r_fused);
+  Y.poison();
+  d.add_rms_norm(A.get(), B.get(), H.get(), W.get(), Y.get(), nullptr, rows, n, eps);
+  EXPECT_EQ(Y.download(), y_fused);
+}
+
 TEST_P(GpuOps, Rope) {
   const Ops& d = dev();
   const int64_t B = 2, T = large() ? 300 : 9, H = 3, hd = large() ? 128 : 20, max_pos = 1000;

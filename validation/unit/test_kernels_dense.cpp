@@ -34,6 +34,7 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
                                  reinterpret_cast<const void*>(o.embedding_bwd),
                                  reinterpret_cast<const void*>(o.row_sumsq),
                                  reinterpret_cast<const void*>(o.rms_apply),
+                                 reinterpret_cast<const void*>(o.add_rms_norm),
                                  reinterpret_cast<const void*>(o.rms_bwd_dot),
                                  reinterpret_cast<const void*>(o.rms_bwd_apply),
                                  reinterpret_cast<const void*>(o.rope),
