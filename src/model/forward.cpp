@@ -114,10 +114,23 @@ void run_layers(Model<T>& m, Activations<T>& a) {
   refresh_stored_weights(m);
   mark(m.timer, "embedding (forward and backward)");
   ops.embedding_fwd(m.embed, residual_ids(a), a.resid[0], R, d);
-  for (long i = 0; i < m.cfg.n_layers; ++i)
-    layer_forward(m, i, a.layers[static_cast<size_t>(i)], a.resid[static_cast<size_t>(i + 1)], a);
+  // Pre-norm: each block's output add writes the next norm's output too (add_rms_norm), the next
+  // block's input norm (this rank's rows of its a_in) or, after the last block, the final norm.
+  const bool pre = m.cfg.norm_order == config::NormOrder::kPre;
+  const int64_t row0 = a.layout.res_row0(a.B);
+  const long L = m.cfg.n_layers;
+  for (long i = 0; i < L; ++i) {
+    NextNorm<T> next;
+    if (pre && i + 1 < L) {
+      const LayerActs<T>& n = a.layers[static_cast<size_t>(i + 1)];
+      next = {m.w[static_cast<size_t>(i + 1)].attn_norm, n.a_in + row0 * d, n.a_rstd};
+    } else if (pre) {
+      next = {m.final_norm, a.xf, a.f_rstd};
+    }
+    layer_forward(m, i, a.layers[static_cast<size_t>(i)], a.resid[static_cast<size_t>(i + 1)], a, next, pre && i > 0);
+  }
   mark(m.timer, "final norm, LM head and loss (forward and backward)");
-  rms_forward(ops, a.resid.back(), m.final_norm, a.xf, a.f_rstd, a.stat, R, d, m.cfg.norm_eps);
+  if (!pre) rms_forward(ops, a.resid.back(), m.final_norm, a.xf, a.f_rstd, a.stat, R, d, m.cfg.norm_eps);
 }
 
 }  // namespace

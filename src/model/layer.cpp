@@ -476,13 +476,17 @@ void attention_backward(const Model<T>& m, const Dims& s, const Attend<T>& at, c
 
 template <class T>
 void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Attend<T>& at, long i, LayerActs<T>& l,
-                     T* partial, T* stat) {
+                     T* partial, T* stat, bool input_normed = false) {
   const auto& ops = *m.ops;
   const auto& w = m.w[static_cast<size_t>(i)];
   const auto& sw = m.sw[static_cast<size_t>(i)];
   const bool qk = s.qk_norm != config::QkNorm::kNone;
   mark(m.timer, kFwdProjections);
-  if (s.pre || rs.split) column_input(m, s, rs, l.x_in, s.pre ? w.attn_norm : nullptr, l.a_in, l.a_rstd, stat);
+  if (s.pre && input_normed) {
+    if (rs.split) gather_rows(m, l.a_in, s.R, s.d);
+  } else if (s.pre || rs.split) {
+    column_input(m, s, rs, l.x_in, s.pre ? w.attn_norm : nullptr, l.a_in, l.a_rstd, stat);
+  }
   T* q_lin = qk ? l.q_pre : l.q;
   T* k_lin = qk ? l.k_pre : l.k;
   linear(m, l.a_in, sw.wq, q_lin, s.BT, s.Q, s.d);
@@ -519,7 +523,8 @@ void mlp_products(const Model<T>& m, const Dims& s, long i, LayerActs<T>& l) {
 }
 
 template <class T>
-void mlp_block(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs<T>& l, T* x_out, T* partial, T* stat) {
+void mlp_block(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs<T>& l, T* x_out, T* partial, T* stat,
+               const NextNorm<T>& next = {}) {
   const auto& ops = *m.ops;
   const auto& w = m.w[static_cast<size_t>(i)];
   const auto& sw = m.sw[static_cast<size_t>(i)];
@@ -532,7 +537,9 @@ void mlp_block(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs
   T* dn_sum = rs.split ? partial : l.dn;
   linear(m, l.act, sw.w_down, dn_sum, s.BT, s.d, s.F);
   row_output(m, s, rs, dn_sum, l.dn);
-  if (s.pre) {
+  if (s.pre && next.w) {
+    ops.add_rms_norm(l.h_mid, l.dn, x_out, next.w, next.y, next.rstd, s.R, s.d, static_cast<T>(s.eps));
+  } else if (s.pre) {
     ops.add(x_out, l.h_mid, l.dn, s.R * s.d);
   } else {
     rms_forward(ops, l.dn, w.mlp_norm, x_out, l.m_rstd, stat, s.R, s.d, s.eps);
@@ -659,11 +666,12 @@ void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t TT, i
 }
 
 template <class T>
-void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, Activations<T>& a) {
+void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, Activations<T>& a, const NextNorm<T>& next,
+                   bool input_normed) {
   const Dims s = dims(m, i, a.rows, a.res_rows);
   const RowSplit rs = row_split(a);
-  attention_block(m, s, rs, training_attend(a), i, l, a.partial, a.stat);
-  mlp_block(m, s, rs, i, l, x_out, a.partial, a.stat);
+  attention_block(m, s, rs, training_attend(a), i, l, a.partial, a.stat, input_normed);
+  mlp_block(m, s, rs, i, l, x_out, a.partial, a.stat, next);
 }
 
 template <class T>
@@ -683,7 +691,7 @@ void layer_backward(Model<T>& m, long i, LayerActs<T>& l, Activations<T>& a) {
   template void rms_backward<T>(const kernels::BasicOps<T>&, const T*, const T*, const T*, const T*, T*, T*, T*,       \
                                 int64_t, int64_t);                                                                     \
   template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, int64_t, int64_t, const CachedKeys&, T*);         \
-  template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, Activations<T>&);                                 \
+  template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, Activations<T>&, const NextNorm<T>&, bool);       \
   template void layer_backward<T>(Model<T>&, long, LayerActs<T>&, Activations<T>&);
 HEADROOM_LAYER_INSTANTIATE(float)
 HEADROOM_LAYER_INSTANTIATE(double)

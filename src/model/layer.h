@@ -32,10 +32,22 @@ template <class T>
 void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t TT, int64_t pos0, const CachedKeys& kv,
                    T* stat);
 
-// Training: block i of a micro-batch under the activations' layout (context-parallel chunks,
-// sequence-parallel rows), output to x_out ([res_rows, d]).
+// Where a pre-norm block's output add also writes the next norm's output (add_rms_norm): the next
+// block's input norm or the final norm, its weight w, its output rows y and rstd. The block that
+// follows then finds its input normed already.
 template <class T>
-void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, Activations<T>& a);
+struct NextNorm {
+  const T* w = nullptr;  // null: the output is added alone
+  T* y = nullptr;
+  T* rstd = nullptr;
+};
+
+// Training: block i of a micro-batch under the activations' layout (context-parallel chunks,
+// sequence-parallel rows), output to x_out ([res_rows, d]). input_normed: this rank's rows of l.a_in
+// and l.a_rstd hold the block's input norm already (the previous block's `next`).
+template <class T>
+void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, Activations<T>& a, const NextNorm<T>& next = {},
+                   bool input_normed = false);
 
 // Given a.dh = d loss / d (block output), adds block i's weight gradients to m.g[i] and turns a.dh
 // into d loss / d (block input). Recomputes first what a.recompute did not keep.
