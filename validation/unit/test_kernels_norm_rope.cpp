@@ -163,7 +163,8 @@ std::vector<double> naive_rope(const std::vector<float>& x, const RopeTables& ta
 }
 
 // The pre-norm layer's residual add and the MLP's input norm in one op: the same bits as the three
-// ops it replaces, h and y and rstd, with and without rstd.
+// ops it replaces, h and y and rstd, with and without rstd (rms_apply's agreement with fp64 is the
+// test above's).
 TEST(KernelRmsNorm, AddRmsNormIsTheAddAndTheNormBitForBit) {
   const int64_t rows = 300, n = 1000;  // the parallel path
   const auto a = random_floats(rows * n, 21, -2.f, 2.f), b = random_floats(rows * n, 22), w = random_floats(n, 23);
@@ -179,13 +180,6 @@ TEST(KernelRmsNorm, AddRmsNormIsTheAddAndTheNormBitForBit) {
   std::fill(y2.begin(), y2.end(), 0.f);
   cpu().add_rms_norm(a.data(), b.data(), h2.data(), w.data(), y2.data(), nullptr, rows, n, kEps);
   EXPECT_EQ(y2, y);
-  // And against fp64: the norm of the sum.
-  std::vector<double> wd(w.begin(), w.end()), hd(n);
-  for (int64_t r : {int64_t{0}, rows - 1}) {
-    for (int64_t i = 0; i < n; ++i) hd[i] = double(a[r * n + i]) + b[r * n + i];
-    const auto want = naive_rmsnorm_row(hd.data(), wd, n, kEps);
-    for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y[r * n + i], want[i], 1e-5 * (1 + std::abs(want[i]))) << r << "," << i;
-  }
 }
 
 TEST(KernelRope, ForwardMatchesRotateHalfIncludingPartialRotation) {
