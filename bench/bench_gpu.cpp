@@ -1,6 +1,7 @@
 // GPU throughput of the CUDA backend, as figures (not a test): GEMM TFLOP/s through the op tables,
 // and attention forward/backward TFLOP/s (bf16 tables: cuDNN's fused attention up to width 256,
-// the blocked attention on cuBLASLt and the own flash attention side by side at every width) at
+// the blocked attention on cuBLASLt and the own flash attention side by side at every width, the
+// flash backward also streamed where it keeps K and V in shared memory) at
 // head widths 128–1024 and sequence lengths 4K–32K, causal; and the blocked attention at each
 // --blocks size (queries per block) at width 512, to choose attention_blocks.h's default from; and
 // at widths 128 and 512 a context-parallel rank's last chunk (T/8 queries after 7/8 of the window),
@@ -181,6 +182,12 @@ int main(int argc, char** argv) {
               o, p.who, [&] { o.attention_fwd(q, k, v, out, lse, call, scale); },
               [&] { o.attention_bwd(q, k, v, out, lse, dout, dq, dk, dv, call, scale); });
         }
+        // The flash backward's two kernels where both run (attention_mma_bwd.cuh keeps K and V in
+        // shared memory up to width 256; the `flash` rows above): the streamed one beside it.
+        if (cuda::attention_bwd_resident_stages(d, d, 2) > 0)
+          time_pair(
+              own, "flash, streamed bwd", [&] { own.attention_fwd(q, k, v, out, lse, call, scale); },
+              [&] { cuda::attention_bwd_bf16_with(q, k, v, out, lse, dout, dq, dk, dv, call, scale, 0); });
         // The blocked path's block size (attention_blocks.h), at width 512.
         if (d == 512)
           for (const long block : blocks)

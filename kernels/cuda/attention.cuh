@@ -5,6 +5,7 @@
 #pragma once
 
 #include "cuda/attention_mma.cuh"
+#include "cuda/attention_mma_bwd.cuh"
 #include "cuda/attention_simt.cuh"
 #include "cuda/cudnn_attention.h"
 #include "cuda/entries.h"
@@ -190,8 +191,9 @@ void attention_bwd_fp32(const float* q, const float* k, const float* v, const fl
   attention::simt_backward(q, k, v, out, lse, dout, dq, dk, dv, s);
 }
 
-void attention_bwd_bf16(const float* q, const float* k, const float* v, const float* out, const float* lse,
-                        const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape, float scale) {
+void attention_bwd_bf16_with(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                             const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
+                             float scale, int max_stages) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_bwd");
   if (!attention::zero_gradients(dq, dk, dv, s)) return;
@@ -222,9 +224,27 @@ void attention_bwd_bf16(const float* q, const float* k, const float* v, const fl
   attention::pack(dout, dob, B, T, Hq, dv_dim, d.Tp, d.dvp);
   attention::pack_t(dout, dot, B, T, Hq, dv_dim, d.Tp, d.dvp);
   const mma::BwdOperands x{qb, qt, kb, kt, vb, dob, dot, lse, D, dq, dk, dv};
+  const mma::ResidentBwd r = mma::resident_bwd_launch(d, max_dynamic_smem(), max_stages);
+  if (r.stages > 0) {
+    launch("attention_bwd(mma, resident)", mma::bwd_resident_kernel,
+           dim3(static_cast<unsigned>(d.Tkp / mma::kTile), static_cast<unsigned>(Hkv * r.slices),
+                static_cast<unsigned>(B)),
+           dim3(mma::kThreads), r.smem, x, s, d, r);
+    return;
+  }
   launch("attention_bwd(mma)", mma::bwd_kernel,
          dim3(static_cast<unsigned>(d.Tkp / mma::kTile), static_cast<unsigned>(Hkv), static_cast<unsigned>(B)),
          dim3(mma::kThreads), mma::kBwdSmemBytes, x, s, d);
+}
+
+int attention_bwd_resident_stages(int64_t dqk, int64_t dv, int max_stages) {
+  const mma::Dims d{mma::kTile, mma::kTile, round_up(dqk, mma::kTile), round_up(dv, mma::kTile)};
+  return mma::resident_bwd_launch(d, max_dynamic_smem(), max_stages).stages;
+}
+
+void attention_bwd_bf16(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                        const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape, float scale) {
+  attention_bwd_bf16_with(q, k, v, out, lse, dout, dq, dk, dv, shape, scale, 2);
 }
 
 // train.attention_kernel = auto: cuDNN where it supports the shape and accepts the graph, the

@@ -16,7 +16,8 @@
 // shared-memory round trip) and O += P·V. Output widths above 256 are split across blocks, each
 // recomputing S (accumulators stay within registers up to dv = 1024).
 //
-// Backward: a block = 64 keys of one KV head and batch row, owning dK and dV of those keys
+// Backward, streamed (for the heads too wide for attention_mma_bwd.cuh, which keeps K and V in
+// shared memory): a block = 64 keys of one KV head and batch row, owning dK and dV of those keys
 // (accumulated in place in the fp32 outputs, which only it touches); for every query head of the GQA
 // group and every visible 64-query block it recomputes Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, forms Pᵀ and dSᵀ,
 // then dV += Pᵀ·dO, dK += scale·dSᵀ·Q (A operands from registers) and dQ += scale·dS·K (dS through

@@ -64,6 +64,14 @@ sig::AttentionFwd<float> attention_fwd_bf16;
 sig::AttentionFwd<float> attention_fwd_fp32;
 sig::AttentionBwd<float> attention_bwd_bf16;
 sig::AttentionBwd<float> attention_bwd_fp32;
+// attention_bwd_bf16 with at most max_stages query-side buffers in the K/V-resident backward
+// (attention_mma_bwd.cuh; 0: the streamed backward of attention_mma.cuh), for the tests. The entry
+// above takes 2, or what fits.
+void attention_bwd_bf16_with(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                             const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
+                             float scale, int max_stages);
+// The stages that backward takes at these head widths on this device (0: it runs streamed).
+int attention_bwd_resident_stages(int64_t dqk, int64_t dv, int max_stages);
 // Blocked attention on batched bf16 GEMMs (attention_blocked.cuh): any width, bf16 operands, fp32
 // scores and softmax statistics.
 sig::AttentionFwd<float> attention_fwd_blocked;

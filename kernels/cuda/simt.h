@@ -71,6 +71,36 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
 #endif
 }
 
+// ---- asynchronous copies (sm_80+) ------------------------------------------------------------------
+// 16 bytes from global to shared memory without a register round trip (cp.async.cg); a thread's
+// copies since its last commit form a group, and wait_async<N> returns once at most N of its groups
+// are still in flight. The copies become visible to the other threads at the __syncthreads after the
+// wait. The emulator lands a copy only at the wait that retires its group (emu/emulator.h), so a
+// missing wait or barrier shows there as data that never arrived.
+__device__ __forceinline__ void copy_async16(void* smem, const void* gmem) {
+#if defined(__CUDACC__)
+  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem));
+#else
+  emu::copy16(smem, gmem);
+#endif
+}
+__device__ __forceinline__ void commit_async() {
+#if defined(__CUDACC__)
+  asm volatile("cp.async.commit_group;\n" ::);
+#else
+  emu::commit_async();
+#endif
+}
+template <int N>
+__device__ __forceinline__ void wait_async() {
+#if defined(__CUDACC__)
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#else
+  emu::wait_async(N);
+#endif
+}
+
 // ---- reductions -----------------------------------------------------------------------------------
 template <class T>
 __device__ __forceinline__ T warp_sum(T v) {

@@ -39,17 +39,19 @@
 #          E_LIMIT s; runs only while (c) keeps 150 s.
 #   (c)    bench_gpu: GEMM TFLOP/s; attention forward/backward TFLOP/s at widths 128–1024 and
 #          sequence 4K and 32K (causal pairs only), every path side by side: cuDNN (up to width
-#          256), the blocked attention on cuBLASLt and the own flash attention, and the blocked
-#          path at 128/256/512 queries per block (width 512), and a context-parallel rank's last
-#          chunk (cp 4: T/8 queries after 7/8 of the window) on the blocked and the flash path at
-#          widths 128 and 512 (rows "blocked@cp", "flash@cp"); then training tokens/s and MFU of the
-#          head-width study's 0.6B models d128_0.6b and d512_0.6b (inputs/models; 16×128 against
-#          4×512 heads, train.attention_kernel auto) at sequence 4096 through
-#          pretrain --train.device cuda. MFU = tokens/s × FLOPs/token (pretrain's count) / peak,
-#          peak = --peak-tflops (default 989, H100/H200 SXM dense bf16); and where each model's
-#          steps 2-3 go, region by region (train.profile_steps, profile.json); when time is left,
-#          d128_0.6b again with each GEMM shape's algorithm timed among cuBLASLt's first 8
-#          (HEADROOM_GEMM_SEARCH=8, kernels/cuda/gemm.cu) against the heuristic's first choice.
+#          256), the blocked attention on cuBLASLt and the own flash attention (its backward
+#          with K/V in shared memory up to width 256, and streamed beside it: rows "flash,
+#          streamed bwd"), the blocked path at 128/256/512 queries per block (width 512), and a
+#          context-parallel rank's last chunk (cp 4: T/8 queries after 7/8 of the window) on the
+#          blocked and the flash path at widths 128 and 512 (rows "blocked@cp", "flash@cp"); then
+#          training tokens/s and MFU of the head-width study's 0.6B models d128_0.6b and d512_0.6b
+#          (inputs/models; 16×128 against 4×512 heads, train.attention_kernel auto) at sequence
+#          4096 through pretrain --train.device cuda. MFU = tokens/s × FLOPs/token (pretrain's
+#          count) / peak, peak = --peak-tflops (default 989, H100/H200 SXM dense bf16); and where
+#          each model's steps 2-3 go, region by region (train.profile_steps, profile.json); when
+#          time is left, d128_0.6b again with each GEMM shape's algorithm timed among cuBLASLt's
+#          first 8 (HEADROOM_GEMM_SEARCH=8, kernels/cuda/gemm.cu) against the heuristic's first
+#          choice.
 #   (f)    one RULER sample (niah_single_1) at 131,072 tokens on the first study's d128_0.6b model
 #          (weights: one step at learning rate 0 from its initialisation; the score is not the point),
 #          evaluate --train.device cuda: wall time, and peak device memory (nvidia-smi, as (e))

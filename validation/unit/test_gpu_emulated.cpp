@@ -9,6 +9,7 @@
 // table), the real memory entries and whether the PTX mma matches the emulated fragment layout.
 // Those are test_gpu_ops' job on a GPU. The kernels, GEMMs and copies run on the library
 // headroom_kernels_emulated (kernels/cuda/emu/), whose device memory is a guarded arena.
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -57,6 +58,58 @@ TEST(EmulatedAttentionChoice, AutoWithoutCudnnRunsTheOwnKernelsAndSaysSo) {
             "cuDNN is not part of this build\n"
             "headroom: attention backward, heads 2/1 (query/KV), widths 16/16 (qk/v), causal: own flash attention: "
             "cuDNN is not part of this build\n");
+}
+
+// The flash backward both ways: K and V resident in shared memory with the query-side tiles
+// double-buffered or single (attention_mma_bwd.cuh), and streamed (attention_mma.cuh). The table
+// runs the first that fits, so each is checked here on every case, against the CPU within the bf16
+// floor. Widths whose resident tiles do not fit (320, 512/128, 1024) run streamed under every setting.
+TEST(EmulatedFlashBackward, ResidentAndStreamedMatchTheCpu) {
+  // What the table picks within the emulated (H100) shared memory: both stages up to d128, one at
+  // d256 and at 96/160 (padded to 128/192), the streamed kernel past that.
+  const auto stages = [](int64_t dqk, int64_t dv) { return cuda_emu::attention_bwd_resident_stages(dqk, dv, 2); };
+  EXPECT_EQ(stages(64, 64), 2);
+  EXPECT_EQ(stages(128, 128), 2);
+  EXPECT_EQ(stages(96, 160), 1);
+  EXPECT_EQ(stages(256, 256), 1);
+  EXPECT_EQ(stages(512, 128), 0);
+  EXPECT_EQ(stages(320, 320), 0);
+  const Ops& d = emulated(true);
+  // Plus unequal widths of two slices, the second with dV columns and no dK ones, and GQA.
+  std::vector<AttnCase> cases = attention_cases(false);
+  cases.push_back({1, 70, 70, 0, 4, 2, 96, 160, 0});
+  for (const int stages : {0, 1, 2}) {
+    const AttentionCalls calls{[&d](auto... a) { d.attention_fwd(a...); },
+                               [stages](auto... a) { cuda_emu::attention_bwd_bf16_with(a..., stages); }};
+    check_attention_cases(d, calls, true, cases, "flash bwd, stages " + std::to_string(stages));
+  }
+}
+
+// The emulator lands a cp.async copy only at the wait that retires its group, so a kernel that reads
+// before waiting sees shared memory as it was (0xFF filling): a missing wait fails a test here as it
+// would fail on a GPU.
+namespace {
+__global__ void read_copy(const float* src, float* before, float* after) {
+  HR_DYNAMIC_SMEM(float, tile);
+  cuda_emu::copy_async16(tile + 4 * threadIdx.x, src + 4 * threadIdx.x);
+  cuda_emu::commit_async();
+  before[threadIdx.x] = tile[4 * threadIdx.x];
+  cuda_emu::wait_async<0>();
+  __syncthreads();
+  after[threadIdx.x] = tile[4 * ((threadIdx.x + 1) % 32)];  // another thread's copy
+}
+}  // namespace
+
+TEST(EmulatedDevice, AsyncCopiesLandAtTheirWait) {
+  const Ops& ops = emulated(false);
+  std::vector<float> src(128);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i);
+  Dev<float> S(ops, src), before(ops, 32), after(ops, 32);
+  cuda_emu::launch("read_copy", read_copy, dim3(1), dim3(32), 128 * sizeof(float), static_cast<const float*>(S.get()),
+                   before.get(), after.get());
+  for (const float x : before.download()) EXPECT_TRUE(std::isnan(x)) << "a copy landed before its wait";
+  const std::vector<float> got = after.download();
+  for (int t = 0; t < 32; ++t) EXPECT_EQ(got[t], static_cast<float>(4 * ((t + 1) % 32)));
 }
 
 // The emulated GPU's memory guard (kernels/cuda/emu/device_arena.h): a host buffer handed to a

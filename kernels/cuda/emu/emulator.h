@@ -76,6 +76,14 @@ struct Fiber {
   unsigned linear = 0, warp = 0, lane = 0;
   enum State { Runnable, BlockWait, WarpWait, Done } state = Runnable;
   uint64_t slot[4] = {};  // warp-exchange mailbox (shuffles, MMA fragments)
+  // cp.async: this thread's copies in flight (their source read at issue), and where each committed
+  // group ends among them. They land in shared memory only at the wait that retires their group.
+  struct AsyncCopy {
+    unsigned char* dst;
+    unsigned char bytes[16];
+  };
+  std::vector<AsyncCopy> in_flight;
+  std::vector<std::size_t> group_ends;
 };
 
 struct Block {
@@ -145,6 +153,7 @@ inline void fiber_main() {
   Block* b = current_block();
   (*b->body)();
   Fiber* f = b->cur;
+  if (!f->in_flight.empty()) die("a thread ended with cp.async copies it never waited for");
   f->state = Fiber::Done;
   --b->live;
   --b->warp_live[f->warp];
@@ -271,6 +280,29 @@ inline uint16_t bf16_bits(float x) {
   return static_cast<uint16_t>(u >> 16);
 }
 inline float bf16_value(uint32_t bits16) { return std::bit_cast<float>(bits16 << 16); }
+
+// cp.async emulated strictly: a copy reaches shared memory only when the thread waits for its group,
+// and other threads see it only after that thread has passed the wait (fibers switch at barriers),
+// so a missing wait or barrier shows up as the 0xFF filling or stale data in a test.
+inline void copy16(void* smem, const void* gmem) {
+  Fiber::AsyncCopy c{static_cast<unsigned char*>(smem), {}};
+  std::memcpy(c.bytes, gmem, 16);
+  current_block()->cur->in_flight.push_back(c);
+}
+inline void commit_async() {
+  Fiber* f = current_block()->cur;
+  f->group_ends.push_back(f->in_flight.size());
+}
+// Lands every committed group but the newest `pending`.
+inline void wait_async(std::size_t pending) {
+  Fiber* f = current_block()->cur;
+  if (f->group_ends.size() <= pending) return;
+  const std::size_t groups = f->group_ends.size() - pending, end = f->group_ends[groups - 1];
+  for (std::size_t i = 0; i < end; ++i) std::memcpy(f->in_flight[i].dst, f->in_flight[i].bytes, 16);
+  f->in_flight.erase(f->in_flight.begin(), f->in_flight.begin() + static_cast<std::ptrdiff_t>(end));
+  f->group_ends.erase(f->group_ends.begin(), f->group_ends.begin() + static_cast<std::ptrdiff_t>(groups));
+  for (std::size_t& e : f->group_ends) e -= end;
+}
 
 // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, D = A·B + D, with the fragment layout of the
 // PTX ISA: groupID g = lane/4, t = lane%4;

@@ -1,0 +1,230 @@
+// The tensor-core flash attention's backward pass with K and V resident in shared memory and dK, dV
+// accumulated in registers across all the queries that see a block of keys (FlashAttention-2's
+// backward schedule), the query-side tiles double-buffered through cp.async.
+// A source fragment: compiled once by attention.cu (nvcc), or once by the emulated test (g++).
+//
+// A block = 64 keys of one KV head and batch row and one column slice: SW chunks of 64 columns of
+// dK (and dQ) and of dV. It loads its keys' K and V (all chunks: the scores need every column) and
+// the slice's Kᵀ into shared memory once. Then, for every query head of the GQA group and every
+// visible 64-query block, it recomputes Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, forms Pᵀ and dSᵀ in registers,
+// adds dV += Pᵀ·dO and dK += dSᵀ·Q to the slice's accumulators (registers, SW × 2 × 32 floats per
+// thread), and dQ += scale·dS·K (dS through shared memory) atomically in fp32. The next query
+// block's Q, dO, Qᵀ and dOᵀ tiles are in flight (cp.async) while one is computed, when two stages
+// fit in shared memory; the accumulators reach the fp32 outputs once, at the end.
+//
+// Slices recompute the scores: a d128 head in one slice of SW = 2 does no extra work. Heads whose
+// resident tiles do not fit shared memory run attention_mma.cuh's streamed backward
+// (resident_bwd_launch decides).
+#pragma once
+
+#include "cuda/attention_mma.cuh"
+
+namespace headroom::kernels::HR_CUDA_NS {
+
+namespace mma {
+
+// Chunks of 64 columns per slice: the dK and dV accumulators of two chunks (128 floats per thread)
+// are what the registers hold beside the score tiles.
+constexpr int kSliceChunks = 2;
+
+// The shared memory of one block, in [64][kLdS] bf16 tiles, and its launch.
+struct ResidentBwd {
+  int64_t chunks_qk = 0, chunks_v = 0, slices = 0;
+  int stages = 0;  // 2: double-buffered, 1: single, 0: does not fit (the streamed kernel runs)
+  std::size_t smem = 0;
+};
+
+inline std::size_t resident_bwd_smem(int64_t chunks_qk, int64_t chunks_v, int stages) {
+  const int64_t resident = chunks_qk + chunks_v + kSliceChunks;         // K, V, the slice's Kᵀ
+  const int64_t per_stage = chunks_qk + chunks_v + 2 * kSliceChunks;    // Q, dO, Qᵀ, dOᵀ
+  const int64_t tiles = resident + stages * per_stage + 1;              // + dS
+  return kTileBytes * static_cast<std::size_t>(tiles) + sizeof(float) * 2 * kTile * static_cast<std::size_t>(stages);
+}
+
+// The most stages up to max_stages that fit max_smem (0: none).
+inline ResidentBwd resident_bwd_launch(const Dims& d, std::size_t max_smem, int max_stages) {
+  ResidentBwd r;
+  r.chunks_qk = d.dqkp / kTile;
+  r.chunks_v = d.dvp / kTile;
+  r.slices = ceil_div(r.chunks_qk > r.chunks_v ? r.chunks_qk : r.chunks_v, kSliceChunks);
+  for (int st = max_stages; st >= 1; --st)
+    if (resident_bwd_smem(r.chunks_qk, r.chunks_v, st) <= max_smem) {
+      r.stages = st;
+      r.smem = resident_bwd_smem(r.chunks_qk, r.chunks_v, st);
+      break;
+    }
+  return r;
+}
+
+// `rows` full rows of 64 bf16 (row stride src_ld) into a [rows][kLdS] tile, in flight until waited for.
+__device__ __forceinline__ void load_rows_async(uint16_t* dst, const uint16_t* src, int64_t src_ld) {
+  for (int i = threadIdx.x; i < kTile * 8; i += kThreads) {
+    const int r = i >> 3, seg = i & 7;
+    copy_async16(dst + r * kLdS + seg * 8, src + r * src_ld + seg * 8);
+  }
+}
+
+// Where a block's tiles live in shared memory.
+struct ResidentTiles {
+  uint16_t *k, *v, *kt, *ds;  // resident: chunks_qk, chunks_v, kSliceChunks tiles; dS one tile
+  uint16_t* stage0;           // per stage: Q (chunks_qk), dO (chunks_v), Qᵀ, dOᵀ (kSliceChunks each)
+  float* stats0;              // per stage: lse·log2(e) [64], D [64]
+  int64_t per_stage;          // elements
+};
+
+__device__ __forceinline__ ResidentTiles carve(uint16_t* smem, const ResidentBwd& r) {
+  constexpr int64_t tile = kTile * kLdS;
+  ResidentTiles t;
+  t.k = smem;
+  t.v = t.k + r.chunks_qk * tile;
+  t.kt = t.v + r.chunks_v * tile;
+  t.ds = t.kt + kSliceChunks * tile;
+  t.stage0 = t.ds + tile;
+  t.per_stage = (r.chunks_qk + r.chunks_v + 2 * kSliceChunks) * tile;
+  t.stats0 = reinterpret_cast<float*>(t.stage0 + r.stages * t.per_stage);
+  return t;
+}
+
+// grid (Tkp / 64, Hkv · slices, B).
+__global__ __launch_bounds__(kThreads) void bwd_resident_kernel(BwdOperands x, AttnShape s, Dims d, ResidentBwd r) {
+  constexpr int64_t tile = kTile * kLdS;
+  HR_DYNAMIC_SMEM(uint16_t, smem);
+  const ResidentTiles sm = carve(smem, r);
+  const int64_t j0 = static_cast<int64_t>(blockIdx.x) * kTile;
+  const int64_t g = blockIdx.y / r.slices, slice = blockIdx.y % r.slices, b = blockIdx.z;
+  const int64_t c0 = slice * kSliceChunks;  // the slice's first chunk of dK/dQ and of dV columns
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
+  const int tid = threadIdx.x;
+  const int64_t nk = imin64(kTile, s.Tk - j0);
+  const int64_t key[2] = {j0 + warp * 16 + gq, j0 + warp * 16 + gq + 8};
+  const float scale_log2 = s.scale * kLog2e;
+  const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(b, j0 + nk - 1);
+  const int64_t qb_begin = t_begin / kTile, n_qblocks = t_end > t_begin ? ceil_div(t_end, kTile) - qb_begin : 0;
+  const int64_t items = s.group() * n_qblocks;  // (query head, query block) pairs
+  if (items == 0) return;                        // dK and dV stay as zeroed
+
+  // The resident tiles: this block's keys' K and V, and Kᵀ of the slice's columns.
+  const uint16_t* khead = x.kb + ((b * s.Hkv + g) * d.Tkp + j0) * d.dqkp;
+  const uint16_t* vhead = x.vb + ((b * s.Hkv + g) * d.Tkp + j0) * d.dvp;
+  const uint16_t* kthead = x.kt + (b * s.Hkv + g) * d.dqkp * d.Tkp + j0;
+  for (int64_t c = 0; c < r.chunks_qk; ++c) load_rows_async(sm.k + c * tile, khead + c * kTile, d.dqkp);
+  for (int64_t c = 0; c < r.chunks_v; ++c) load_rows_async(sm.v + c * tile, vhead + c * kTile, d.dvp);
+  for (int i = 0; i < kSliceChunks; ++i)
+    if (c0 + i < r.chunks_qk) load_rows_async(sm.kt + i * tile, kthead + (c0 + i) * kTile * d.Tkp, d.Tkp);
+  commit_async();
+
+  const auto item_head = [&](int64_t it) { return g * s.group() + it / n_qblocks; };
+  const auto item_t0 = [&](int64_t it) { return (qb_begin + it % n_qblocks) * kTile; };
+  // Item it's query-side tiles and statistics into stage st (one cp.async group).
+  const auto issue = [&](int64_t it, int st) {
+    const int64_t h = item_head(it), t0 = item_t0(it), bh = b * s.Hq + h;
+    uint16_t* q = sm.stage0 + st * sm.per_stage;
+    uint16_t* dO = q + r.chunks_qk * tile;
+    uint16_t* qt = dO + r.chunks_v * tile;
+    uint16_t* dOt = qt + kSliceChunks * tile;
+    for (int64_t c = 0; c < r.chunks_qk; ++c)
+      load_rows_async(q + c * tile, x.qb + (bh * d.Tp + t0) * d.dqkp + c * kTile, d.dqkp);
+    for (int64_t c = 0; c < r.chunks_v; ++c)
+      load_rows_async(dO + c * tile, x.dob + (bh * d.Tp + t0) * d.dvp + c * kTile, d.dvp);
+    for (int i = 0; i < kSliceChunks; ++i) {
+      if (c0 + i < r.chunks_qk) load_rows_async(qt + i * tile, x.qt + (bh * d.dqkp + (c0 + i) * kTile) * d.Tp + t0, d.Tp);
+      if (c0 + i < r.chunks_v) load_rows_async(dOt + i * tile, x.dot + (bh * d.dvp + (c0 + i) * kTile) * d.Tp + t0, d.Tp);
+    }
+    if (tid < kTile) {
+      float* stats = sm.stats0 + st * 2 * kTile;
+      const int64_t t = t0 + tid;
+      const float lse = t < s.Tq ? x.lse[s.stat_at(b, h, t)] : neg_inf();
+      stats[tid] = lse == neg_inf() ? neg_inf() : lse * kLog2e;
+      stats[kTile + tid] = t < s.Tq ? x.D[s.stat_at(b, h, t)] : 0.f;
+    }
+    commit_async();
+  };
+
+  float dk[kSliceChunks][8][4], dv[kSliceChunks][8][4];
+  HR_UNROLL
+  for (int i = 0; i < kSliceChunks; ++i) {
+    zero(dk[i]);
+    zero(dv[i]);
+  }
+  issue(0, 0);
+  for (int64_t it = 0; it < items; ++it) {
+    const int st = r.stages == 2 ? static_cast<int>(it & 1) : 0;
+    if (r.stages == 2 && it + 1 < items) {
+      issue(it + 1, st ^ 1);
+      wait_async<1>();
+    } else {
+      wait_async<0>();
+    }
+    __syncthreads();  // every thread's copies for this item (and the resident ones) have landed
+    const int64_t h = item_head(it), t0 = item_t0(it);
+    const uint16_t* q = sm.stage0 + st * sm.per_stage;
+    const uint16_t* dO = q + r.chunks_qk * tile;
+    const uint16_t* qt = dO + r.chunks_v * tile;
+    const uint16_t* dOt = qt + kSliceChunks * tile;
+    const float* L2 = sm.stats0 + st * 2 * kTile;
+    const float* Dq = L2 + kTile;
+
+    float sacc[8][4], dpt[8][4];
+    zero(sacc);
+    zero(dpt);
+    for (int64_t c = 0; c < r.chunks_qk; ++c) mma_tiles(sacc, sm.k + c * tile, q + c * tile);
+    for (int64_t c = 0; c < r.chunks_v; ++c) mma_tiles(dpt, sm.v + c * tile, dO + c * tile);
+    // Pᵀ and dSᵀ = Pᵀ ∘ (dPᵀ − D) as in the streamed kernel; dS to shared memory, untransposed.
+    HR_UNROLL
+    for (int n = 0; n < 8; ++n) HR_UNROLL
+    for (int e = 0; e < 4; ++e) {
+      const int qi = n * 8 + 2 * tq + (e & 1);
+      const int64_t t = t0 + qi, j = key[e >> 1];
+      const float lq = L2[qi];
+      const bool vis = t < s.Tq && lq != neg_inf() && s.visible(b, t, j);
+      const float p = vis ? exp2f(sacc[n][e] * scale_log2 - lq) : 0.f;
+      const float ds = p * (dpt[n][e] - Dq[qi]);
+      sacc[n][e] = p;
+      dpt[n][e] = ds;
+      sm.ds[qi * kLdS + warp * 16 + gq + (e >> 1) * 8] = to_bf16(ds);
+    }
+    uint32_t pa[4][4], dsa[4][4];
+    HR_UNROLL
+    for (int kk = 0; kk < 4; ++kk) {
+      acc_to_a(pa[kk], sacc[2 * kk], sacc[2 * kk + 1]);
+      acc_to_a(dsa[kk], dpt[2 * kk], dpt[2 * kk + 1]);
+    }
+    HR_UNROLL
+    for (int i = 0; i < kSliceChunks; ++i) {
+      if (c0 + i < r.chunks_v) mma_regs(dv[i], pa, dOt + i * tile);
+      if (c0 + i < r.chunks_qk) mma_regs(dk[i], dsa, qt + i * tile);
+    }
+    __syncthreads();  // dS complete
+    // dQ += scale·dS·K: rows = this warp's 16 queries, A from dS, B from the resident Kᵀ.
+    HR_UNROLL
+    for (int i = 0; i < kSliceChunks; ++i) {
+      if (c0 + i >= r.chunks_qk) continue;
+      float acc[8][4];
+      zero(acc);
+      mma_tiles(acc, sm.ds, sm.kt + i * tile);
+      HR_UNROLL
+      for (int rr = 0; rr < 2; ++rr) {
+        const int64_t t = t0 + warp * 16 + gq + 8 * rr;
+        if (t >= s.Tq) continue;
+        float* dst = x.dq + s.q_at(b, t, h);
+        HR_UNROLL
+        for (int n = 0; n < 8; ++n) {
+          const int64_t col = (c0 + i) * kTile + n * 8 + 2 * tq;
+          if (col < s.dqk) atomicAdd(dst + col, s.scale * acc[n][2 * rr]);
+          if (col + 1 < s.dqk) atomicAdd(dst + col + 1, s.scale * acc[n][2 * rr + 1]);
+        }
+      }
+    }
+    __syncthreads();  // this stage and dS are free for the next item's loads
+    if (r.stages == 1 && it + 1 < items) issue(it + 1, 0);
+  }
+  HR_UNROLL
+  for (int i = 0; i < kSliceChunks; ++i) {
+    if (c0 + i < r.chunks_v) add_key_rows(dv[i], x.dv, s.dv, (c0 + i) * kTile, 1.f, b, g, key, s, true);
+    if (c0 + i < r.chunks_qk) add_key_rows(dk[i], x.dk, s.dqk, (c0 + i) * kTile, s.scale, b, g, key, s, false);
+  }
+}
+
+}  // namespace mma
+
+}  // namespace headroom::kernels::HR_CUDA_NS
