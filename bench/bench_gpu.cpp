@@ -1,7 +1,7 @@
 // GPU throughput of the CUDA backend, as figures (not a test): GEMM TFLOP/s through the op tables,
 // and attention forward/backward TFLOP/s (bf16 tables: cuDNN's fused attention up to width 256,
 // the blocked attention on cuBLASLt and the own flash attention side by side at every width, the
-// flash backward also streamed where it keeps K and V in shared memory) at
+// flash kernels also streamed where they pipeline K and V) at
 // head widths 128–1024 and sequence lengths 4K–32K, causal; and the blocked attention at each
 // --blocks size (queries per block) at width 512, to choose attention_blocks.h's default from; and
 // at widths 128 and 512 a context-parallel rank's last chunk (T/8 queries after 7/8 of the window),
@@ -182,11 +182,12 @@ int main(int argc, char** argv) {
               o, p.who, [&] { o.attention_fwd(q, k, v, out, lse, call, scale); },
               [&] { o.attention_bwd(q, k, v, out, lse, dout, dq, dk, dv, call, scale); });
         }
-        // The flash backward's two kernels where both run (attention_mma_bwd.cuh keeps K and V in
-        // shared memory up to width 256; the `flash` rows above): the streamed one beside it.
+        // The flash kernels as they ran before K/V pipelining (attention_mma.cuh's streamed forward
+        // and backward) beside the `flash` rows above, where those pipeline (up to width 256: the
+        // forward's K/V blocks by cp.async, the backward's K/V resident in shared memory).
         if (cuda::attention_bwd_resident_stages(d, d, 2) > 0)
           time_pair(
-              own, "flash, streamed bwd", [&] { own.attention_fwd(q, k, v, out, lse, call, scale); },
+              own, "flash, streamed", [&] { cuda::attention_fwd_bf16_with(q, k, v, out, lse, call, scale, 0); },
               [&] { cuda::attention_bwd_bf16_with(q, k, v, out, lse, dout, dq, dk, dv, call, scale, 0); });
         // The blocked path's block size (attention_blocks.h), at width 512.
         if (d == 512)

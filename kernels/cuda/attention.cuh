@@ -113,17 +113,20 @@ void pack_t(const Src* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int6
          dim3(32, 8), 0, src, dst, L, H, d, Lp, dp);
 }
 
+// The flash forward: pipelined (K and V blocks in flight by cp.async) where Q is resident and two
+// stages fit, unless max_stages < 2; streamed otherwise.
 template <int DVT>
 void launch_mma_forward(const uint16_t* qb, const uint16_t* kb, const uint16_t* vt, float* out, float* lse,
-                        const AttnShape& s, const mma::Dims& d) {
+                        const AttnShape& s, const mma::Dims& d, int max_stages) {
   const int slices = static_cast<int>(ceil_div(d.dvp, DVT));
   const bool q_resident = d.dqkp <= 256;
-  const std::size_t smem = mma::fwd_smem_bytes(d, DVT, q_resident);
+  const bool pipelined = q_resident && max_stages >= 2 && mma::fwd_smem_bytes(d, DVT, true, true) <= max_dynamic_smem();
+  const std::size_t smem = mma::fwd_smem_bytes(d, DVT, q_resident, pipelined);
   const int64_t blocks = d.Tp / mma::kTile * slices;
   check_grid(s, blocks, "attention_fwd");
-  launch("attention_fwd(mma)", mma::fwd_kernel<DVT>,
+  launch(pipelined ? "attention_fwd(mma, pipelined)" : "attention_fwd(mma)", mma::fwd_kernel<DVT>,
          dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(s.Hq), static_cast<unsigned>(s.B)),
-         dim3(mma::kThreads), smem, qb, kb, vt, out, lse, s, d, slices, q_resident);
+         dim3(mma::kThreads), smem, qb, kb, vt, out, lse, s, d, slices, q_resident, pipelined);
 }
 
 // The backward overwrites its gradients: zero them (the kernels accumulate), and say whether there
@@ -150,7 +153,8 @@ namespace attention {
 
 // The tensor-core forward on K and V in fp32 (activations) or bf16 (a decoding cache).
 template <class Kv>
-void flash_forward(const float* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s) {
+void flash_forward(const float* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s,
+                   int max_stages = 2) {
   if (s.B * s.Tq == 0) return;
   if (s.Tk == 0) return empty_forward(out, lse, s);
   const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hq = s.Hq, Hkv = s.Hkv, dqk = s.dqk, dv = s.dv;
@@ -167,20 +171,25 @@ void flash_forward(const float* q, const Kv* k, const Kv* v, float* out, float* 
   pack(k, kb, B, Tk, Hkv, dqk, d.Tkp, d.dqkp);
   pack_t(v, vt, B, Tk, Hkv, dv, d.Tkp, d.dvp);
   if (d.dvp <= 64)
-    launch_mma_forward<64>(qb, kb, vt, out, lse, s, d);
+    launch_mma_forward<64>(qb, kb, vt, out, lse, s, d, max_stages);
   else if (d.dvp <= 128)
-    launch_mma_forward<128>(qb, kb, vt, out, lse, s, d);
+    launch_mma_forward<128>(qb, kb, vt, out, lse, s, d, max_stages);
   else
-    launch_mma_forward<256>(qb, kb, vt, out, lse, s, d);
+    launch_mma_forward<256>(qb, kb, vt, out, lse, s, d, max_stages);
 }
 
 }  // namespace attention
 
-void attention_fwd_bf16(const float* q, const float* k, const float* v, float* out, float* lse,
-                        const AttentionShape& shape, float scale) {
+void attention_fwd_bf16_with(const float* q, const float* k, const float* v, float* out, float* lse,
+                             const AttentionShape& shape, float scale, int max_stages) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_fwd");
-  attention::flash_forward(q, k, v, out, lse, s);
+  attention::flash_forward(q, k, v, out, lse, s, max_stages);
+}
+
+void attention_fwd_bf16(const float* q, const float* k, const float* v, float* out, float* lse,
+                        const AttentionShape& shape, float scale) {
+  attention_fwd_bf16_with(q, k, v, out, lse, shape, scale, 2);
 }
 
 void attention_bwd_fp32(const float* q, const float* k, const float* v, const float* out, const float* lse,

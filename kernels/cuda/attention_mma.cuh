@@ -151,22 +151,99 @@ struct Dims {
 };
 
 // ---- forward ----------------------------------------------------------------------------------------------
-inline std::size_t fwd_smem_bytes(const Dims& d, int dvt, bool q_resident) {
-  const int64_t q_tiles = q_resident ? d.dqkp / kTile : 1;
-  return kTileBytes * (q_tiles + 1) + sizeof(uint16_t) * dvt * kLdS;
+// Shared memory of a forward block. Streamed: Q (every chunk when resident, else one), one K chunk
+// and the V tile. Pipelined (Q resident and two stages fit): Q, then per stage a whole key block's
+// K chunks and its V tile, the next block's in flight (cp.async) while one is computed.
+inline std::size_t fwd_smem_bytes(const Dims& d, int dvt, bool q_resident, bool pipelined = false) {
+  const int64_t chunks = d.dqkp / kTile, q_tiles = q_resident ? chunks : 1;
+  const std::size_t v_tile = sizeof(uint16_t) * dvt * kLdS;
+  if (pipelined) return kTileBytes * q_tiles + 2 * (kTileBytes * chunks + v_tile);
+  return kTileBytes * (q_tiles + 1) + v_tile;
+}
+
+// One key block's scores sacc (raw Q·Kᵀ of this warp's 16 rows) into the online softmax: masked,
+// scaled to the log2 domain, the running maximum m and sum l updated, o rescaled and O += P·V with
+// V from the tile Vts ([DVT output columns][64 keys]).
+template <int NT>
+__device__ __forceinline__ void softmax_pv(float (&sacc)[8][4], float (&o)[NT][4], float (&m)[2], float (&l)[2],
+                                           const AttnShape& s, int64_t b, int64_t t0, int64_t nq, int64_t j0,
+                                           const int64_t (&row)[2], float scale_log2, const uint16_t* Vts) {
+  const int tq = (threadIdx.x % 32) & 3;
+  // Blocks wholly visible to every row skip the mask test.
+  const bool full = j0 >= s.key_begin(b, t0 + nq - 1) && j0 + kTile <= s.key_end(t0);
+  float mx[2] = {neg_inf(), neg_inf()};
+  HR_UNROLL
+  for (int n = 0; n < 8; ++n) HR_UNROLL
+  for (int e = 0; e < 4; ++e) {
+    const int64_t t = row[e >> 1], j = j0 + n * 8 + 2 * tq + (e & 1);
+    float x = sacc[n][e] * scale_log2;
+    if (!full && !(t < s.Tq && s.visible(b, t, j))) x = neg_inf();
+    sacc[n][e] = x;
+    mx[e >> 1] = fmaxf(mx[e >> 1], x);
+  }
+  float alpha[2], mu[2];
+  HR_UNROLL
+  for (int i = 0; i < 2; ++i) {
+    mx[i] = fmaxf(mx[i], __shfl_xor_sync(kFullMask, mx[i], 1));
+    mx[i] = fmaxf(mx[i], __shfl_xor_sync(kFullMask, mx[i], 2));
+    const float mn = fmaxf(m[i], mx[i]);
+    mu[i] = mn == neg_inf() ? 0.f : mn;  // nothing visible yet: keep exp2 away from -inf - -inf
+    alpha[i] = exp2f(m[i] - mu[i]);
+    m[i] = mn;
+  }
+  float ls[2] = {0.f, 0.f};
+  HR_UNROLL
+  for (int n = 0; n < 8; ++n) HR_UNROLL
+  for (int e = 0; e < 4; ++e) {
+    const float p = exp2f(sacc[n][e] - mu[e >> 1]);
+    sacc[n][e] = p;
+    ls[e >> 1] += p;
+  }
+  // Row sums stay per-thread partials (alpha is uniform over the quad); reduced at the end.
+  l[0] = l[0] * alpha[0] + ls[0];
+  l[1] = l[1] * alpha[1] + ls[1];
+  HR_UNROLL
+  for (int n = 0; n < NT; ++n) {
+    o[n][0] *= alpha[0];
+    o[n][1] *= alpha[0];
+    o[n][2] *= alpha[1];
+    o[n][3] *= alpha[1];
+  }
+  HR_UNROLL
+  for (int kk = 0; kk < 4; ++kk) {
+    uint32_t a[4];
+    acc_to_a(a, sacc[2 * kk], sacc[2 * kk + 1]);
+    HR_UNROLL
+    for (int n = 0; n < NT; ++n) {
+      uint32_t bb[2];
+      load_b(bb, Vts, n * 8, kk * 16);
+      mma_bf16(o[n], a, bb);
+    }
+  }
+}
+
+// `rows` full rows of 64 bf16 (row stride src_ld) into a [rows][kLdS] tile, in flight until waited for.
+__device__ __forceinline__ void load_rows_async(uint16_t* dst, const uint16_t* src, int64_t src_ld, int rows) {
+  for (int i = threadIdx.x; i < rows * 8; i += kThreads) {
+    const int r = i >> 3, seg = i & 7;
+    copy_async16(dst + r * kLdS + seg * 8, src + r * src_ld + seg * 8);
+  }
 }
 
 // grid (n_q_blocks · n_dv_slices, Hq, B). qb [B,Hq,Tp,dqkp], kb [B,Hkv,Tkp,dqkp], vt [B,Hkv,dvp,Tkp].
 template <int DVT>
 __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const uint16_t* kb, const uint16_t* vt,
                                                        float* out, float* lse, AttnShape s, Dims d, int n_slices,
-                                                       bool q_resident) {
+                                                       bool q_resident, bool pipelined) {
   constexpr int NT = DVT / 8;  // n8 tiles of output columns per warp
+  constexpr int64_t tile = kTile * kLdS;
   HR_DYNAMIC_SMEM(uint16_t, smem);
-  const int64_t q_tiles = q_resident ? d.dqkp / kTile : 1;
-  uint16_t* Qs = smem;                         // q_tiles × [64][kLdS]
-  uint16_t* Ks = Qs + q_tiles * kTile * kLdS;  // [64][kLdS]
-  uint16_t* Vts = Ks + kTile * kLdS;           // [DVT][kLdS]: rows = output columns, cols = keys
+  const int64_t chunks = d.dqkp / kTile;
+  const int64_t q_tiles = q_resident ? chunks : 1;
+  uint16_t* Qs = smem;                 // q_tiles × [64][kLdS]
+  uint16_t* Ks = Qs + q_tiles * tile;  // streamed: [64][kLdS]; pipelined: 2 × (chunks K tiles, V tile)
+  uint16_t* Vts = Ks + tile;           // streamed: [DVT][kLdS]: rows = output columns, cols = keys
+  const int64_t stage_elems = chunks * tile + DVT * kLdS;
 
   const int64_t n_qblocks = d.Tp / kTile;
   const int64_t qblk = n_qblocks - 1 - blockIdx.x / n_slices;  // the costliest (causal) blocks first
@@ -175,14 +252,10 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
   const int64_t t0 = qblk * kTile, c_out0 = static_cast<int64_t>(slice) * DVT;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
   const int64_t nq = imin64(kTile, s.Tq - t0);
-  const int64_t chunks = d.dqkp / kTile;
   const uint16_t* qhead = qb + ((b * s.Hq + h) * d.Tp + t0) * d.dqkp;
   const uint16_t* khead = kb + (b * s.Hkv + g) * d.Tkp * d.dqkp;
   const uint16_t* vhead = vt + (b * s.Hkv + g) * d.dvp * d.Tkp;
   const int v_rows = static_cast<int>(imin64(DVT, d.dvp - c_out0));
-
-  if (q_resident)
-    for (int64_t c = 0; c < chunks; ++c) load_rows(Qs + c * kTile * kLdS, qhead + c * kTile, d.dqkp, kTile, kTile);
 
   float o[NT][4];
   HR_UNROLL
@@ -192,81 +265,80 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
   const float scale_log2 = s.scale * kLog2e;
 
   const int64_t j_begin = s.key_begin(b, t0), j_end = s.key_end(t0 + nq - 1);
-  const int64_t kb_end = ceil_div(j_end, kTile);
-  for (int64_t kblk = j_begin / kTile; kblk < kb_end; ++kblk) {
-    const int64_t j0 = kblk * kTile;
-    float sacc[8][4];
-    HR_UNROLL
-    for (int n = 0; n < 8; ++n) sacc[n][0] = sacc[n][1] = sacc[n][2] = sacc[n][3] = 0.f;
-    for (int64_t c = 0; c < chunks; ++c) {
-      __syncthreads();  // the previous users of Ks / Qs / Vts are done
-      load_rows(Ks, khead + j0 * d.dqkp + c * kTile, d.dqkp, kTile, kTile);
-      if (!q_resident) load_rows(Qs, qhead + c * kTile, d.dqkp, kTile, kTile);
-      if (c == 0) load_rows(Vts, vhead + c_out0 * d.Tkp + j0, d.Tkp, DVT, v_rows);
-      __syncthreads();
-      const uint16_t* Qc = q_resident ? Qs + c * kTile * kLdS : Qs;
-      HR_UNROLL
-      for (int kk = 0; kk < 4; ++kk) {
-        uint32_t a[4];
-        load_a(a, Qc, warp * 16, kk * 16);
+  const int64_t kb_first = j_begin / kTile, kb_end = ceil_div(j_end, kTile);
+  if (pipelined) {
+    // V rows past the head's width are never loaded: zeros, in both stages.
+    for (int st = 0; st < 2; ++st) {
+      uint16_t* v = Ks + st * stage_elems + chunks * tile;
+      for (int i = threadIdx.x; i < (DVT - v_rows) * kLdS; i += kThreads) v[v_rows * kLdS + i] = 0;
+    }
+    const auto issue = [&](int64_t kblk, int st) {
+      uint16_t* k = Ks + st * stage_elems;
+      const int64_t j0 = kblk * kTile;
+      for (int64_t c = 0; c < chunks; ++c)
+        load_rows_async(k + c * tile, khead + j0 * d.dqkp + c * kTile, d.dqkp, kTile);
+      load_rows_async(k + chunks * tile, vhead + c_out0 * d.Tkp + j0, d.Tkp, v_rows);
+      commit_async();
+    };
+    if (kb_first < kb_end) {  // Q in one group with the first key block
+      for (int64_t c = 0; c < chunks; ++c) load_rows_async(Qs + c * tile, qhead + c * kTile, d.dqkp, kTile);
+      issue(kb_first, 0);
+    }
+    for (int64_t kblk = kb_first; kblk < kb_end; ++kblk) {
+      const int st = static_cast<int>((kblk - kb_first) & 1);
+      if (kblk + 1 < kb_end) {
+        issue(kblk + 1, st ^ 1);
+        wait_async<1>();
+      } else {
+        wait_async<0>();
+      }
+      __syncthreads();  // this block's K and V (and Q) have landed for every thread
+      const uint16_t* k = Ks + st * stage_elems;
+      float sacc[8][4];
+      zero(sacc);
+      for (int64_t c = 0; c < chunks; ++c) {
         HR_UNROLL
-        for (int n = 0; n < 8; ++n) {
-          uint32_t bb[2];
-          load_b(bb, Ks, n * 8, kk * 16);
-          mma_bf16(sacc[n], a, bb);
+        for (int kk = 0; kk < 4; ++kk) {
+          uint32_t a[4];
+          load_a(a, Qs + c * tile, warp * 16, kk * 16);
+          HR_UNROLL
+          for (int n = 0; n < 8; ++n) {
+            uint32_t bb[2];
+            load_b(bb, k + c * tile, n * 8, kk * 16);
+            mma_bf16(sacc[n], a, bb);
+          }
         }
       }
+      softmax_pv(sacc, o, m, l, s, b, t0, nq, kblk * kTile, row, scale_log2, k + chunks * tile);
+      __syncthreads();  // this stage is free for the block after next
     }
-    // Scores in the log2 domain; masked ones -inf. Blocks wholly visible to every row skip the test.
-    const bool full = j0 >= s.key_begin(b, t0 + nq - 1) && j0 + kTile <= s.key_end(t0);
-    float mx[2] = {neg_inf(), neg_inf()};
-    HR_UNROLL
-    for (int n = 0; n < 8; ++n) HR_UNROLL
-    for (int e = 0; e < 4; ++e) {
-      const int64_t t = row[e >> 1], j = j0 + n * 8 + 2 * tq + (e & 1);
-      float x = sacc[n][e] * scale_log2;
-      if (!full && !(t < s.Tq && s.visible(b, t, j))) x = neg_inf();
-      sacc[n][e] = x;
-      mx[e >> 1] = fmaxf(mx[e >> 1], x);
-    }
-    float alpha[2], mu[2];
-    HR_UNROLL
-    for (int i = 0; i < 2; ++i) {
-      mx[i] = fmaxf(mx[i], __shfl_xor_sync(kFullMask, mx[i], 1));
-      mx[i] = fmaxf(mx[i], __shfl_xor_sync(kFullMask, mx[i], 2));
-      const float mn = fmaxf(m[i], mx[i]);
-      mu[i] = mn == neg_inf() ? 0.f : mn;  // nothing visible yet: keep exp2 away from -inf - -inf
-      alpha[i] = exp2f(m[i] - mu[i]);
-      m[i] = mn;
-    }
-    float ls[2] = {0.f, 0.f};
-    HR_UNROLL
-    for (int n = 0; n < 8; ++n) HR_UNROLL
-    for (int e = 0; e < 4; ++e) {
-      const float p = exp2f(sacc[n][e] - mu[e >> 1]);
-      sacc[n][e] = p;
-      ls[e >> 1] += p;
-    }
-    // Row sums stay per-thread partials (alpha is uniform over the quad); reduced at the end.
-    l[0] = l[0] * alpha[0] + ls[0];
-    l[1] = l[1] * alpha[1] + ls[1];
-    HR_UNROLL
-    for (int n = 0; n < NT; ++n) {
-      o[n][0] *= alpha[0];
-      o[n][1] *= alpha[0];
-      o[n][2] *= alpha[1];
-      o[n][3] *= alpha[1];
-    }
-    HR_UNROLL
-    for (int kk = 0; kk < 4; ++kk) {
-      uint32_t a[4];
-      acc_to_a(a, sacc[2 * kk], sacc[2 * kk + 1]);
-      HR_UNROLL
-      for (int n = 0; n < NT; ++n) {
-        uint32_t bb[2];
-        load_b(bb, Vts, n * 8, kk * 16);
-        mma_bf16(o[n], a, bb);
+  } else {
+    if (q_resident)
+      for (int64_t c = 0; c < chunks; ++c) load_rows(Qs + c * tile, qhead + c * kTile, d.dqkp, kTile, kTile);
+    for (int64_t kblk = kb_first; kblk < kb_end; ++kblk) {
+      const int64_t j0 = kblk * kTile;
+      float sacc[8][4];
+      zero(sacc);
+      for (int64_t c = 0; c < chunks; ++c) {
+        __syncthreads();  // the previous users of Ks / Qs / Vts are done
+        load_rows(Ks, khead + j0 * d.dqkp + c * kTile, d.dqkp, kTile, kTile);
+        if (!q_resident) load_rows(Qs, qhead + c * kTile, d.dqkp, kTile, kTile);
+        if (c == 0) load_rows(Vts, vhead + c_out0 * d.Tkp + j0, d.Tkp, DVT, v_rows);
+        __syncthreads();
+        const uint16_t* Qc = q_resident ? Qs + c * tile : Qs;
+        HR_UNROLL
+        for (int kk = 0; kk < 4; ++kk) {
+          uint32_t a[4];
+          load_a(a, Qc, warp * 16, kk * 16);
+          HR_UNROLL
+          for (int n = 0; n < 8; ++n) {
+            uint32_t bb[2];
+            load_b(bb, Ks, n * 8, kk * 16);
+            mma_bf16(sacc[n], a, bb);
+          }
+        }
       }
+      softmax_pv(sacc, o, m, l, s, b, t0, nq, j0, row, scale_log2, Vts);
     }
   }
   HR_UNROLL

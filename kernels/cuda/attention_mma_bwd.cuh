@@ -35,9 +35,9 @@ struct ResidentBwd {
 };
 
 inline std::size_t resident_bwd_smem(int64_t chunks_qk, int64_t chunks_v, int stages) {
-  const int64_t resident = chunks_qk + chunks_v + kSliceChunks;         // K, V, the slice's Kᵀ
-  const int64_t per_stage = chunks_qk + chunks_v + 2 * kSliceChunks;    // Q, dO, Qᵀ, dOᵀ
-  const int64_t tiles = resident + stages * per_stage + 1;              // + dS
+  const int64_t resident = chunks_qk + chunks_v + kSliceChunks;       // K, V, the slice's Kᵀ
+  const int64_t per_stage = chunks_qk + chunks_v + 2 * kSliceChunks;  // Q, dO, Qᵀ, dOᵀ
+  const int64_t tiles = resident + stages * per_stage + 1;            // + dS
   return kTileBytes * static_cast<std::size_t>(tiles) + sizeof(float) * 2 * kTile * static_cast<std::size_t>(stages);
 }
 
@@ -54,14 +54,6 @@ inline ResidentBwd resident_bwd_launch(const Dims& d, std::size_t max_smem, int 
       break;
     }
   return r;
-}
-
-// `rows` full rows of 64 bf16 (row stride src_ld) into a [rows][kLdS] tile, in flight until waited for.
-__device__ __forceinline__ void load_rows_async(uint16_t* dst, const uint16_t* src, int64_t src_ld) {
-  for (int i = threadIdx.x; i < kTile * 8; i += kThreads) {
-    const int r = i >> 3, seg = i & 7;
-    copy_async16(dst + r * kLdS + seg * 8, src + r * src_ld + seg * 8);
-  }
 }
 
 // Where a block's tiles live in shared memory.
@@ -101,16 +93,16 @@ __global__ __launch_bounds__(kThreads) void bwd_resident_kernel(BwdOperands x, A
   const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(b, j0 + nk - 1);
   const int64_t qb_begin = t_begin / kTile, n_qblocks = t_end > t_begin ? ceil_div(t_end, kTile) - qb_begin : 0;
   const int64_t items = s.group() * n_qblocks;  // (query head, query block) pairs
-  if (items == 0) return;                        // dK and dV stay as zeroed
+  if (items == 0) return;                       // dK and dV stay as zeroed
 
   // The resident tiles: this block's keys' K and V, and Kᵀ of the slice's columns.
   const uint16_t* khead = x.kb + ((b * s.Hkv + g) * d.Tkp + j0) * d.dqkp;
   const uint16_t* vhead = x.vb + ((b * s.Hkv + g) * d.Tkp + j0) * d.dvp;
   const uint16_t* kthead = x.kt + (b * s.Hkv + g) * d.dqkp * d.Tkp + j0;
-  for (int64_t c = 0; c < r.chunks_qk; ++c) load_rows_async(sm.k + c * tile, khead + c * kTile, d.dqkp);
-  for (int64_t c = 0; c < r.chunks_v; ++c) load_rows_async(sm.v + c * tile, vhead + c * kTile, d.dvp);
+  for (int64_t c = 0; c < r.chunks_qk; ++c) load_rows_async(sm.k + c * tile, khead + c * kTile, d.dqkp, kTile);
+  for (int64_t c = 0; c < r.chunks_v; ++c) load_rows_async(sm.v + c * tile, vhead + c * kTile, d.dvp, kTile);
   for (int i = 0; i < kSliceChunks; ++i)
-    if (c0 + i < r.chunks_qk) load_rows_async(sm.kt + i * tile, kthead + (c0 + i) * kTile * d.Tkp, d.Tkp);
+    if (c0 + i < r.chunks_qk) load_rows_async(sm.kt + i * tile, kthead + (c0 + i) * kTile * d.Tkp, d.Tkp, kTile);
   commit_async();
 
   const auto item_head = [&](int64_t it) { return g * s.group() + it / n_qblocks; };
@@ -123,12 +115,14 @@ __global__ __launch_bounds__(kThreads) void bwd_resident_kernel(BwdOperands x, A
     uint16_t* qt = dO + r.chunks_v * tile;
     uint16_t* dOt = qt + kSliceChunks * tile;
     for (int64_t c = 0; c < r.chunks_qk; ++c)
-      load_rows_async(q + c * tile, x.qb + (bh * d.Tp + t0) * d.dqkp + c * kTile, d.dqkp);
+      load_rows_async(q + c * tile, x.qb + (bh * d.Tp + t0) * d.dqkp + c * kTile, d.dqkp, kTile);
     for (int64_t c = 0; c < r.chunks_v; ++c)
-      load_rows_async(dO + c * tile, x.dob + (bh * d.Tp + t0) * d.dvp + c * kTile, d.dvp);
+      load_rows_async(dO + c * tile, x.dob + (bh * d.Tp + t0) * d.dvp + c * kTile, d.dvp, kTile);
     for (int i = 0; i < kSliceChunks; ++i) {
-      if (c0 + i < r.chunks_qk) load_rows_async(qt + i * tile, x.qt + (bh * d.dqkp + (c0 + i) * kTile) * d.Tp + t0, d.Tp);
-      if (c0 + i < r.chunks_v) load_rows_async(dOt + i * tile, x.dot + (bh * d.dvp + (c0 + i) * kTile) * d.Tp + t0, d.Tp);
+      if (c0 + i < r.chunks_qk)
+        load_rows_async(qt + i * tile, x.qt + (bh * d.dqkp + (c0 + i) * kTile) * d.Tp + t0, d.Tp, kTile);
+      if (c0 + i < r.chunks_v)
+        load_rows_async(dOt + i * tile, x.dot + (bh * d.dvp + (c0 + i) * kTile) * d.Tp + t0, d.Tp, kTile);
     }
     if (tid < kTile) {
       float* stats = sm.stats0 + st * 2 * kTile;

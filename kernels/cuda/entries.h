@@ -64,6 +64,10 @@ sig::AttentionFwd<float> attention_fwd_bf16;
 sig::AttentionFwd<float> attention_fwd_fp32;
 sig::AttentionBwd<float> attention_bwd_bf16;
 sig::AttentionBwd<float> attention_bwd_fp32;
+// attention_fwd_bf16 pipelined (K/V blocks by cp.async, two stages) only when max_stages >= 2 and
+// it fits, else streamed; the entry above takes 2. For the tests and bench_gpu.
+void attention_fwd_bf16_with(const float* q, const float* k, const float* v, float* out, float* lse,
+                             const AttentionShape& shape, float scale, int max_stages);
 // attention_bwd_bf16 with at most max_stages query-side buffers in the K/V-resident backward
 // (attention_mma_bwd.cuh; 0: the streamed backward of attention_mma.cuh), for the tests. The entry
 // above takes 2, or what fits.

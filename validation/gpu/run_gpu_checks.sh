@@ -39,10 +39,10 @@
 #          E_LIMIT s; runs only while (c) keeps 150 s.
 #   (c)    bench_gpu: GEMM TFLOP/s; attention forward/backward TFLOP/s at widths 128–1024 and
 #          sequence 4K and 32K (causal pairs only), every path side by side: cuDNN (up to width
-#          256), the blocked attention on cuBLASLt and the own flash attention (its backward
-#          with K/V in shared memory up to width 256, and streamed beside it: rows "flash,
-#          streamed bwd"), the blocked path at 128/256/512 queries per block (width 512), and a
-#          context-parallel rank's last chunk (cp 4: T/8 queries after 7/8 of the window) on the
+#          256), the blocked attention on cuBLASLt and the own flash attention (up to width 256
+#          with K/V pipelined by cp.async, and streamed beside it: rows "flash, streamed"), the
+#          blocked path at 128/256/512 queries per block (width 512), and a context-parallel
+#          rank's last chunk (cp 4: T/8 queries after 7/8 of the window) on the
 #          blocked and the flash path at widths 128 and 512 (rows "blocked@cp", "flash@cp"); then
 #          training tokens/s and MFU of the head-width study's 0.6B models d128_0.6b and d512_0.6b
 #          (inputs/models; 16×128 against 4×512 heads, train.attention_kernel auto) at sequence

@@ -60,11 +60,12 @@ TEST(EmulatedAttentionChoice, AutoWithoutCudnnRunsTheOwnKernelsAndSaysSo) {
             "cuDNN is not part of this build\n");
 }
 
-// The flash backward both ways: K and V resident in shared memory with the query-side tiles
-// double-buffered or single (attention_mma_bwd.cuh), and streamed (attention_mma.cuh). The table
-// runs the first that fits, so each is checked here on every case, against the CPU within the bf16
-// floor. Widths whose resident tiles do not fit (320, 512/128, 1024) run streamed under every setting.
-TEST(EmulatedFlashBackward, ResidentAndStreamedMatchTheCpu) {
+// The flash kernels every way they run: the backward with K and V resident in shared memory and the
+// query-side tiles double-buffered or single (attention_mma_bwd.cuh), or streamed
+// (attention_mma.cuh); the forward pipelined (two stages) or streamed. The table runs the first
+// that fits, so each is checked here on every case, against the CPU within the bf16 floor. Widths
+// whose resident tiles do not fit (320, 512/128, 1024) run streamed under every setting.
+TEST(EmulatedFlashAttention, PipelinedResidentAndStreamedMatchTheCpu) {
   // What the table picks within the emulated (H100) shared memory: both stages up to d128, one at
   // d256 and at 96/160 (padded to 128/192), the streamed kernel past that.
   const auto stages = [](int64_t dqk, int64_t dv) { return cuda_emu::attention_bwd_resident_stages(dqk, dv, 2); };
@@ -79,9 +80,32 @@ TEST(EmulatedFlashBackward, ResidentAndStreamedMatchTheCpu) {
   std::vector<AttnCase> cases = attention_cases(false);
   cases.push_back({1, 70, 70, 0, 4, 2, 96, 160, 0});
   for (const int stages : {0, 1, 2}) {
-    const AttentionCalls calls{[&d](auto... a) { d.attention_fwd(a...); },
+    const AttentionCalls calls{[stages](auto... a) { cuda_emu::attention_fwd_bf16_with(a..., stages); },
                                [stages](auto... a) { cuda_emu::attention_bwd_bf16_with(a..., stages); }};
-    check_attention_cases(d, calls, true, cases, "flash bwd, stages " + std::to_string(stages));
+    check_attention_cases(d, calls, true, cases, "flash, stages " + std::to_string(stages));
+  }
+}
+
+// The pipelined forward computes what the streamed one does, in the same order: the same bits.
+TEST(EmulatedFlashAttention, PipelinedForwardIsTheStreamedOneBitForBit) {
+  const Ops& d = emulated(true);
+  for (const AttnCase& c : attention_cases(false)) {
+    SCOPED_TRACE(describe(c));
+    const std::vector<int32_t> docs = c.doc_start();
+    const Dev<int32_t> Docs(d, docs);
+    const Dev<float> Q(d, random_floats(c.B * c.T * c.Hq * c.dqk, 51, -2.f, 2.f)),
+        K(d, random_floats(c.B * c.Tk * c.Hkv * c.dqk, 52, -2.f, 2.f)),
+        V(d, random_floats(c.B * c.Tk * c.Hkv * c.dv, 53));
+    std::vector<std::vector<float>> got;
+    for (const int stages : {0, 2}) {
+      Dev<float> O(d, c.B * c.T * c.Hq * c.dv), L(d, c.B * c.Hq * c.T);
+      cuda_emu::attention_fwd_bf16_with(Q.get(), K.get(), V.get(), O.get(), L.get(), c.shape(Docs.get()),
+                                        1.f / std::sqrt(static_cast<float>(c.dqk)), stages);
+      got.push_back(O.download());
+      got.push_back(L.download());
+    }
+    EXPECT_EQ(got[0], got[2]);
+    EXPECT_EQ(got[1], got[3]);
   }
 }
 
