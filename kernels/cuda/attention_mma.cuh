@@ -411,6 +411,7 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
   const uint16_t* khead = x.kb + (b * s.Hkv + g) * d.Tkp * d.dqkp + j0 * d.dqkp;
   const uint16_t* vhead = x.vb + (b * s.Hkv + g) * d.Tkp * d.dvp + j0 * d.dvp;
   const uint16_t* kthead = x.kt + (b * s.Hkv + g) * d.dqkp * d.Tkp + j0;
+  const bool pairs_aligned = s.dqk % 2 == 0;  // dQ's column pairs, for atomic_add_pair
 
   const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(b, j0 + nk - 1);
   for (int64_t hl = 0; hl < s.group(); ++hl) {
@@ -503,8 +504,10 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
           HR_UNROLL
           for (int n = 0; n < 8; ++n) {
             const int64_t col = c * kTile + n * 8 + 2 * tq;
-            if (col < s.dqk) atomicAdd(dst + col, s.scale * acc[n][2 * i]);
-            if (col + 1 < s.dqk) atomicAdd(dst + col + 1, s.scale * acc[n][2 * i + 1]);
+            if (col + 1 < s.dqk)
+              atomic_add_pair(dst + col, s.scale * acc[n][2 * i], s.scale * acc[n][2 * i + 1], pairs_aligned);
+            else if (col < s.dqk)
+              atomicAdd(dst + col, s.scale * acc[n][2 * i]);
           }
         }
       }

@@ -90,6 +90,7 @@ __global__ __launch_bounds__(kThreads) void bwd_resident_kernel(BwdOperands x, A
   const int64_t nk = imin64(kTile, s.Tk - j0);
   const int64_t key[2] = {j0 + warp * 16 + gq, j0 + warp * 16 + gq + 8};
   const float scale_log2 = s.scale * kLog2e;
+  const bool pairs_aligned = s.dqk % 2 == 0;  // dQ's column pairs, for atomic_add_pair
   const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(b, j0 + nk - 1);
   const int64_t qb_begin = t_begin / kTile, n_qblocks = t_end > t_begin ? ceil_div(t_end, kTile) - qb_begin : 0;
   const int64_t items = s.group() * n_qblocks;  // (query head, query block) pairs
@@ -204,8 +205,10 @@ __global__ __launch_bounds__(kThreads) void bwd_resident_kernel(BwdOperands x, A
         HR_UNROLL
         for (int n = 0; n < 8; ++n) {
           const int64_t col = (c0 + i) * kTile + n * 8 + 2 * tq;
-          if (col < s.dqk) atomicAdd(dst + col, s.scale * acc[n][2 * rr]);
-          if (col + 1 < s.dqk) atomicAdd(dst + col + 1, s.scale * acc[n][2 * rr + 1]);
+          if (col + 1 < s.dqk)
+            atomic_add_pair(dst + col, s.scale * acc[n][2 * rr], s.scale * acc[n][2 * rr + 1], pairs_aligned);
+          else if (col < s.dqk)
+            atomicAdd(dst + col, s.scale * acc[n][2 * rr]);
         }
       }
     }

@@ -101,6 +101,22 @@ __device__ __forceinline__ void wait_async() {
 #endif
 }
 
+// ---- atomics ----------------------------------------------------------------------------------------
+// dst[0] += a and dst[1] += b in global memory: one vector atomic on sm_90 and later where the pair
+// is 8-byte aligned (`aligned`), else two.
+__device__ __forceinline__ void atomic_add_pair(float* dst, float a, float b, bool aligned) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (aligned) {
+    atomicAdd(reinterpret_cast<float2*>(dst), make_float2(a, b));
+    return;
+  }
+#else
+  (void)aligned;
+#endif
+  atomicAdd(dst, a);
+  atomicAdd(dst + 1, b);
+}
+
 // ---- reductions -----------------------------------------------------------------------------------
 template <class T>
 __device__ __forceinline__ T warp_sum(T v) {
