@@ -17,8 +17,8 @@
 #          case; exits 77 without a GPU.
 #   (s)    compute-sanitizer (racecheck, then memcheck) on the small attention forward/backward
 #          cases of test_gpu_ops (HEADROOM_GPU_TEST_SMALL=1: the own kernels of the bf16 and fp32
-#          tables and the blocked attention, widths 24–1024, GQA, windows, queries that see no
-#          key), and memcheck on one
+#          tables, the flash kernels' single-stage and streamed variants and the blocked
+#          attention, widths 24–1024, GQA, windows, queries that see no key), and memcheck on one
 #          training step of a tiny model (pretrain --train.device cuda, whose attention goes to
 #          cuDNN: the bindings handed to it are checked too): any hazard or invalid access fails
 #          the row.
@@ -125,7 +125,7 @@ if ((DRY)); then
   else
     echo "  build   cmake -DHEADROOM_CUDA=ON in $BUILD; targets test_gpu_ops test_gpu_device bench_gpu, then prepare pretrain extend sft evaluate (until $((BUDGET - 200)) s)"
   fi
-  echo "  (s)     ${SANITIZER:-compute-sanitizer (not found here: the step would be skipped)} --tool racecheck and --tool memcheck on test_gpu_ops --gtest_filter='*AttentionForwardBackward/bf16_flash:*AttentionForwardBackward/fp32:CudaBlocked.*' with HEADROOM_GPU_TEST_SMALL=1 ($SAN_LIMIT s each at most); memcheck on pretrain --train.device cuda --train.steps 1, tiny model ($SAN_LIMIT s); only while (a) keeps its $OPS_LIMIT s"
+  echo "  (s)     ${SANITIZER:-compute-sanitizer (not found here: the step would be skipped)} --tool racecheck and --tool memcheck on test_gpu_ops --gtest_filter='*AttentionForwardBackward/bf16_flash:*AttentionForwardBackward/fp32:CudaBlocked.*:CudaFlash.*' with HEADROOM_GPU_TEST_SMALL=1 ($SAN_LIMIT s each at most); memcheck on pretrain --train.device cuda --train.steps 1, tiny model ($SAN_LIMIT s); only while (a) keeps its $OPS_LIMIT s"
   echo "  (a)     $BUILD/tests/test_gpu_ops: the fp32 table, the bf16 table with cuDNN's attention and with the own ($OPS_LIMIT s at most)"
   echo "  (b)     pretrain 20 steps on cpu / cuda fp32 / cuda bf16, losses compared (needs 200 s left)"
   echo "  (d)     DEVICE_BIN=$BUILD/bin validation/mpi/test_emulated_device.sh: knob families fp32/bf16, checkpoints across devices, sft, evaluate ($D_LIMIT s at most; needs $((D_LIMIT + 120)) s left)"
@@ -205,7 +205,7 @@ else
   log "(s) compute-sanitizer racecheck + memcheck on the small attention cases"
   for tool in racecheck memcheck; do
     HEADROOM_GPU_TEST_SMALL=1 sanitize "(s) $tool: attention fwd/bwd, small cases" "$tool" "$WORK/san_$tool.log" \
-      "$TESTS/test_gpu_ops" --gtest_filter='*AttentionForwardBackward/bf16_flash:*AttentionForwardBackward/fp32:CudaBlocked.*'
+      "$TESTS/test_gpu_ops" --gtest_filter='*AttentionForwardBackward/bf16_flash:*AttentionForwardBackward/fp32:CudaBlocked.*:CudaFlash.*'
   done
   if [[ -x $BIN/pretrain && -x $BIN/prepare ]] && (($(left) > OPS_LIMIT + SAN_LIMIT)); then
     log "(s) compute-sanitizer memcheck on one training step"

@@ -3,11 +3,13 @@
 // floors for the GEMM and attention and 1e-5 for every other op. The bf16 table is checked twice:
 // with cuDNN's fused attention where it supports the shape (the default) and with the own flash
 // attention only, so each is the other's independent reference through the same CPU result; the
-// blocked attention on cuBLASLt (train.attention_kernel = blocked) runs every attention case too.
+// blocked attention on cuBLASLt (train.attention_kernel = blocked) runs every attention case too, and
+// so do the flash kernels' single-stage and streamed variants.
 // Exits 77 (CTest: skipped) without a GPU.
 #include "cuda/cuda_tables.h"
 #include "cuda/cudnn_attention.h"
 #include "cuda/device.h"
+#include "cuda/entries.h"
 #include "test_gpu_cases.h"
 
 #include <cstdlib>
@@ -52,6 +54,17 @@ TEST(CudnnAttention, TrainingShapeRunsOnCudnn) {
 // are sgemm): the other ops of its table are the bf16 table's, checked above.
 TEST(CudaBlocked, AttentionForwardBackward) {
   check_attention(cuda_ops_bf16(AttentionKernel::kBlocked), true, kLarge, "bf16_blocked");
+}
+
+// The flash kernels' other ways of running (the table takes the first that fits): the backward
+// with one query-side stage and streamed, the forward streamed, at every attention case.
+TEST(CudaFlash, SingleStageAndStreamedMatchTheCpu) {
+  const Ops& d = cuda_ops_bf16(AttentionKernel::kFlash);
+  for (const int stages : {0, 1}) {
+    const AttentionCalls calls{[stages](auto... a) { cuda::attention_fwd_bf16_with(a..., stages); },
+                               [stages](auto... a) { cuda::attention_bwd_bf16_with(a..., stages); }};
+    check_attention_cases(d, calls, true, attention_cases(kLarge), "flash, stages " + std::to_string(stages));
+  }
 }
 
 }  // namespace headroom::kernels::gputest
