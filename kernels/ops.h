@@ -70,6 +70,11 @@ using MatmulStrided = void(const T* A, int64_t lda, const T* B, int64_t ldb, T* 
 template <class T>
 using MatmulStored = void(const T* A, const void* B, T* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
                           bool accumulate);
+// matmul with A in the weight precision as well (an activation several products read, stored once
+// with weight_store): the same product as matmul_stored on the T values A was stored from.
+template <class T>
+using MatmulBothStored = void(const void* A, const void* B, T* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                              bool trans_b, bool accumulate);
 template <class T>
 using Axpy = void(T* y, const T* x, T a, int64_t n);  // y += a * x
 // out = a + b (out may alias a or b)
@@ -185,6 +190,7 @@ struct BasicOps {
   int64_t weight_bytes;  // the weight precision's element size
   sig::StoreAs<T>* weight_store;
   sig::MatmulStored<T>* matmul_stored;
+  sig::MatmulBothStored<T>* matmul_both_stored;
   sig::MatmulStrided<T>* matmul_strided;
   sig::Axpy<T>* axpy;
   sig::Add<T>* add;
@@ -222,6 +228,11 @@ template <class T, sig::Matmul<T>* Mm>
 void matmul_on_stored(const T* A, const void* B, T* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
                       bool accumulate) {
   Mm(A, static_cast<const T*>(B), C, M, N, K, trans_a, trans_b, accumulate);
+}
+template <class T, sig::Matmul<T>* Mm>
+void matmul_on_both_stored(const void* A, const void* B, T* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                           bool trans_b, bool accumulate) {
+  Mm(static_cast<const T*>(A), static_cast<const T*>(B), C, M, N, K, trans_a, trans_b, accumulate);
 }
 template <class T, sig::AttentionFwd<T>* Fwd>
 void attention_fwd_on_cache(const T* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,

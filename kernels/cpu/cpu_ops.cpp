@@ -18,6 +18,7 @@ const Ops& cpu_ops() {
       .weight_bytes = sizeof(float),
       .weight_store = store_host<float>,
       .matmul_stored = matmul_on_stored<float, cpu::matmul>,
+      .matmul_both_stored = matmul_on_both_stored<float, cpu::matmul>,
       .matmul_strided = cpu::matmul_strided,
       .axpy = cpu::axpy,
       .add = cpu::add,

@@ -256,6 +256,7 @@ const BasicOps<double>& cpu_ops_f64() {
       .weight_bytes = sizeof(double),
       .weight_store = store_host<double>,
       .matmul_stored = matmul_on_stored<double, matmul>,
+      .matmul_both_stored = matmul_on_both_stored<double, matmul>,
       .matmul_strided = matmul_strided,
       .axpy = axpy,
       .add = add,

@@ -23,6 +23,9 @@ sig::Matmul<float> matmul_fp32;
 // matmul_bf16 with B already bf16 (weight_store's), matmul_fp32 with B fp32: ops.h's matmul_stored.
 sig::MatmulStored<float> matmul_bf16_stored;
 sig::MatmulStored<float> matmul_fp32_stored;
+// The same with A stored too: ops.h's matmul_both_stored.
+sig::MatmulBothStored<float> matmul_bf16_both_stored;
+sig::MatmulBothStored<float> matmul_fp32_both_stored;
 // ops.h's kv_store and weight_store: rounded to bf16, or copied in fp32.
 sig::StoreAs<float> store_bf16;
 sig::StoreAs<float> store_fp32;

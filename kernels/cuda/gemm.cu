@@ -280,6 +280,18 @@ void matmul_fp32_stored(const float* A, const void* B, float* C, int64_t M, int6
   matmul_fp32(A, static_cast<const float*>(B), C, M, N, K, trans_a, trans_b, accumulate);
 }
 
+void matmul_bf16_both_stored(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                             bool trans_b, bool accumulate) {
+  if (trivial(C, M, N, K, accumulate)) return;
+  run(static_cast<const uint16_t*>(A), static_cast<const uint16_t*>(B), C, M, N, K, trans_a, trans_b, 1.f,
+      accumulate ? 1.f : 0.f, true, packed(M, N, K, trans_a, trans_b));
+}
+
+void matmul_fp32_both_stored(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                             bool trans_b, bool accumulate) {
+  matmul_fp32(static_cast<const float*>(A), static_cast<const float*>(B), C, M, N, K, trans_a, trans_b, accumulate);
+}
+
 void matmul_batched_bf16(Batched<const uint16_t> A, Batched<const uint16_t> B, Batched<float> C, int64_t batch,
                          int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha, float beta) {
   check_matmul_strides("cuda batched", M, N, K, trans_a, trans_b, A.ld, B.ld, C.ld);

@@ -214,7 +214,9 @@ MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, co
   const int64_t P = params_per_rank(m, tp);
   const bool zero = cfg.parallel.zero1 && replicas > 1;
   const int64_t moments = zero ? ceil_div(P, replicas) : P;  // ZeRO-1: the largest range, ⌈P / (cp·dp)⌉
-  const model::ActivationFloats act = model::activation_floats(l, tokens, micro, t.recompute);
+  const bool cuda = t.device == config::Device::kCuda;
+  const model::ActivationFloats act =
+      model::activation_floats(l, tokens, micro, t.recompute, cuda ? kernels::cuda_weight_bytes() : kFloat);
   const RopeFloats rope = rope_floats(m, T);
   const std::string seq = key("train.seq_len", T), batch = batch_keys(t, layout.dp);
   const std::string lay = keys(key("parallel.tp", tp), key("parallel.cp", layout.cp),
@@ -222,7 +224,7 @@ MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, co
 
   MemoryPlan p;
   p.stage = stage;
-  p.device_elsewhere = t.device == config::Device::kCuda;
+  p.device_elsewhere = cuda;
   p.advice =
       "set train.recompute = full (or selective), split each sequence over context-parallel ranks "
       "(parallel.cp) or the model over tensor-parallel ones (parallel.tp, with parallel.sequence_parallel "
@@ -279,8 +281,8 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
   const int64_t P = params_per_rank(m, e.tp);
   config::ModelConfig one_layer = l;
   one_layer.n_layers = 1;
-  const model::ActivationFloats act =
-      model::activation_floats(one_layer, model::TokenLayout{chunk}, 1, config::Recompute::kNone);
+  const model::ActivationFloats act = model::activation_floats(
+      one_layer, model::TokenLayout{chunk}, 1, config::Recompute::kNone, cuda ? kernels::cuda_weight_bytes() : kFloat);
   const RopeFloats rope = rope_floats(m, mul(2, cap));
   const std::string len = key(e.length_key, e.max_length), pre = key(e.chunk_key, e.prefill_chunk);
 

@@ -31,23 +31,45 @@ struct Carver {
   }
 };
 
+// The GEMM inputs kept in the weight precision (LayerActs::a_op, m_op, act_op): `bytes` per element
+// where that precision is narrower than T, else 0 (none kept apart); the scratch their T values are
+// computed in, one for all layers. The scratch is the backward pass's a.dx and a.dact: every input is
+// stored before the backward pass writes those (the forward pass never does; a layer recomputed in
+// the backward pass, fully or its MLP, stores its inputs before its own gradients are formed).
 template <class T>
-void carve_mlp(const config::ModelConfig& c, int64_t BT, LayerActs<T>& l, Carver<T>& cv) {
+struct StoredInputs {
+  int64_t bytes = 0;
+  T* normed = nullptr;  // [BT, d]: a_in and m_in (pre-norm or sequence-parallel)
+  T* act = nullptr;     // [BT, d_ff]
+};
+
+template <class T>
+std::byte* take_stored(Carver<T>& cv, int64_t n, int64_t bytes) {
+  const int64_t size = mul(n, bytes);
+  return reinterpret_cast<std::byte*>(
+      cv.take(size == kMax ? kMax : (size + int64_t{sizeof(T)} - 1) / int64_t{sizeof(T)}));
+}
+
+template <class T>
+void carve_mlp(const config::ModelConfig& c, int64_t BT, LayerActs<T>& l, const StoredInputs<T>& in, Carver<T>& cv) {
   l.gu = cv.take(mul(BT, mul(2, c.d_ff)));
-  l.act = cv.take(mul(BT, c.d_ff));
+  l.act = in.bytes ? in.act : cv.take(mul(BT, c.d_ff));
+  l.act_op = in.bytes ? take_stored(cv, mul(BT, c.d_ff), in.bytes) : nullptr;
 }
 
 // The blocks one layer keeps (or, under recompute, shares): everything but x_in.
 template <class T>
 void carve_layer(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, LayerActs<T>& l, bool mlp,
-                 Carver<T>& cv) {
+                 const StoredInputs<T>& in, Carver<T>& cv) {
   const int64_t BT = mul(B, lay.T_len()), R = lay.res_rows(B), d = c.d_model;
   const int64_t Q = config::q_width(c), K = config::k_width(c), VD = config::v_width(c), A = config::attn_out_width(c);
   const bool pre = c.norm_order == config::NormOrder::kPre, qk = c.qk_norm != config::QkNorm::kNone;
   const bool split = lay.sp > 1;  // the normed inputs are gathered into buffers of their own
   const int64_t qk_rows = c.qk_norm == config::QkNorm::kHead ? mul(BT, c.n_heads) : BT;
   const int64_t k_rows = c.qk_norm == config::QkNorm::kHead ? mul(BT, c.n_kv_heads) : BT;
-  l.a_in = pre || split ? cv.take(mul(BT, d)) : l.x_in;
+  const auto normed = [&] { return in.bytes ? in.normed : cv.take(mul(BT, d)); };
+  l.a_in = pre || split ? normed() : l.x_in;
+  l.a_op = in.bytes ? take_stored(cv, mul(BT, d), in.bytes) : nullptr;
   l.a_rstd = cv.take(R);
   l.q_pre = qk ? cv.take(mul(BT, Q)) : nullptr;
   l.k_pre = qk ? cv.take(mul(BT, K)) : nullptr;
@@ -60,9 +82,10 @@ void carve_layer(const config::ModelConfig& c, const TokenLayout& lay, int64_t B
   l.lse = cv.take(mul(mul(B, c.n_heads), lay.T_len()));
   l.o = cv.take(mul(R, d));
   l.h_mid = cv.take(mul(R, d));
-  l.m_in = pre || split ? cv.take(mul(BT, d)) : l.h_mid;
+  l.m_in = pre || split ? normed() : l.h_mid;
+  l.m_op = in.bytes ? take_stored(cv, mul(BT, d), in.bytes) : nullptr;
   l.m_rstd = cv.take(R);
-  if (mlp) carve_mlp(c, BT, l, cv);
+  if (mlp) carve_mlp(c, BT, l, in, cv);
   l.dn = cv.take(mul(R, d));
 }
 
@@ -80,20 +103,24 @@ void carve_context(const config::ModelConfig& c, const TokenLayout& lay, int64_t
   x.call_dv = cv.take(mul(lay.T_full, VD));
 }
 
+// stored_bytes: the weight precision's element size where the GEMM inputs are kept in it, else 0.
 template <class T>
-void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, config::Recompute rc, Activations<T>& a,
-           Carver<T>& cv) {
+void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, config::Recompute rc, int64_t stored_bytes,
+           Activations<T>& a, Carver<T>& cv) {
   const int64_t BT = mul(B, lay.T_len()), R = lay.res_rows(B), d = c.d_model, F = c.d_ff;
   const int64_t Q = config::q_width(c), K = config::k_width(c), VD = config::v_width(c), A = config::attn_out_width(c);
   a.resid.assign(static_cast<size_t>(c.n_layers + 1), nullptr);
   for (auto& r : a.resid) r = cv.take(mul(R, d));
   a.layers.assign(static_cast<size_t>(c.n_layers), LayerActs<T>{});
-  // Under recompute the layers share one set of blocks (full) or one MLP block (selective).
-  LayerActs<T> shared{};
-  if (rc == config::Recompute::kFull) carve_layer(c, lay, B, shared, true, cv);
-  if (rc == config::Recompute::kSelective) carve_mlp(c, BT, shared, cv);
+  a.dx = cv.take(mul(BT, d));
+  a.dact = cv.take(mul(BT, F));
   // Post-norm without sequence parallelism feeds the layer's input itself to the projections.
   const bool own_a_in = c.norm_order == config::NormOrder::kPre || lay.sp > 1;
+  const StoredInputs<T> in{stored_bytes, stored_bytes > 0 ? a.dx : nullptr, stored_bytes > 0 ? a.dact : nullptr};
+  // Under recompute the layers share one set of blocks (full) or one MLP block (selective).
+  LayerActs<T> shared{};
+  if (rc == config::Recompute::kFull) carve_layer(c, lay, B, shared, true, in, cv);
+  if (rc == config::Recompute::kSelective) carve_mlp(c, BT, shared, in, cv);
   for (long i = 0; i < c.n_layers; ++i) {
     LayerActs<T>& l = a.layers[static_cast<size_t>(i)];
     if (rc == config::Recompute::kFull) l = shared;
@@ -102,8 +129,8 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
       if (!own_a_in) l.a_in = l.x_in;
       continue;
     }
-    carve_layer(c, lay, B, l, rc != config::Recompute::kSelective, cv);
-    if (rc == config::Recompute::kSelective) l.gu = shared.gu, l.act = shared.act;
+    carve_layer(c, lay, B, l, rc != config::Recompute::kSelective, in, cv);
+    if (rc == config::Recompute::kSelective) l.gu = shared.gu, l.act = shared.act, l.act_op = shared.act_op;
   }
   carve_context(c, lay, B, a.context, cv);
   a.partial = lay.sp > 1 ? cv.take(mul(BT, d)) : nullptr;
@@ -115,11 +142,9 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   a.head_x = cv.take(mul(a.chunk_rows, d));
   a.head_dx = cv.take(mul(a.chunk_rows, d));
   a.dh = cv.take(mul(R, d));
-  a.dx = cv.take(mul(BT, d));
   a.dres = lay.sp > 1 ? cv.take(mul(R, d)) : a.dx;
   a.dfull = lay.sp > 1 ? cv.take(mul(BT, d)) : nullptr;
   a.dbranch = cv.take(mul(R, d));
-  a.dact = cv.take(mul(BT, F));
   a.dq = cv.take(mul(BT, Q));
   a.dq_pre = cv.take(mul(BT, Q));
   a.dk = cv.take(mul(BT, K));
@@ -165,10 +190,10 @@ void upload_context_maps(const kernels::BasicOps<T>& ops, const TokenLayout& lay
 }  // namespace
 
 ActivationFloats activation_floats(const config::ModelConfig& local, const TokenLayout& layout, int64_t B,
-                                   config::Recompute recompute) {
+                                   config::Recompute recompute, int weight_bytes) {
   Activations<float> a;
   Carver<float> count;
-  carve(local, layout, B, recompute, a, count);
+  carve(local, layout, B, recompute, weight_bytes < 4 ? weight_bytes : 0, a, count);
   Carver<float> logits;
   logits.take(mul(a.chunk_rows, local.vocab_size));
   return {count.used, logits.used, index_ints(layout, B)};
@@ -185,11 +210,12 @@ Activations<T> make_activations(const config::ModelConfig& c, const kernels::Bas
   a.recompute = recompute;
   a.rows = B * a.T_len;
   a.res_rows = layout.res_rows(B);
+  const int64_t stored_bytes = ops.weight_bytes < int64_t{sizeof(T)} ? ops.weight_bytes : 0;
   Carver<T> count;
-  carve(c, layout, B, recompute, a, count);
+  carve(c, layout, B, recompute, stored_bytes, a, count);
   a.arena = kernels::Buffer<T, kernels::BasicOps<T>>(ops, count.used);
   Carver<T> hand_out{a.arena.get(), 0};
-  carve(c, layout, B, recompute, a, hand_out);
+  carve(c, layout, B, recompute, stored_bytes, a, hand_out);
   a.ids = IntBuffer<T>(ops, a.rows);
   a.targets = IntBuffer<T>(ops, a.rows);
   a.doc_start = IntBuffer<T>(ops, a.rows);

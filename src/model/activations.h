@@ -9,7 +9,11 @@
 //     tokens (`res_rows`); the inputs of the column-parallel products (a_in, m_in) and everything
 //     between them and the row-parallel products stay whole (`rows`);
 //   - recompute selective points every layer's gu/act at one shared block (recomputed in the
-//     backward pass), full points everything but each layer's input at one shared layer.
+//     backward pass), full points everything but each layer's input at one shared layer;
+//   - the inputs of the GEMMs that several products read (a_in, m_in, act) are kept in the tables'
+//     weight precision when it is narrower than T (bf16 on a GPU): each is stored once (a_op,
+//     m_op, act_op) and read by its forward products and its weight gradients, while the fp32
+//     values they are stored from are computed in the backward pass's scratch (dx, dact).
 // activation_floats() counts the same carving without allocating: the memory plan's figure.
 #pragma once
 
@@ -17,6 +21,7 @@
 #include "model/model.h"
 #include "model/token_layout.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -45,6 +50,9 @@ struct LayerActs {
               // overwritten by its gradient in the backward pass
   T* act;     // [BT, d_ff] silu(gate) * up
   T* dn;      // [R, d] MLP output projection
+  // a_in, m_in and act in the weight precision (BasicOps::weight_bytes per element) where it is
+  // narrower than T; null where it is T (the GEMMs read a_in, m_in and act themselves).
+  std::byte *a_op = nullptr, *m_op = nullptr, *act_op = nullptr;
 };
 
 // The whole-window keys and values a context-parallel rank attends over, and their gradients.
@@ -99,9 +107,11 @@ struct ActivationFloats {
   int64_t logits = 0;      // the [chunk_rows, vocab] block
   int64_t index_ints = 0;  // int32 index buffers beside the arena (ids, targets, doc starts, head rows, cp maps)
 };
-// `local` is one tensor-parallel rank's model config (local_config); saturates at INT64_MAX.
+// `local` is one tensor-parallel rank's model config (local_config); `weight_bytes` the weight
+// precision's element size (BasicOps::weight_bytes: the stored GEMM inputs are in it when it is below
+// 4). Saturates at INT64_MAX.
 ActivationFloats activation_floats(const config::ModelConfig& local, const TokenLayout& layout, int64_t B,
-                                   config::Recompute recompute);
+                                   config::Recompute recompute, int weight_bytes = 4);
 
 template <class T>
 Activations<T> make_activations(const config::ModelConfig& local, const kernels::BasicOps<T>& ops,

@@ -58,6 +58,11 @@ template <class T>
 void linear(const Model<T>& m, const T* x, const std::byte* w, T* y, int64_t rows, int64_t out, int64_t in) {
   m.ops->matmul_stored(x, stored_weight(m, w), y, rows, out, in, false, true, false);
 }
+// The same with x stored in the weight precision (an operand(): a_in, m_in or act).
+template <class T>
+void linear(const Model<T>& m, const std::byte* x, const std::byte* w, T* y, int64_t rows, int64_t out, int64_t in) {
+  m.ops->matmul_both_stored(x, stored_weight(m, w), y, rows, out, in, false, true, false);
+}
 // dx = dy · w, or dx += when accumulating the input gradients of several products of one input.
 template <class T>
 void linear_input_grad(const Model<T>& m, const T* dy, const std::byte* w, T* dx, int64_t rows, int64_t out, int64_t in,
@@ -69,6 +74,25 @@ template <class T>
 void linear_weight_grad(const kernels::BasicOps<T>& ops, const T* dy, const T* x, T* dw, int64_t rows, int64_t out,
                         int64_t in) {
   ops.matmul(dy, x, dw, out, in, rows, true, false, true);
+}
+template <class T>
+void linear_weight_grad(const kernels::BasicOps<T>& ops, const T* dy, const std::byte* x, T* dw, int64_t rows,
+                        int64_t out, int64_t in) {
+  ops.matmul_stored(dy, x, dw, out, in, rows, true, false, true);
+}
+
+// A GEMM input that several products read (a_in, m_in, act; LayerActs::a_op): stored once into its
+// copy in the weight precision where there is one (rounded to bf16 once instead of in each product),
+// else read as it is. stored_operand: the same input later, as stored.
+template <class T>
+const std::byte* operand(const Model<T>& m, const T* x, std::byte* copy, int64_t n) {
+  if (!copy) return reinterpret_cast<const std::byte*>(x);
+  m.ops->weight_store(copy, x, n);
+  return copy;
+}
+template <class T>
+const std::byte* stored_operand(const T* x, const std::byte* copy) {
+  return copy ? copy : reinterpret_cast<const std::byte*>(x);
 }
 
 // Layerwise QK norm normalises each token's whole [heads · dqk] vector; headwise normalises each
@@ -489,9 +513,10 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   }
   T* q_lin = qk ? l.q_pre : l.q;
   T* k_lin = qk ? l.k_pre : l.k;
-  linear(m, l.a_in, sw.wq, q_lin, s.BT, s.Q, s.d);
-  linear(m, l.a_in, sw.wk, k_lin, s.BT, s.K, s.d);
-  linear(m, l.a_in, sw.wv, l.v, s.BT, s.VD, s.d);
+  const std::byte* a_in = operand(m, l.a_in, l.a_op, s.BT * s.d);
+  linear(m, a_in, sw.wq, q_lin, s.BT, s.Q, s.d);
+  linear(m, a_in, sw.wk, k_lin, s.BT, s.K, s.d);
+  linear(m, a_in, sw.wv, l.v, s.BT, s.VD, s.d);
   if (qk) {
     qk_norm_forward(m, s, l.q_pre, w.q_norm, l.q, l.q_rstd, stat, false);
     qk_norm_forward(m, s, l.k_pre, w.k_norm, l.k, l.k_rstd, stat, true);
@@ -514,12 +539,13 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   }
 }
 
+// gu and act from the MLP's input m_in as stored; returns act as the down projection reads it.
 template <class T>
-void mlp_products(const Model<T>& m, const Dims& s, long i, LayerActs<T>& l) {
-  const auto& ops = *m.ops;
+const std::byte* mlp_products(const Model<T>& m, const Dims& s, long i, LayerActs<T>& l, const std::byte* m_in) {
   const auto& sw = m.sw[static_cast<size_t>(i)];
-  linear(m, l.m_in, sw.w_gate, l.gu, s.BT, 2 * s.F, s.d);  // w_up follows w_gate (make_model)
-  ops.swiglu_fwd(l.gu, l.act, s.BT, s.F);
+  linear(m, m_in, sw.w_gate, l.gu, s.BT, 2 * s.F, s.d);  // w_up follows w_gate (make_model)
+  m.ops->swiglu_fwd(l.gu, l.act, s.BT, s.F);
+  return operand(m, l.act, l.act_op, s.BT * s.F);
 }
 
 template <class T>
@@ -533,9 +559,9 @@ void mlp_block(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs
     gather_rows(m, l.m_in, s.R, s.d);  // this rank's rows normed by attention_block
   else if (rs.split)
     column_input<T>(m, s, rs, l.h_mid, nullptr, l.m_in, l.m_rstd, stat);
-  mlp_products(m, s, i, l);
+  const std::byte* act = mlp_products(m, s, i, l, operand(m, l.m_in, l.m_op, s.BT * s.d));
   T* dn_sum = rs.split ? partial : l.dn;
-  linear(m, l.act, sw.w_down, dn_sum, s.BT, s.d, s.F);
+  linear(m, act, sw.w_down, dn_sum, s.BT, s.d, s.F);
   row_output(m, s, rs, dn_sum, l.dn);
   if (s.pre && next.w) {
     ops.add_rms_norm(l.h_mid, l.dn, x_out, next.w, next.y, next.rstd, s.R, s.d, static_cast<T>(s.eps));
@@ -573,7 +599,9 @@ void mlp_backward(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerA
   const auto& w = m.w[static_cast<size_t>(i)];
   const auto& sw = m.sw[static_cast<size_t>(i)];
   const auto& g = m.g[static_cast<size_t>(i)];
-  if (a.recompute == config::Recompute::kSelective) mlp_products(m, s, i, l);
+  const std::byte* m_in = stored_operand(l.m_in, l.m_op);
+  const std::byte* act =
+      a.recompute == config::Recompute::kSelective ? mlp_products(m, s, i, l, m_in) : stored_operand(l.act, l.act_op);
   // out = h_mid + branch. d(branch output) is dh (pre) or through the output norm (post).
   const T* d_dn = a.dh;
   if (!s.pre) {
@@ -581,11 +609,11 @@ void mlp_backward(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerA
     d_dn = a.dbranch;
   }
   d_dn = row_output_grad(m, s, rs, d_dn, a.dfull);
-  linear_weight_grad(ops, d_dn, l.act, g.w_down, s.BT, s.d, s.F);
+  linear_weight_grad(ops, d_dn, act, g.w_down, s.BT, s.d, s.F);
   linear_input_grad(m, d_dn, sw.w_down, a.dact, s.BT, s.d, s.F, false);
   T* dgu = l.gu;  // [dgate | dup] in place: the backward pass is gu's last reader
   ops.swiglu_bwd(l.gu, a.dact, dgu, s.BT, s.F);
-  linear_weight_grad(ops, dgu, l.m_in, g.w_gate, s.BT, 2 * s.F, s.d);  // w_gate's and w_up's gradients
+  linear_weight_grad(ops, dgu, m_in, g.w_gate, s.BT, 2 * s.F, s.d);  // w_gate's and w_up's gradients
   linear_input_grad(m, dgu, sw.w_gate, a.dx, s.BT, 2 * s.F, s.d, false);
   column_input_grad(m, s, rs, a, l.h_mid, w.mlp_norm, l.m_rstd, g.mlp_norm);
 }
@@ -621,9 +649,10 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
     dq_lin = a.dq_pre;
     dk_lin = a.dk_pre;
   }
-  linear_weight_grad(ops, dq_lin, l.a_in, g.wq, s.BT, s.Q, s.d);
-  linear_weight_grad(ops, dk_lin, l.a_in, g.wk, s.BT, s.K, s.d);
-  linear_weight_grad(ops, a.dv, l.a_in, g.wv, s.BT, s.VD, s.d);
+  const std::byte* a_in = stored_operand(l.a_in, l.a_op);
+  linear_weight_grad(ops, dq_lin, a_in, g.wq, s.BT, s.Q, s.d);
+  linear_weight_grad(ops, dk_lin, a_in, g.wk, s.BT, s.K, s.d);
+  linear_weight_grad(ops, a.dv, a_in, g.wv, s.BT, s.VD, s.d);
   linear_input_grad(m, dq_lin, sw.wq, a.dx, s.BT, s.Q, s.d, false);
   linear_input_grad(m, dk_lin, sw.wk, a.dx, s.BT, s.K, s.d, true);
   linear_input_grad(m, a.dv, sw.wv, a.dx, s.BT, s.VD, s.d, true);

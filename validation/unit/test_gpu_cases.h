@@ -234,7 +234,8 @@ TEST_P(GpuOps, Matmul) {
 }
 
 // Weights in the table's weight precision (bf16 in the bf16 tables): weight_store rounds as matmul
-// rounds its operands, so matmul_stored on the stored B is matmul on the fp32 B, bit for bit.
+// rounds its operands, so matmul_stored on the stored B is matmul on the fp32 B, bit for bit, and
+// matmul_both_stored on a stored A as well (the model's stored activations) is too.
 TEST_P(GpuOps, MatmulOnStoredWeights) {
   const Ops& d = dev();
   ASSERT_EQ(d.weight_bytes, bf16() ? 2 : 4);
@@ -245,11 +246,16 @@ TEST_P(GpuOps, MatmulOnStoredWeights) {
         SCOPED_TRACE("ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) + " acc=" + std::to_string(acc));
         const auto A = random_floats(M * K, 50 + ta), B = random_floats(K * N, 60 + tb), C0 = random_floats(M * N, 70);
         Dev<float> a(d, A), b(d, B), c(d, C0), c2(d, C0);
-        Dev<unsigned char> stored(d, B.size() * static_cast<std::size_t>(d.weight_bytes));
+        Dev<float> c3(d, C0);
+        const auto bytes = static_cast<std::size_t>(d.weight_bytes);
+        Dev<unsigned char> stored(d, B.size() * bytes), stored_a(d, A.size() * bytes);
         d.weight_store(stored.get(), b.get(), static_cast<int64_t>(B.size()));
+        d.weight_store(stored_a.get(), a.get(), static_cast<int64_t>(A.size()));
         d.matmul(a.get(), b.get(), c.get(), M, N, K, ta, tb, acc);
         d.matmul_stored(a.get(), stored.get(), c2.get(), M, N, K, ta, tb, acc);
+        d.matmul_both_stored(stored_a.get(), stored.get(), c3.get(), M, N, K, ta, tb, acc);
         EXPECT_EQ(c2.download(), c.download());
+        EXPECT_EQ(c3.download(), c.download());
       }
 }
 

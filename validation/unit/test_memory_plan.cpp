@@ -152,8 +152,12 @@ int64_t index_ints(const A& acts) {
 
 // The plan's activations and logits are what make_activations allocates on every rank of the
 // layout (rank 0's plan: the ranks differ only in which tokens they keep), for each recompute mode,
-// with context parallelism and with sequence parallelism.
+// with context parallelism and with sequence parallelism, on the CPU and (a table of bf16 weights,
+// whose stored GEMM inputs are bf16 too) on a GPU.
 TEST(MemoryPlan, ActivationsAreTheArenaMakeActivationsAllocates) {
+  ASSERT_EQ(unsetenv("HEADROOM_CUDA_PRECISION"), 0);
+  kernels::Ops bf16_weights = kernels::cpu_ops();  // for the sizes only: no product runs
+  bf16_weights.weight_bytes = 2;
   struct Layout {
     int tp, cp, dp;
     bool sp;
@@ -164,27 +168,30 @@ TEST(MemoryPlan, ActivationsAreTheArenaMakeActivationsAllocates) {
   for (const auto& v : kVariants)
     for (const char* recompute : {"none", "selective", "full"})
       for (const Layout& lay : layouts)
-        for (const char* micro : {"1", "2"}) {
-          auto keys = v;
-          keys["train.recompute"] = recompute;
-          keys["train.micro_batch"] = micro;
-          const config::Config cfg = tiny_config(keys);
-          const app::MemoryPlan p = app::training_plan("pretrain", cfg, {lay.tp, lay.cp, lay.dp, lay.sp});
-          for (int tp_rank = 0; tp_rank < lay.tp; ++tp_rank)
-            for (int cp_rank = 0; cp_rank < lay.cp; ++cp_rank) {
-              auto m = model::make_model(cfg.model, kernels::cpu_ops(), {nullptr, tp_rank, lay.tp, lay.sp});
-              m.cp = {nullptr, cp_rank, lay.cp};
-              const auto acts =
-                  model::make_activations(m, cfg.train.micro_batch, cfg.train.seq_len, cfg.train.recompute);
-              const std::string where = cat("recompute ", recompute, " tp ", lay.tp, " cp ", lay.cp, " sp ", lay.sp,
-                                            " micro ", micro, " rank ", tp_rank, "/", cp_rank);
-              EXPECT_EQ(part(p, "activations") + part(p, "logits"), 4 * acts.arena.size() + 4 * index_ints(acts))
-                  << where;
-              EXPECT_GE(part(p, "logits"), 4 * acts.chunk_rows * cfg.model.vocab_size) << where;
-              ++checked;
-            }
-        }
-  EXPECT_GT(checked, 300);
+        for (const char* micro : {"1", "2"})
+          for (const bool gpu : {false, true}) {
+            auto keys = v;
+            keys["train.recompute"] = recompute;
+            keys["train.micro_batch"] = micro;
+            config::Config cfg = tiny_config(keys);
+            if (gpu) cfg.train.device = config::Device::kCuda;
+            const app::MemoryPlan p = app::training_plan("pretrain", cfg, {lay.tp, lay.cp, lay.dp, lay.sp});
+            for (int tp_rank = 0; tp_rank < lay.tp; ++tp_rank)
+              for (int cp_rank = 0; cp_rank < lay.cp; ++cp_rank) {
+                auto m = model::make_model(cfg.model, gpu ? bf16_weights : kernels::cpu_ops(),
+                                           {nullptr, tp_rank, lay.tp, lay.sp}, {.random_weights = false});
+                m.cp = {nullptr, cp_rank, lay.cp};
+                const auto acts =
+                    model::make_activations(m, cfg.train.micro_batch, cfg.train.seq_len, cfg.train.recompute);
+                const std::string where = cat("recompute ", recompute, " tp ", lay.tp, " cp ", lay.cp, " sp ", lay.sp,
+                                              " micro ", micro, " rank ", tp_rank, "/", cp_rank, gpu ? " gpu" : "");
+                EXPECT_EQ(part(p, "activations") + part(p, "logits"), 4 * acts.arena.size() + 4 * index_ints(acts))
+                    << where;
+                EXPECT_GE(part(p, "logits"), 4 * acts.chunk_rows * cfg.model.vocab_size) << where;
+                ++checked;
+              }
+          }
+  EXPECT_GT(checked, 600);
   // Recompute, cp and sequence parallelism each shrink what a rank keeps.
   const auto acts = [](const std::map<std::string, std::string>& keys, app::TrainingLayout lay) {
     return part(app::training_plan("pretrain", tiny_config(keys), lay), "activations");
@@ -194,6 +201,10 @@ TEST(MemoryPlan, ActivationsAreTheArenaMakeActivationsAllocates) {
   EXPECT_LT(acts({{"train.recompute", "full"}}, {}), acts({{"train.recompute", "selective"}}, {}));
   EXPECT_LT(acts({}, {1, 2, 1, false}), none);
   EXPECT_LT(acts({}, {2, 1, 1, true}), acts({}, {2, 1, 1, false}));
+  // On a GPU a_in, m_in and act are kept in bf16 (one fp32 scratch for all three layers).
+  config::Config gpu = tiny_config();
+  gpu.train.device = config::Device::kCuda;
+  EXPECT_LT(part(app::training_plan("pretrain", gpu, {}), "activations"), none);
   // The plan's micro-batch is the trainer's: global_batch / dp without train.micro_batch.
   const config::Config cfg = tiny_config({{"train.global_batch", "6"}});
   const auto m = model::make_model(cfg.model, kernels::cpu_ops());

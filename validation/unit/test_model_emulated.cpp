@@ -182,40 +182,62 @@ TEST(WeightCopyEmulated, WeightsWrittenWithoutMasterAreTheMasterCopysBytes) {
 
 namespace {
 
-// The bf16 table as it was before the weight copy: every product rounds its fp32 weights itself.
+// The bf16 table as it was before the weight copy and the stored GEMM inputs: every product rounds
+// its fp32 weights and activations itself.
 kernels::Ops rounding_in_every_product(const kernels::Ops& table) {
   kernels::Ops t = table;
   t.weight_bytes = 4;
   t.weight_store = kernels::cuda_emu::store_fp32;
   t.matmul_stored = kernels::matmul_on_stored<float, kernels::cuda_emu::matmul_bf16>;
+  t.matmul_both_stored = kernels::matmul_on_both_stored<float, kernels::cuda_emu::matmul_bf16>;
   return t;
 }
 
 }  // namespace
 
+// The bf16 table against the plain one, its stored inputs under every recompute mode (a recomputed
+// layer stores them again, into the backward pass's scratch), pre-norm and post-norm (whose
+// attention input is the residual stream itself).
 TEST(WeightCopyEmulated, TrainingStepsGiveTheLossesOfRoundingInEveryProduct) {
-  const auto cfg = decoding_model();
-  const kernels::Ops copy_table = kernels::cuda_emu::make_table("emulated-cuda", true, kernels::AttentionKernel::kAuto);
-  const kernels::Ops plain_table = rounding_in_every_product(copy_table);
-  const int64_t B = 2, T = 16;
-  std::vector<std::vector<float>> losses;
-  for (const kernels::Ops* table : {&copy_table, &plain_table}) {
-    Model<float> m = make_model(cfg, *table);
-    EXPECT_EQ(m.stored.size(), table == &copy_table ? 2 * read_by_the_gemms(m) : 0);
-    Activations<float> a = make_activations(m, B, T);
-    auto opt = train::make_adamw(m, train::AdamWConfig{});
-    std::vector<float> run;
-    for (int step = 0; step < 3; ++step) {
-      const auto batch = random_batch(cfg.vocab_size, B, T, 30 + static_cast<uint64_t>(step));
-      zero_grads(m);
-      const LossSum l = forward_backward<float>(m, a, batch.ids.data(), batch.targets.data(), 1.f / (B * T));
-      run.push_back(static_cast<float>(l.sum));
-      train::adamw_step(m, opt, 1e-2, 1.0);
+  for (const char* order : {"pre", "post"}) {
+    SCOPED_TRACE(order);
+    auto cfg = decoding_model();
+    cfg.norm_order = std::string(order) == "pre" ? config::NormOrder::kPre : config::NormOrder::kPost;
+    const kernels::Ops copy_table =
+        kernels::cuda_emu::make_table("emulated-cuda", true, kernels::AttentionKernel::kAuto);
+    const kernels::Ops plain_table = rounding_in_every_product(copy_table);
+    const int64_t B = 2, T = 16;
+    struct Run {
+      const kernels::Ops* table;
+      config::Recompute recompute;
+    };
+    std::vector<std::vector<float>> losses;
+    // Post-norm differs in the attention block only: the reference and full recomputation.
+    std::vector<Run> runs{{&plain_table, config::Recompute::kNone}, {&copy_table, config::Recompute::kFull}};
+    if (cfg.norm_order == config::NormOrder::kPre)
+      runs.insert(runs.end(), {{&copy_table, config::Recompute::kNone}, {&copy_table, config::Recompute::kSelective}});
+    for (const Run r : runs) {
+      Model<float> m = make_model(cfg, *r.table);
+      EXPECT_EQ(m.stored.size(), r.table == &copy_table ? 2 * read_by_the_gemms(m) : 0);
+      Activations<float> a = make_activations(m, B, T, r.recompute);
+      // The bf16 table keeps the GEMM inputs several products read in bf16 (stored once, the same bits
+      // as each product rounding them); the plain one reads them in fp32.
+      EXPECT_EQ(a.layers[0].a_op != nullptr && a.layers[0].m_op != nullptr && a.layers[0].act_op != nullptr,
+                r.table == &copy_table);
+      auto opt = train::make_adamw(m, train::AdamWConfig{});
+      std::vector<float> run;
+      for (int step = 0; step < 3; ++step) {
+        const auto batch = random_batch(cfg.vocab_size, B, T, 30 + static_cast<uint64_t>(step));
+        zero_grads(m);
+        const LossSum l = forward_backward<float>(m, a, batch.ids.data(), batch.targets.data(), 1.f / (B * T));
+        run.push_back(static_cast<float>(l.sum));
+        train::adamw_step(m, opt, 1e-2, 1.0);
+      }
+      const auto batch = random_batch(cfg.vocab_size, B, T, 40);
+      run.push_back(static_cast<float>(forward_loss<float>(m, a, batch.ids.data(), batch.targets.data(), nullptr).sum));
+      losses.push_back(run);
     }
-    const auto batch = random_batch(cfg.vocab_size, B, T, 40);
-    run.push_back(static_cast<float>(forward_loss<float>(m, a, batch.ids.data(), batch.targets.data(), nullptr).sum));
-    losses.push_back(run);
+    for (std::size_t i = 1; i < losses.size(); ++i) EXPECT_EQ(losses[i], losses[0]) << "run " << i;
+    EXPECT_NE(losses[0][0], losses[0][3]);  // the steps moved the weights
   }
-  EXPECT_EQ(losses[0], losses[1]);
-  EXPECT_NE(losses[0][0], losses[0][3]);  // the steps moved the weights
 }

@@ -1,4 +1,4 @@
-// The emulated cuBLASLt: the CUDA backend's four GEMM entries (entries.h) on the CPU backend's
+// The emulated cuBLASLt: the CUDA backend's GEMM entries (entries.h) on the CPU backend's
 // sgemm, after the same pointer checks a real device would enforce by faulting. The bf16 entry
 // rounds both operands to bf16 first (fp32 accumulation and output, as the real one asks of
 // cuBLASLt), so the bf16 table's numerics are the GPU's up to summation order.
@@ -70,6 +70,22 @@ void matmul_bf16_stored(const float* A, const void* B, float* C, int64_t M, int6
 void matmul_fp32_stored(const float* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
                         bool trans_b, bool accumulate) {
   matmul_fp32(A, static_cast<const float*>(B), C, M, N, K, trans_a, trans_b, accumulate);
+}
+
+void matmul_bf16_both_stored(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                             bool trans_b, bool accumulate) {
+  require_operands("emulated cublasLtMatmul (matmul_bf16_both_stored)", A, B, C);
+  const DeviceAccess open;
+  const std::vector<float> a =
+      widened(static_cast<const uint16_t*>(A), trans_a ? K : M, trans_a ? M : K, trans_a ? M : K);
+  const std::vector<float> b =
+      widened(static_cast<const uint16_t*>(B), trans_b ? N : K, trans_b ? K : N, trans_b ? K : N);
+  cpu::matmul(a.data(), b.data(), C, M, N, K, trans_a, trans_b, accumulate);
+}
+
+void matmul_fp32_both_stored(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                             bool trans_b, bool accumulate) {
+  matmul_fp32(static_cast<const float*>(A), static_cast<const float*>(B), C, M, N, K, trans_a, trans_b, accumulate);
 }
 
 void matmul_strided(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc, int64_t M,
