@@ -296,19 +296,7 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
       const uint16_t* k = Ks + st * stage_elems;
       float sacc[8][4];
       zero(sacc);
-      for (int64_t c = 0; c < chunks; ++c) {
-        HR_UNROLL
-        for (int kk = 0; kk < 4; ++kk) {
-          uint32_t a[4];
-          load_a(a, Qs + c * tile, warp * 16, kk * 16);
-          HR_UNROLL
-          for (int n = 0; n < 8; ++n) {
-            uint32_t bb[2];
-            load_b(bb, k + c * tile, n * 8, kk * 16);
-            mma_bf16(sacc[n], a, bb);
-          }
-        }
-      }
+      for (int64_t c = 0; c < chunks; ++c) mma_tiles(sacc, Qs + c * tile, k + c * tile);
       softmax_pv(sacc, o, m, l, s, b, t0, nq, kblk * kTile, row, scale_log2, k + chunks * tile);
       __syncthreads();  // this stage is free for the block after next
     }
@@ -325,18 +313,7 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
         if (!q_resident) load_rows(Qs, qhead + c * kTile, d.dqkp, kTile, kTile);
         if (c == 0) load_rows(Vts, vhead + c_out0 * d.Tkp + j0, d.Tkp, DVT, v_rows);
         __syncthreads();
-        const uint16_t* Qc = q_resident ? Qs + c * tile : Qs;
-        HR_UNROLL
-        for (int kk = 0; kk < 4; ++kk) {
-          uint32_t a[4];
-          load_a(a, Qc, warp * 16, kk * 16);
-          HR_UNROLL
-          for (int n = 0; n < 8; ++n) {
-            uint32_t bb[2];
-            load_b(bb, Ks, n * 8, kk * 16);
-            mma_bf16(sacc[n], a, bb);
-          }
-        }
+        mma_tiles(sacc, q_resident ? Qs + c * tile : Qs, Ks);
       }
       softmax_pv(sacc, o, m, l, s, b, t0, nq, j0, row, scale_log2, Vts);
     }
@@ -389,6 +366,57 @@ __device__ __forceinline__ void add_key_rows(const float (&acc)[8][4], float* gr
   }
 }
 
+// Pᵀ = exp2(Sᵀ·scale·log2e − lse·log2e) where visible (a query with lse = -inf saw no key and has
+// no gradient) and dSᵀ = Pᵀ ∘ (dPᵀ − D), over the 64 keys `key` of this warp's rows and the query
+// block at t0 (L2: lse·log2e, Dq: D per query). dS also goes to shared memory untransposed
+// ([query][key], for dQ), and Pᵀ, dSᵀ into A-operand registers (pa, dsa).
+__device__ __forceinline__ void gradient_tiles(float (&st)[8][4], float (&dpt)[8][4], uint32_t (&pa)[4][4],
+                                               uint32_t (&dsa)[4][4], uint16_t* dS, const float* L2, const float* Dq,
+                                               const AttnShape& s, int64_t b, int64_t t0, const int64_t (&key)[2],
+                                               float scale_log2) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
+  HR_UNROLL
+  for (int n = 0; n < 8; ++n) HR_UNROLL
+  for (int e = 0; e < 4; ++e) {
+    const int qi = n * 8 + 2 * tq + (e & 1);
+    const int64_t t = t0 + qi, j = key[e >> 1];
+    const float lq = L2[qi];
+    const bool vis = t < s.Tq && lq != neg_inf() && s.visible(b, t, j);
+    const float p = vis ? exp2f(st[n][e] * scale_log2 - lq) : 0.f;
+    const float ds = p * (dpt[n][e] - Dq[qi]);
+    st[n][e] = p;
+    dpt[n][e] = ds;
+    dS[qi * kLdS + warp * 16 + gq + (e >> 1) * 8] = to_bf16(ds);
+  }
+  HR_UNROLL
+  for (int kk = 0; kk < 4; ++kk) {
+    acc_to_a(pa[kk], st[2 * kk], st[2 * kk + 1]);
+    acc_to_a(dsa[kk], dpt[2 * kk], dpt[2 * kk + 1]);
+  }
+}
+
+// dQ of this warp's 16 queries (block at t0, head h), columns col0 + 0..63, += scale · acc: pairs of
+// columns as one atomic where the rows start 8-byte aligned (an even dqk).
+__device__ __forceinline__ void add_dq(const float (&acc)[8][4], float* dq, const AttnShape& s, int64_t b, int64_t h,
+                                       int64_t t0, int64_t col0) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
+  const bool pairs_aligned = s.dqk % 2 == 0;
+  HR_UNROLL
+  for (int i = 0; i < 2; ++i) {
+    const int64_t t = t0 + warp * 16 + gq + 8 * i;
+    if (t >= s.Tq) continue;
+    float* dst = dq + s.q_at(b, t, h);
+    HR_UNROLL
+    for (int n = 0; n < 8; ++n) {
+      const int64_t col = col0 + n * 8 + 2 * tq;
+      if (col + 1 < s.dqk)
+        atomic_add_pair(dst + col, s.scale * acc[n][2 * i], s.scale * acc[n][2 * i + 1], pairs_aligned);
+      else if (col < s.dqk)
+        atomicAdd(dst + col, s.scale * acc[n][2 * i]);
+    }
+  }
+}
+
 constexpr std::size_t kBwdSmemBytes = 3 * kTileBytes + 2 * kTile * sizeof(float);
 
 // grid (Tkp / 64, Hkv, B).
@@ -402,7 +430,7 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
 
   const int64_t j0 = static_cast<int64_t>(blockIdx.x) * kTile;
   const int64_t g = blockIdx.y, b = blockIdx.z;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gq = lane >> 2;
   const int tid = threadIdx.x;
   const int64_t nk = imin64(kTile, s.Tk - j0);
   const int64_t key[2] = {j0 + warp * 16 + gq, j0 + warp * 16 + gq + 8};
@@ -411,7 +439,6 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
   const uint16_t* khead = x.kb + (b * s.Hkv + g) * d.Tkp * d.dqkp + j0 * d.dqkp;
   const uint16_t* vhead = x.vb + (b * s.Hkv + g) * d.Tkp * d.dvp + j0 * d.dvp;
   const uint16_t* kthead = x.kt + (b * s.Hkv + g) * d.dqkp * d.Tkp + j0;
-  const bool pairs_aligned = s.dqk % 2 == 0;  // dQ's column pairs, for atomic_add_pair
 
   const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(b, j0 + nk - 1);
   for (int64_t hl = 0; hl < s.group(); ++hl) {
@@ -445,27 +472,8 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
         __syncthreads();
         mma_tiles(dpt, At, Bt);
       }
-      // Pᵀ = exp2(Sᵀ·scale·log2e − lse·log2e) where visible (a query with lse = -inf saw no key and
-      // has no gradient); dSᵀ = Pᵀ ∘ (dPᵀ − D). dS also goes to shared memory, transposed.
-      HR_UNROLL
-      for (int n = 0; n < 8; ++n) HR_UNROLL
-      for (int e = 0; e < 4; ++e) {
-        const int qi = n * 8 + 2 * tq + (e & 1);
-        const int64_t t = t0 + qi, j = key[e >> 1];
-        const float lq = L2[qi];
-        const bool vis = t < s.Tq && lq != neg_inf() && s.visible(b, t, j);
-        const float p = vis ? exp2f(st[n][e] * scale_log2 - lq) : 0.f;
-        const float ds = p * (dpt[n][e] - Dq[qi]);
-        st[n][e] = p;
-        dpt[n][e] = ds;
-        dSs[qi * kLdS + warp * 16 + gq + (e >> 1) * 8] = to_bf16(ds);
-      }
       uint32_t pa[4][4], dsa[4][4];
-      HR_UNROLL
-      for (int kk = 0; kk < 4; ++kk) {
-        acc_to_a(pa[kk], st[2 * kk], st[2 * kk + 1]);
-        acc_to_a(dsa[kk], dpt[2 * kk], dpt[2 * kk + 1]);
-      }
+      gradient_tiles(st, dpt, pa, dsa, dSs, L2, Dq, s, b, t0, key, scale_log2);
       // dV += Pᵀ·dO and dK += scale·dSᵀ·Q, 64 output columns at a time, added to the fp32 outputs
       // this block owns.
       const uint16_t* dotrows = x.dot + bh * d.dvp * d.Tp + t0;
@@ -496,20 +504,7 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
         float acc[8][4];
         zero(acc);
         mma_tiles(acc, dSs, Bt);
-        HR_UNROLL
-        for (int i = 0; i < 2; ++i) {
-          const int64_t t = t0 + warp * 16 + gq + 8 * i;
-          if (t >= s.Tq) continue;
-          float* dst = x.dq + s.q_at(b, t, h);
-          HR_UNROLL
-          for (int n = 0; n < 8; ++n) {
-            const int64_t col = c * kTile + n * 8 + 2 * tq;
-            if (col + 1 < s.dqk)
-              atomic_add_pair(dst + col, s.scale * acc[n][2 * i], s.scale * acc[n][2 * i + 1], pairs_aligned);
-            else if (col < s.dqk)
-              atomicAdd(dst + col, s.scale * acc[n][2 * i]);
-          }
-        }
+        add_dq(acc, x.dq, s, b, h, t0, c * kTile);
       }
     }
   }

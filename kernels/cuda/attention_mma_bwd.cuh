@@ -85,12 +85,11 @@ __global__ __launch_bounds__(kThreads) void bwd_resident_kernel(BwdOperands x, A
   const int64_t j0 = static_cast<int64_t>(blockIdx.x) * kTile;
   const int64_t g = blockIdx.y / r.slices, slice = blockIdx.y % r.slices, b = blockIdx.z;
   const int64_t c0 = slice * kSliceChunks;  // the slice's first chunk of dK/dQ and of dV columns
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gq = lane >> 2;
   const int tid = threadIdx.x;
   const int64_t nk = imin64(kTile, s.Tk - j0);
   const int64_t key[2] = {j0 + warp * 16 + gq, j0 + warp * 16 + gq + 8};
   const float scale_log2 = s.scale * kLog2e;
-  const bool pairs_aligned = s.dqk % 2 == 0;  // dQ's column pairs, for atomic_add_pair
   const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(b, j0 + nk - 1);
   const int64_t qb_begin = t_begin / kTile, n_qblocks = t_end > t_begin ? ceil_div(t_end, kTile) - qb_begin : 0;
   const int64_t items = s.group() * n_qblocks;  // (query head, query block) pairs
@@ -164,26 +163,8 @@ __global__ __launch_bounds__(kThreads) void bwd_resident_kernel(BwdOperands x, A
     zero(dpt);
     for (int64_t c = 0; c < r.chunks_qk; ++c) mma_tiles(sacc, sm.k + c * tile, q + c * tile);
     for (int64_t c = 0; c < r.chunks_v; ++c) mma_tiles(dpt, sm.v + c * tile, dO + c * tile);
-    // Pᵀ and dSᵀ = Pᵀ ∘ (dPᵀ − D) as in the streamed kernel; dS to shared memory, untransposed.
-    HR_UNROLL
-    for (int n = 0; n < 8; ++n) HR_UNROLL
-    for (int e = 0; e < 4; ++e) {
-      const int qi = n * 8 + 2 * tq + (e & 1);
-      const int64_t t = t0 + qi, j = key[e >> 1];
-      const float lq = L2[qi];
-      const bool vis = t < s.Tq && lq != neg_inf() && s.visible(b, t, j);
-      const float p = vis ? exp2f(sacc[n][e] * scale_log2 - lq) : 0.f;
-      const float ds = p * (dpt[n][e] - Dq[qi]);
-      sacc[n][e] = p;
-      dpt[n][e] = ds;
-      sm.ds[qi * kLdS + warp * 16 + gq + (e >> 1) * 8] = to_bf16(ds);
-    }
     uint32_t pa[4][4], dsa[4][4];
-    HR_UNROLL
-    for (int kk = 0; kk < 4; ++kk) {
-      acc_to_a(pa[kk], sacc[2 * kk], sacc[2 * kk + 1]);
-      acc_to_a(dsa[kk], dpt[2 * kk], dpt[2 * kk + 1]);
-    }
+    gradient_tiles(sacc, dpt, pa, dsa, sm.ds, L2, Dq, s, b, t0, key, scale_log2);
     HR_UNROLL
     for (int i = 0; i < kSliceChunks; ++i) {
       if (c0 + i < r.chunks_v) mma_regs(dv[i], pa, dOt + i * tile);
@@ -197,20 +178,7 @@ __global__ __launch_bounds__(kThreads) void bwd_resident_kernel(BwdOperands x, A
       float acc[8][4];
       zero(acc);
       mma_tiles(acc, sm.ds, sm.kt + i * tile);
-      HR_UNROLL
-      for (int rr = 0; rr < 2; ++rr) {
-        const int64_t t = t0 + warp * 16 + gq + 8 * rr;
-        if (t >= s.Tq) continue;
-        float* dst = x.dq + s.q_at(b, t, h);
-        HR_UNROLL
-        for (int n = 0; n < 8; ++n) {
-          const int64_t col = (c0 + i) * kTile + n * 8 + 2 * tq;
-          if (col + 1 < s.dqk)
-            atomic_add_pair(dst + col, s.scale * acc[n][2 * rr], s.scale * acc[n][2 * rr + 1], pairs_aligned);
-          else if (col < s.dqk)
-            atomicAdd(dst + col, s.scale * acc[n][2 * rr]);
-        }
-      }
+      add_dq(acc, x.dq, s, b, h, t0, (c0 + i) * kTile);
     }
     __syncthreads();  // this stage and dS are free for the next item's loads
     if (r.stages == 1 && it + 1 < items) issue(it + 1, 0);
