@@ -5,8 +5,9 @@
 // head widths 128–1024 and sequence lengths 4K–32K, causal; and the blocked attention at each
 // --blocks size (queries per block) at width 512, to choose attention_blocks.h's default from; and
 // at widths 128 and 512 a context-parallel rank's last chunk (T/8 queries after 7/8 of the window),
-// blocked against flash, the call a cp extension makes.
-// Prints one table at the end. Exits 77 without a GPU.
+// blocked against flash, the call a cp extension makes, and one decoding step (a query per head
+// after T − 1 keys; forward FLOPs 4·T·heads·width) split over its keys as decoding splits it and in
+// one part. Prints one table at the end. Exits 77 without a GPU.
 //
 //   bench_gpu [--widths 128,256,512,1024] [--seqs 4096,8192,16384,32768] [--tokens 32768]
 //             [--blocks 128,256,512]
@@ -208,6 +209,19 @@ int main(int argc, char** argv) {
             time_pair(
                 *o, o == &blocked ? "blocked@cp" : "flash@cp", [&] { o->attention_fwd(q, k, v, out, lse, seg, scale); },
                 [&] { o->attention_bwd(q, k, v, out, lse, dout, dq, dk, dv, seg, scale); }, at, seg_pairs);
+        }
+        // One decoding step: a query per head after T − 1 keys, the forward split over its keys as
+        // the decoding-cache entries split it (attention.cuh: decode_splits) and in one part.
+        if (d == 128 || d == 512) {
+          const AttentionShape step{1, 1, T, T - 1, H, H, d, d, 0};
+          for (const int splits : {cuda::attention_decode_splits(step), 1}) {
+            const double t =
+                median_time(own, [&] { cuda::attention_fwd_bf16_with(q, k, v, out, lse, step, scale, 2, splits); });
+            const std::string who = "attention fwd flash decode, " + std::to_string(splits) + " part(s)";
+            rows.push_back({who, shape + " q1", t * 1e3, 4.0 * T * H * d / t / 1e12});
+            std::printf("  %-26s %-22s %9.3f ms %8.1f TFLOP/s\n", who.c_str(), rows.back().shape.c_str(),
+                        rows.back().ms, rows.back().tflops);
+          }
         }
         for (float* p : {q, k, v, dout, out, lse, dq, dk, dv}) bf.free(p);
       }

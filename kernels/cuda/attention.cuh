@@ -105,28 +105,36 @@ void pack(const Src* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_
   launch("attention(pack bf16)", mma::pack_heads<Src>, grid_1d(B * H * Lp * dp, 256), dim3(256), 0, src, dst, B, L, H,
          d, Lp, dp);
 }
-template <class Src>
-void pack_t(const Src* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_t d, int64_t Lp, int64_t dp) {
-  if (B * H > 65535) fail("cuda attention: B·H = ", B * H, " exceeds a grid dimension (65535)");
-  launch("attention(pack bf16, transposed)", mma::pack_heads_t<Src>,
-         dim3(static_cast<unsigned>(Lp / 32), static_cast<unsigned>(dp / 32), static_cast<unsigned>(B * H)),
-         dim3(32, 8), 0, src, dst, L, H, d, Lp, dp);
-}
 
 // The flash forward: pipelined (K and V blocks in flight by cp.async) where Q is resident and two
 // stages fit, unless max_stages < 2; streamed otherwise.
 template <int DVT>
-void launch_mma_forward(const uint16_t* qb, const uint16_t* kb, const uint16_t* vt, float* out, float* lse,
-                        const AttnShape& s, const mma::Dims& d, int max_stages) {
-  const int slices = static_cast<int>(ceil_div(d.dvp, DVT));
+void launch_mma_forward(const uint16_t* qb, const uint16_t* kb, const uint16_t* vb, float* out, float* lse,
+                        const AttnShape& s, const mma::Dims& d, const mma::FwdGrid& grid, int max_stages) {
   const bool q_resident = d.dqkp <= 256;
   const bool pipelined = q_resident && max_stages >= 2 && mma::fwd_smem_bytes(d, DVT, true, true) <= max_dynamic_smem();
   const std::size_t smem = mma::fwd_smem_bytes(d, DVT, q_resident, pipelined);
-  const int64_t blocks = d.Tp / mma::kTile * slices;
+  const int64_t blocks = d.Tp / mma::kTile * grid.slices * grid.splits;
   check_grid(s, blocks, "attention_fwd");
   launch(pipelined ? "attention_fwd(mma, pipelined)" : "attention_fwd(mma)", mma::fwd_kernel<DVT>,
          dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(s.Hq), static_cast<unsigned>(s.B)),
-         dim3(mma::kThreads), smem, qb, kb, vt, out, lse, s, d, slices, q_resident, pipelined);
+         dim3(mma::kThreads), smem, qb, kb, vb, out, lse, s, d, grid, q_resident, pipelined);
+}
+
+// Output columns per forward block (fwd_kernel's DVT): the padded width up to 256.
+inline int fwd_columns(const mma::Dims& d) { return d.dvp <= 64 ? 64 : d.dvp <= 128 ? 128 : 256; }
+
+// Split-key decoding: into how many parts to split the keys of a call with one query block
+// (decoding after a cached prefix: a few blocks for the whole device) so that it gives the device two
+// blocks per multiprocessor, each part keeping at least four key blocks (the merge's extra pass
+// stays small). Calls with more query blocks (training, prefill) are not split: their results stay
+// the same bits whichever entry runs them.
+inline int decode_splits(const AttnShape& s, const mma::Dims& d, int slices) {
+  if (d.Tp > mma::kTile) return 1;
+  const int64_t blocks = slices * s.Hq * s.B;
+  const int64_t wanted = ceil_div(2 * static_cast<int64_t>(multiprocessors()), blocks);
+  const int64_t most = d.Tkp / mma::kTile / 4;
+  return static_cast<int>(imax64(1, imin64(wanted, most)));
 }
 
 // The backward overwrites its gradients: zero them (the kernels accumulate), and say whether there
@@ -151,40 +159,55 @@ void attention_fwd_fp32(const float* q, const float* k, const float* v, float* o
 
 namespace attention {
 
-// The tensor-core forward on K and V in fp32 (activations) or bf16 (a decoding cache).
+// The tensor-core forward on K and V in fp32 (activations) or bf16 (a decoding cache). splits: how
+// many parts each query block's keys are split into (1: none; 0: decode_splits decides).
 template <class Kv>
 void flash_forward(const float* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s,
-                   int max_stages = 2) {
+                   int max_stages = 2, int splits = 1) {
   if (s.B * s.Tq == 0) return;
   if (s.Tk == 0) return empty_forward(out, lse, s);
   const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hq = s.Hq, Hkv = s.Hkv, dqk = s.dqk, dv = s.dv;
   const mma::Dims d = padded(s);
+  const int dvt = fwd_columns(d);
+  mma::FwdGrid grid;
+  grid.slices = static_cast<int>(ceil_div(d.dvp, dvt));
+  grid.splits = splits > 0 ? splits : decode_splits(s, d, grid.slices);
+  grid.out_split = B * T * Hq * dv;
+  grid.lse_split = B * Hq * T;
+  const int64_t parted = grid.splits > 1 ? grid.splits : 0;
   Carver sizes;
   sizes.take<uint16_t>(B * Hq * d.Tp * d.dqkp);
   sizes.take<uint16_t>(B * Hkv * d.Tkp * d.dqkp);
-  sizes.take<uint16_t>(B * Hkv * d.dvp * d.Tkp);
+  sizes.take<uint16_t>(B * Hkv * d.Tkp * d.dvp);
+  sizes.take<float>(parted * grid.out_split);
+  sizes.take<float>(parted * grid.lse_split);
   Carver parts(scratch(sizes.used()));
   uint16_t* qb = parts.take<uint16_t>(B * Hq * d.Tp * d.dqkp);
   uint16_t* kb = parts.take<uint16_t>(B * Hkv * d.Tkp * d.dqkp);
-  uint16_t* vt = parts.take<uint16_t>(B * Hkv * d.dvp * d.Tkp);
+  uint16_t* vb = parts.take<uint16_t>(B * Hkv * d.Tkp * d.dvp);
+  float* part_out = parted ? parts.take<float>(parted * grid.out_split) : out;
+  float* part_lse = parted ? parts.take<float>(parted * grid.lse_split) : lse;
   pack(q, qb, B, T, Hq, dqk, d.Tp, d.dqkp);
   pack(k, kb, B, Tk, Hkv, dqk, d.Tkp, d.dqkp);
-  pack_t(v, vt, B, Tk, Hkv, dv, d.Tkp, d.dvp);
-  if (d.dvp <= 64)
-    launch_mma_forward<64>(qb, kb, vt, out, lse, s, d, max_stages);
-  else if (d.dvp <= 128)
-    launch_mma_forward<128>(qb, kb, vt, out, lse, s, d, max_stages);
+  pack(v, vb, B, Tk, Hkv, dv, d.Tkp, d.dvp);
+  if (dvt == 64)
+    launch_mma_forward<64>(qb, kb, vb, part_out, part_lse, s, d, grid, max_stages);
+  else if (dvt == 128)
+    launch_mma_forward<128>(qb, kb, vb, part_out, part_lse, s, d, grid, max_stages);
   else
-    launch_mma_forward<256>(qb, kb, vt, out, lse, s, d, max_stages);
+    launch_mma_forward<256>(qb, kb, vb, part_out, part_lse, s, d, grid, max_stages);
+  if (parted)
+    launch("attention_fwd(merge splits)", mma::merge_splits, grid_1d(grid.out_split, 256), dim3(256), 0,
+           static_cast<const float*>(part_out), static_cast<const float*>(part_lse), out, lse, s, grid);
 }
 
 }  // namespace attention
 
 void attention_fwd_bf16_with(const float* q, const float* k, const float* v, float* out, float* lse,
-                             const AttentionShape& shape, float scale, int max_stages) {
+                             const AttentionShape& shape, float scale, int max_stages, int splits) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_fwd");
-  attention::flash_forward(q, k, v, out, lse, s, max_stages);
+  attention::flash_forward(q, k, v, out, lse, s, max_stages, splits);
 }
 
 void attention_fwd_bf16(const float* q, const float* k, const float* v, float* out, float* lse,
@@ -210,29 +233,23 @@ void attention_bwd_bf16_with(const float* q, const float* k, const float* v, con
   const mma::Dims d = attention::padded(s);
   const int64_t nq = B * Hq * d.Tp, nk = B * Hkv * d.Tkp;
   Carver sizes;
-  for (int i = 0; i < 2; ++i) sizes.take<uint16_t>(nq * d.dqkp);  // qb, qt
-  for (int i = 0; i < 2; ++i) sizes.take<uint16_t>(nk * d.dqkp);  // kb, kt
-  sizes.take<uint16_t>(nk * d.dvp);                               // vb
-  for (int i = 0; i < 2; ++i) sizes.take<uint16_t>(nq * d.dvp);   // dob, dot
-  sizes.take<float>(B * Hq * T);                                  // D
+  sizes.take<uint16_t>(nq * d.dqkp);  // qb
+  sizes.take<uint16_t>(nk * d.dqkp);  // kb
+  sizes.take<uint16_t>(nk * d.dvp);   // vb
+  sizes.take<uint16_t>(nq * d.dvp);   // dob
+  sizes.take<float>(B * Hq * T);      // D
   Carver parts(scratch(sizes.used()));
   uint16_t* qb = parts.take<uint16_t>(nq * d.dqkp);
-  uint16_t* qt = parts.take<uint16_t>(nq * d.dqkp);
   uint16_t* kb = parts.take<uint16_t>(nk * d.dqkp);
-  uint16_t* kt = parts.take<uint16_t>(nk * d.dqkp);
   uint16_t* vb = parts.take<uint16_t>(nk * d.dvp);
   uint16_t* dob = parts.take<uint16_t>(nq * d.dvp);
-  uint16_t* dot = parts.take<uint16_t>(nq * d.dvp);
   float* D = parts.take<float>(B * Hq * T);
   attention::row_dots(out, dout, D, s);
   attention::pack(q, qb, B, T, Hq, dqk, d.Tp, d.dqkp);
-  attention::pack_t(q, qt, B, T, Hq, dqk, d.Tp, d.dqkp);
   attention::pack(k, kb, B, Tk, Hkv, dqk, d.Tkp, d.dqkp);
-  attention::pack_t(k, kt, B, Tk, Hkv, dqk, d.Tkp, d.dqkp);
   attention::pack(v, vb, B, Tk, Hkv, dv_dim, d.Tkp, d.dvp);
   attention::pack(dout, dob, B, T, Hq, dv_dim, d.Tp, d.dvp);
-  attention::pack_t(dout, dot, B, T, Hq, dv_dim, d.Tp, d.dvp);
-  const mma::BwdOperands x{qb, qt, kb, kt, vb, dob, dot, lse, D, dq, dk, dv};
+  const mma::BwdOperands x{qb, kb, vb, dob, lse, D, dq, dk, dv};
   const mma::ResidentBwd r = mma::resident_bwd_launch(d, max_dynamic_smem(), max_stages);
   if (r.stages > 0) {
     launch("attention_bwd(mma, resident)", mma::bwd_resident_kernel,
@@ -270,15 +287,16 @@ inline void blocked_forward(const float* q, const uint16_t* k, const uint16_t* v
   attention_fwd_cached_blocked(q, k, v, out, lse, s, s.scale);
 }
 
+// splits as flash_forward takes them, for the flash path.
 template <class Kv>
-void auto_forward(const float* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s) {
+void auto_forward(const float* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s, int splits) {
   const AttentionShape& shape = s;
   const cuda::AttentionCall c{shape, false};
   const cuda::AttentionPath p =
       run_path(c, [&](std::string* why) { return cudnn_attention_fwd(c, s.scale, q, k, v, out, lse, why); });
   if (p == cuda::AttentionPath::kCudnn) return;
   if (p == cuda::AttentionPath::kBlocked) return blocked_forward(q, k, v, out, lse, s);
-  flash_forward(q, k, v, out, lse, s);
+  flash_forward(q, k, v, out, lse, s, 2, splits);
 }
 }  // namespace attention
 
@@ -286,7 +304,7 @@ void attention_fwd_auto(const float* q, const float* k, const float* v, float* o
                         const AttentionShape& shape, float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_fwd");
-  attention::auto_forward(q, k, v, out, lse, s);
+  attention::auto_forward(q, k, v, out, lse, s, 1);
 }
 
 void attention_bwd_auto(const float* q, const float* k, const float* v, const float* out, const float* lse,
@@ -311,14 +329,20 @@ void attention_fwd_cached_auto(const float* q, const void* k, const void* v, flo
                                const AttentionShape& shape, float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_fwd");
-  attention::auto_forward(q, attention::bf16_cache(k), attention::bf16_cache(v), out, lse, s);
+  attention::auto_forward(q, attention::bf16_cache(k), attention::bf16_cache(v), out, lse, s, 0);
 }
 void attention_fwd_cached_bf16(const float* q, const void* k, const void* v, float* out, float* lse,
                                const AttentionShape& shape, float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_fwd");
-  attention::flash_forward(q, attention::bf16_cache(k), attention::bf16_cache(v), out, lse, s);
+  attention::flash_forward(q, attention::bf16_cache(k), attention::bf16_cache(v), out, lse, s, 2, 0);
 }
+int attention_decode_splits(const AttentionShape& shape) {
+  const AttnShape s{shape, 1.f};
+  const mma::Dims d = attention::padded(s);
+  return attention::decode_splits(s, d, static_cast<int>(ceil_div(d.dvp, attention::fwd_columns(d))));
+}
+
 void attention_fwd_cached_fp32(const float* q, const void* k, const void* v, float* out, float* lse,
                                const AttentionShape& shape, float scale) {
   attention_fwd_fp32(q, static_cast<const float*>(k), static_cast<const float*>(v), out, lse, shape, scale);

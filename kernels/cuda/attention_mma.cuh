@@ -3,11 +3,12 @@
 // A source fragment: compiled once by attention.cu (nvcc), or once by the emulated test (g++).
 //
 // Operands. The fp32 inputs are first rounded to bf16 copies in the scratch workspace, head-major and
-// zero-padded to multiples of 64 in both sequence and width ([B, H, Lp, dp], or transposed
-// [B, H, dp, Lp] where an MMA needs the other operand order). Padding makes every tile load a full,
-// 16-byte-aligned 64-column row, and zeros contribute nothing (no NaN from garbage): no bounds checks
-// inside the loops. Every fragment is then two 16-bit neighbours along the reduction dimension,
-// read from shared memory as one 32-bit word (rows padded to 72 elements: conflict-free).
+// zero-padded to multiples of 64 in both sequence and width ([B, H, Lp, dp]). Padding makes every
+// tile load a full, 16-byte-aligned 64-column row, and zeros contribute nothing (no NaN from
+// garbage): no bounds checks inside the loops. Fragments come from shared memory by ldmatrix (rows
+// padded to 72 elements: the eight 16-byte rows of a matrix fall in distinct banks), transposed on
+// the load where a product needs a tile the other way round (V in P·V; Q, dO and K in the
+// backward's dK, dV and dQ), so each operand has one copy.
 //
 // Forward: a block = 64 query rows of one head (4 warps × 16 rows) and one slice of DVT output
 // columns; it walks the visible 64-key blocks; S = Q·Kᵀ accumulates over 64-wide chunks of dqk (Q
@@ -25,6 +26,7 @@
 #pragma once
 
 #include "cuda/attention_common.cuh"
+#include "cuda/mma_fragments.cuh"
 #include "cuda/runtime.h"
 
 namespace headroom::kernels::HR_CUDA_NS {
@@ -32,8 +34,6 @@ namespace headroom::kernels::HR_CUDA_NS {
 namespace mma {
 
 constexpr int kThreads = 128;  // 4 warps
-constexpr int kTile = 64;      // query rows, keys, and columns per chunk
-constexpr int kLdS = 72;       // shared-memory row stride in bf16 elements (64 + 8)
 constexpr std::size_t kTileBytes = sizeof(uint16_t) * kTile * kLdS;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
@@ -46,8 +46,6 @@ struct alignas(16) Vec16 {
 };
 #endif
 
-__device__ __forceinline__ uint32_t ld32(const uint16_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
-
 // Copies `rows` rows of 64 bf16 (src row stride src_ld elements) into a [rows][kLdS] tile; rows at
 // or past `valid` become zeros.
 __device__ __forceinline__ void load_rows(uint16_t* dst, const uint16_t* src, int64_t src_ld, int rows, int valid) {
@@ -57,61 +55,6 @@ __device__ __forceinline__ void load_rows(uint16_t* dst, const uint16_t* src, in
     if (r < valid) v = *reinterpret_cast<const Vec16*>(src + r * src_ld + seg * 8);
     *reinterpret_cast<Vec16*>(dst + r * kLdS + seg * 8) = v;
   }
-}
-
-// A fragment of rows [row0, row0 + 16), k-slice [k0, k0 + 16) of a [*][kLdS] tile.
-__device__ __forceinline__ void load_a(uint32_t (&a)[4], const uint16_t* tile, int row0, int k0) {
-  const int lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
-  const uint16_t* p = tile + (row0 + gq) * kLdS + k0 + 2 * tq;
-  a[0] = ld32(p);
-  a[1] = ld32(p + 8 * kLdS);
-  a[2] = ld32(p + 8);
-  a[3] = ld32(p + 8 * kLdS + 8);
-}
-// B fragment for columns [n0, n0 + 8), k-slice [k0, k0 + 16), from a tile stored [n][k].
-__device__ __forceinline__ void load_b(uint32_t (&b)[2], const uint16_t* tile, int n0, int k0) {
-  const int lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
-  const uint16_t* p = tile + (n0 + gq) * kLdS + k0 + 2 * tq;
-  b[0] = ld32(p);
-  b[1] = ld32(p + 8);
-}
-// The accumulators of two neighbouring n8 tiles (2kk, 2kk+1) as the A fragment of k-slice kk.
-__device__ __forceinline__ void acc_to_a(uint32_t (&a)[4], const float (&c0)[4], const float (&c1)[4]) {
-  a[0] = pack_bf16(c0[0], c0[1]);
-  a[1] = pack_bf16(c0[2], c0[3]);
-  a[2] = pack_bf16(c1[0], c1[1]);
-  a[3] = pack_bf16(c1[2], c1[3]);
-}
-
-// acc[n] += A·B over one 64-wide k chunk: A = rows [16·warp, +16) of tile At ([rows][k]), B from
-// tile Bt stored [n][k] (8 n8 tiles = 64 columns).
-__device__ __forceinline__ void mma_tiles(float (&acc)[8][4], const uint16_t* At, const uint16_t* Bt) {
-  const int warp = threadIdx.x / 32;
-  HR_UNROLL
-  for (int kk = 0; kk < 4; ++kk) {
-    uint32_t a[4];
-    load_a(a, At, warp * 16, kk * 16);
-    HR_UNROLL
-    for (int n = 0; n < 8; ++n) {
-      uint32_t bb[2];
-      load_b(bb, Bt, n * 8, kk * 16);
-      mma_bf16(acc[n], a, bb);
-    }
-  }
-}
-// The same with the A operand already in registers (four k-slices of 16).
-__device__ __forceinline__ void mma_regs(float (&acc)[8][4], const uint32_t (&a)[4][4], const uint16_t* Bt) {
-  HR_UNROLL
-  for (int kk = 0; kk < 4; ++kk) HR_UNROLL
-  for (int n = 0; n < 8; ++n) {
-    uint32_t bb[2];
-    load_b(bb, Bt, n * 8, kk * 16);
-    mma_bf16(acc[n], a[kk], bb);
-  }
-}
-__device__ __forceinline__ void zero(float (&acc)[8][4]) {
-  HR_UNROLL
-  for (int n = 0; n < 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
 }
 
 // ---- bf16 operand copies (of fp32 or bf16) ---------------------------------------------------------------------
@@ -124,25 +67,6 @@ __global__ void pack_heads(const Src* src, uint16_t* dst, int64_t B, int64_t L, 
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t c = i % dp, r = i / dp, l = r % Lp, bh = r / Lp, h = bh % H, b = bh / H;
     dst[i] = (l < L && c < d) ? bf16_of(src[((b * L + l) * H + h) * d + c]) : uint16_t{0};
-  }
-}
-
-// dst[b, h, c, l] (dims [B, H, dp, Lp]) = src[b, l, h, c]; 32×32 tiles through shared memory.
-// grid (Lp / 32, dp / 32, B * H), block (32, 8).
-template <class Src>
-__global__ void pack_heads_t(const Src* src, uint16_t* dst, int64_t L, int64_t H, int64_t d, int64_t Lp, int64_t dp) {
-  __shared__ Src tile[32][33];
-  const int64_t l0 = static_cast<int64_t>(blockIdx.x) * 32, c0 = static_cast<int64_t>(blockIdx.y) * 32;
-  const int64_t bh = blockIdx.z, h = bh % H, b = bh / H;
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  for (int i = ty; i < 32; i += 8) {
-    const int64_t l = l0 + i, c = c0 + tx;
-    tile[i][tx] = (l < L && c < d) ? src[((b * L + l) * H + h) * d + c] : Src{0};
-  }
-  __syncthreads();
-  for (int i = ty; i < 32; i += 8) {
-    const int64_t c = c0 + i, l = l0 + tx;
-    dst[(bh * dp + c) * Lp + l] = bf16_of(tile[tx][i]);
   }
 }
 
@@ -163,11 +87,11 @@ inline std::size_t fwd_smem_bytes(const Dims& d, int dvt, bool q_resident, bool 
 
 // One key block's scores sacc (raw Q·Kᵀ of this warp's 16 rows) into the online softmax: masked,
 // scaled to the log2 domain, the running maximum m and sum l updated, o rescaled and O += P·V with
-// V from the tile Vts ([DVT output columns][64 keys]).
+// V from Vs: DVT / 64 tiles [64 keys][64 output columns].
 template <int NT>
 __device__ __forceinline__ void softmax_pv(float (&sacc)[8][4], float (&o)[NT][4], float (&m)[2], float (&l)[2],
                                            const AttnShape& s, int64_t b, int64_t t0, int64_t nq, int64_t j0,
-                                           const int64_t (&row)[2], float scale_log2, const uint16_t* Vts) {
+                                           const int64_t (&row)[2], float scale_log2, const uint16_t* Vs) {
   const int tq = (threadIdx.x % 32) & 3;
   // Blocks wholly visible to every row skip the mask test.
   const bool full = j0 >= s.key_begin(b, t0 + nq - 1) && j0 + kTile <= s.key_end(t0);
@@ -216,7 +140,7 @@ __device__ __forceinline__ void softmax_pv(float (&sacc)[8][4], float (&o)[NT][4
     HR_UNROLL
     for (int n = 0; n < NT; ++n) {
       uint32_t bb[2];
-      load_b(bb, Vts, n * 8, kk * 16);
+      load_b<BLayout::kKN>(bb, Vs + (n / 8) * kTile * kLdS, (n % 8) * 8, kk * 16);
       mma_bf16(o[n], a, bb);
     }
   }
@@ -230,10 +154,19 @@ __device__ __forceinline__ void load_rows_async(uint16_t* dst, const uint16_t* s
   }
 }
 
-// grid (n_q_blocks · n_dv_slices, Hq, B). qb [B,Hq,Tp,dqkp], kb [B,Hkv,Tkp,dqkp], vt [B,Hkv,dvp,Tkp].
+// How a forward launch divides its work: output slices of DVT columns, and splits of each query
+// block's visible key blocks (split-key decoding: few queries over many keys would otherwise fill a
+// handful of blocks). With splits > 1 each split writes its own normalised out and lse (split i at
+// out + i·out_split, lse + i·lse_split), merged by merge_splits.
+struct FwdGrid {
+  int slices = 1, splits = 1;
+  int64_t out_split = 0, lse_split = 0;
+};
+
+// grid (n_q_blocks · slices · splits, Hq, B). qb [B,Hq,Tp,dqkp], kb [B,Hkv,Tkp,dqkp], vb [B,Hkv,Tkp,dvp].
 template <int DVT>
-__global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const uint16_t* kb, const uint16_t* vt,
-                                                       float* out, float* lse, AttnShape s, Dims d, int n_slices,
+__global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const uint16_t* kb, const uint16_t* vb,
+                                                       float* out, float* lse, AttnShape s, Dims d, FwdGrid grid,
                                                        bool q_resident, bool pipelined) {
   constexpr int NT = DVT / 8;  // n8 tiles of output columns per warp
   constexpr int64_t tile = kTile * kLdS;
@@ -242,20 +175,27 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
   const int64_t q_tiles = q_resident ? chunks : 1;
   uint16_t* Qs = smem;                 // q_tiles × [64][kLdS]
   uint16_t* Ks = Qs + q_tiles * tile;  // streamed: [64][kLdS]; pipelined: 2 × (chunks K tiles, V tile)
-  uint16_t* Vts = Ks + tile;           // streamed: [DVT][kLdS]: rows = output columns, cols = keys
-  const int64_t stage_elems = chunks * tile + DVT * kLdS;
+  uint16_t* Vs = Ks + tile;            // streamed: DVT / 64 tiles [64 keys][kLdS]
+  constexpr int v_tiles = DVT / kTile;
+  const int64_t stage_elems = (chunks + v_tiles) * tile;
 
   const int64_t n_qblocks = d.Tp / kTile;
-  const int64_t qblk = n_qblocks - 1 - blockIdx.x / n_slices;  // the costliest (causal) blocks first
-  const int slice = static_cast<int>(blockIdx.x % n_slices);
+  const int split = static_cast<int>(blockIdx.x % grid.splits);
+  const int64_t work = blockIdx.x / grid.splits;
+  const int64_t qblk = n_qblocks - 1 - work / grid.slices;  // the costliest (causal) blocks first
+  const int slice = static_cast<int>(work % grid.slices);
   const int64_t h = blockIdx.y, b = blockIdx.z, g = h / s.group();
   const int64_t t0 = qblk * kTile, c_out0 = static_cast<int64_t>(slice) * DVT;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
   const int64_t nq = imin64(kTile, s.Tq - t0);
   const uint16_t* qhead = qb + ((b * s.Hq + h) * d.Tp + t0) * d.dqkp;
   const uint16_t* khead = kb + (b * s.Hkv + g) * d.Tkp * d.dqkp;
-  const uint16_t* vhead = vt + (b * s.Hkv + g) * d.dvp * d.Tkp;
-  const int v_rows = static_cast<int>(imin64(DVT, d.dvp - c_out0));
+  const uint16_t* vhead = vb + (b * s.Hkv + g) * d.Tkp * d.dvp + c_out0;
+  // The slice's V tiles within the padded width; those past it stay zero (set once, never loaded).
+  const int v_loaded = static_cast<int>(imin64(DVT, d.dvp - c_out0) / kTile);
+  const auto zero_v_past_width = [&](uint16_t* v) {
+    for (int i = threadIdx.x; i < (v_tiles - v_loaded) * tile; i += kThreads) v[v_loaded * tile + i] = 0;
+  };
 
   float o[NT][4];
   HR_UNROLL
@@ -265,19 +205,20 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
   const float scale_log2 = s.scale * kLog2e;
 
   const int64_t j_begin = s.key_begin(b, t0), j_end = s.key_end(t0 + nq - 1);
-  const int64_t kb_first = j_begin / kTile, kb_end = ceil_div(j_end, kTile);
+  // This split's share of the visible key blocks (a split left without any writes out = 0, lse = -inf).
+  const int64_t kb_all = j_begin / kTile, n_kb = imax64(ceil_div(j_end, kTile) - kb_all, 0);
+  const int64_t per_split = ceil_div(n_kb, grid.splits);
+  const int64_t kb_first = kb_all + imin64(n_kb, split * per_split);
+  const int64_t kb_end = kb_all + imin64(n_kb, (split + 1) * per_split);
   if (pipelined) {
-    // V rows past the head's width are never loaded: zeros, in both stages.
-    for (int st = 0; st < 2; ++st) {
-      uint16_t* v = Ks + st * stage_elems + chunks * tile;
-      for (int i = threadIdx.x; i < (DVT - v_rows) * kLdS; i += kThreads) v[v_rows * kLdS + i] = 0;
-    }
+    for (int st = 0; st < 2; ++st) zero_v_past_width(Ks + st * stage_elems + chunks * tile);
     const auto issue = [&](int64_t kblk, int st) {
       uint16_t* k = Ks + st * stage_elems;
       const int64_t j0 = kblk * kTile;
       for (int64_t c = 0; c < chunks; ++c)
         load_rows_async(k + c * tile, khead + j0 * d.dqkp + c * kTile, d.dqkp, kTile);
-      load_rows_async(k + chunks * tile, vhead + c_out0 * d.Tkp + j0, d.Tkp, v_rows);
+      for (int c = 0; c < v_loaded; ++c)
+        load_rows_async(k + (chunks + c) * tile, vhead + j0 * d.dvp + c * kTile, d.dvp, kTile);
       commit_async();
     };
     if (kb_first < kb_end) {  // Q in one group with the first key block
@@ -301,6 +242,7 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
       __syncthreads();  // this stage is free for the block after next
     }
   } else {
+    zero_v_past_width(Vs);
     if (q_resident)
       for (int64_t c = 0; c < chunks; ++c) load_rows(Qs + c * tile, qhead + c * kTile, d.dqkp, kTile, kTile);
     for (int64_t kblk = kb_first; kblk < kb_end; ++kblk) {
@@ -308,14 +250,16 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
       float sacc[8][4];
       zero(sacc);
       for (int64_t c = 0; c < chunks; ++c) {
-        __syncthreads();  // the previous users of Ks / Qs / Vts are done
+        __syncthreads();  // the previous users of Ks / Qs / Vs are done
         load_rows(Ks, khead + j0 * d.dqkp + c * kTile, d.dqkp, kTile, kTile);
         if (!q_resident) load_rows(Qs, qhead + c * kTile, d.dqkp, kTile, kTile);
-        if (c == 0) load_rows(Vts, vhead + c_out0 * d.Tkp + j0, d.Tkp, DVT, v_rows);
+        if (c == 0)
+          for (int cv = 0; cv < v_loaded; ++cv)
+            load_rows(Vs + cv * tile, vhead + j0 * d.dvp + cv * kTile, d.dvp, kTile, kTile);
         __syncthreads();
         mma_tiles(sacc, q_resident ? Qs + c * tile : Qs, Ks);
       }
-      softmax_pv(sacc, o, m, l, s, b, t0, nq, j0, row, scale_log2, Vts);
+      softmax_pv(sacc, o, m, l, s, b, t0, nq, j0, row, scale_log2, Vs);
     }
   }
   HR_UNROLL
@@ -323,7 +267,9 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
     l[i] += __shfl_xor_sync(kFullMask, l[i], 1);
     l[i] += __shfl_xor_sync(kFullMask, l[i], 2);
   }
-  // A query that sees no key: out = 0, lse = -inf.
+  // A query that sees no key: out = 0, lse = -inf. A split writes its own part.
+  out += static_cast<int64_t>(blockIdx.x % grid.splits) * grid.out_split;
+  lse += static_cast<int64_t>(blockIdx.x % grid.splits) * grid.lse_split;
   HR_UNROLL
   for (int i = 0; i < 2; ++i) {
     if (row[i] >= s.Tq) continue;
@@ -339,13 +285,35 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
   }
 }
 
+// The splits of a split-key forward (FwdGrid) into out and lse: lse = log Σᵢ exp(lseᵢ) and
+// out = Σᵢ exp(lseᵢ − lse) · outᵢ; a query no split saw anything for gets out = 0, lse = -inf.
+// One thread per output element.
+__global__ void merge_splits(const float* part_out, const float* part_lse, float* out, float* lse, AttnShape s,
+                             FwdGrid grid) {
+  const int64_t n = s.B * s.Tq * s.Hq * s.dv;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t c = i % s.dv, r = i / s.dv, h = r % s.Hq, bt = r / s.Hq;
+    const int64_t at = s.stat_at(bt / s.Tq, h, bt % s.Tq);
+    float m = neg_inf();
+    for (int k = 0; k < grid.splits; ++k) m = fmaxf(m, part_lse[k * grid.lse_split + at]);
+    float sum = 0.f, acc = 0.f;
+    if (m != neg_inf())
+      for (int k = 0; k < grid.splits; ++k) {
+        const float w = expf(part_lse[k * grid.lse_split + at] - m);
+        sum += w;
+        acc += w * part_out[k * grid.out_split + i];
+      }
+    out[i] = sum > 0.f ? acc / sum : 0.f;
+    if (c == 0) lse[at] = sum > 0.f ? m + logf(sum) : neg_inf();
+  }
+}
+
 // ---- backward ---------------------------------------------------------------------------------------------
 struct BwdOperands {
-  const uint16_t *qb, *qt, *kb, *kt, *vb, *dob, *dot;  // [B,Hq,Tp,dqkp] [B,Hq,dqkp,Tp] [B,Hkv,Tkp,dqkp]
-                                                       // [B,Hkv,dqkp,Tkp] [B,Hkv,Tkp,dvp]
-                                                       // [B,Hq,Tp,dvp] [B,Hq,dvp,Tp]
-  const float *lse, *D;                                // [B,Hq,T]
-  float *dq, *dk, *dv;                                 // ops.h layouts; zeroed before the launch
+  const uint16_t *qb, *kb, *vb, *dob;  // [B,Hq,Tp,dqkp] [B,Hkv,Tkp,dqkp] [B,Hkv,Tkp,dvp] [B,Hq,Tp,dvp]
+  const float *lse, *D;                // [B,Hq,T]
+  float *dq, *dk, *dv;                 // ops.h layouts; zeroed before the launch
 };
 
 // rows key[0], key[1] of a [Tk, H, width] gradient += factor · acc (columns col0 + 0..63).
@@ -422,9 +390,9 @@ constexpr std::size_t kBwdSmemBytes = 3 * kTileBytes + 2 * kTile * sizeof(float)
 // grid (Tkp / 64, Hkv, B).
 __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape s, Dims d) {
   HR_DYNAMIC_SMEM(uint16_t, smem);
-  uint16_t* At = smem;                // [64][kLdS]: K or V chunk (rows = keys)
-  uint16_t* Bt = At + kTile * kLdS;   // [64][kLdS]: Q / dO chunk, later Qᵀ / dOᵀ / Kᵀ chunk
-  uint16_t* dSs = Bt + kTile * kLdS;  // [64 queries][kLdS keys]: dS (not transposed), bf16
+  uint16_t* At = smem;                                       // [64][kLdS]: K or V chunk (rows = keys)
+  uint16_t* Bt = At + kTile * kLdS;                          // [64][kLdS]: Q / dO chunk, then K chunk (for dQ)
+  uint16_t* dSs = Bt + kTile * kLdS;                         // [64 queries][kLdS keys]: dS (not transposed), bf16
   float* L2 = reinterpret_cast<float*>(dSs + kTile * kLdS);  // [64] lse · log2(e) per query
   float* Dq = L2 + kTile;                                    // [64] D per query
 
@@ -438,7 +406,6 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
   const float scale_log2 = s.scale * kLog2e;
   const uint16_t* khead = x.kb + (b * s.Hkv + g) * d.Tkp * d.dqkp + j0 * d.dqkp;
   const uint16_t* vhead = x.vb + (b * s.Hkv + g) * d.Tkp * d.dvp + j0 * d.dvp;
-  const uint16_t* kthead = x.kt + (b * s.Hkv + g) * d.dqkp * d.Tkp + j0;
 
   const int64_t t_begin = s.query_begin(j0), t_end = s.query_end(b, j0 + nk - 1);
   for (int64_t hl = 0; hl < s.group(); ++hl) {
@@ -474,36 +441,35 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
       }
       uint32_t pa[4][4], dsa[4][4];
       gradient_tiles(st, dpt, pa, dsa, dSs, L2, Dq, s, b, t0, key, scale_log2);
-      // dV += Pᵀ·dO and dK += scale·dSᵀ·Q, 64 output columns at a time, added to the fp32 outputs
-      // this block owns.
-      const uint16_t* dotrows = x.dot + bh * d.dvp * d.Tp + t0;
+      // dV += Pᵀ·dO and dK += scale·dSᵀ·Q, 64 output columns at a time (dO and Q chunks transposed
+      // on the load), added to the fp32 outputs this block owns.
       for (int64_t c = 0; c < cv; ++c) {
         __syncthreads();
-        load_rows(Bt, dotrows + c * kTile * d.Tp, d.Tp, kTile, kTile);
+        load_rows(Bt, dorows + c * kTile, d.dvp, kTile, kTile);
         __syncthreads();
         float acc[8][4];
         zero(acc);
-        mma_regs(acc, pa, Bt);
+        mma_regs<BLayout::kKN>(acc, pa, Bt);
         add_key_rows(acc, x.dv, s.dv, c * kTile, 1.f, b, g, key, s, true);
       }
-      const uint16_t* qtrows = x.qt + bh * d.dqkp * d.Tp + t0;
       for (int64_t c = 0; c < ck; ++c) {
         __syncthreads();
-        load_rows(Bt, qtrows + c * kTile * d.Tp, d.Tp, kTile, kTile);
+        load_rows(Bt, qrows + c * kTile, d.dqkp, kTile, kTile);
         __syncthreads();
         float acc[8][4];
         zero(acc);
-        mma_regs(acc, dsa, Bt);
+        mma_regs<BLayout::kKN>(acc, dsa, Bt);
         add_key_rows(acc, x.dk, s.dqk, c * kTile, s.scale, b, g, key, s, false);
       }
-      // dQ += scale·dS·K: rows = this warp's 16 queries, A from dS in shared memory, B from Kᵀ.
+      // dQ += scale·dS·K: rows = this warp's 16 queries, A from dS in shared memory, B from the K
+      // chunk transposed on the load.
       for (int64_t c = 0; c < ck; ++c) {
         __syncthreads();
-        load_rows(Bt, kthead + c * kTile * d.Tkp, d.Tkp, kTile, kTile);
+        load_rows(Bt, khead + c * kTile, d.dqkp, kTile, kTile);
         __syncthreads();
         float acc[8][4];
         zero(acc);
-        mma_tiles(acc, dSs, Bt);
+        mma_tiles<BLayout::kKN>(acc, dSs, Bt);
         add_dq(acc, x.dq, s, b, h, t0, c * kTile);
       }
     }

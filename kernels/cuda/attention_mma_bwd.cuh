@@ -4,13 +4,14 @@
 // A source fragment: compiled once by attention.cu (nvcc), or once by the emulated test (g++).
 //
 // A block = 64 keys of one KV head and batch row and one column slice: SW chunks of 64 columns of
-// dK (and dQ) and of dV. It loads its keys' K and V (all chunks: the scores need every column) and
-// the slice's Kᵀ into shared memory once. Then, for every query head of the GQA group and every
-// visible 64-query block, it recomputes Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, forms Pᵀ and dSᵀ in registers,
-// adds dV += Pᵀ·dO and dK += dSᵀ·Q to the slice's accumulators (registers, SW × 2 × 32 floats per
-// thread), and dQ += scale·dS·K (dS through shared memory) atomically in fp32. The next query
-// block's Q, dO, Qᵀ and dOᵀ tiles are in flight (cp.async) while one is computed, when two stages
-// fit in shared memory; the accumulators reach the fp32 outputs once, at the end.
+// dK (and dQ) and of dV. It loads its keys' K and V (all chunks: the scores need every column) into
+// shared memory once. Then, for every query head of the GQA group and every visible 64-query block,
+// it recomputes Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, forms Pᵀ and dSᵀ in registers, adds dV += Pᵀ·dO and
+// dK += dSᵀ·Q to the slice's accumulators (registers, SW × 2 × 32 floats per thread), and
+// dQ += scale·dS·K (dS through shared memory) atomically in fp32; the second operands of those three
+// are the slice's chunks of the same dO, Q and K tiles, transposed by ldmatrix on the load. The next
+// query block's Q and dO tiles are in flight (cp.async) while one is computed, when two stages fit in
+// shared memory; the accumulators reach the fp32 outputs once, at the end.
 //
 // Slices recompute the scores: a d128 head in one slice of SW = 2 does no extra work. Heads whose
 // resident tiles do not fit shared memory run attention_mma.cuh's streamed backward
@@ -35,9 +36,9 @@ struct ResidentBwd {
 };
 
 inline std::size_t resident_bwd_smem(int64_t chunks_qk, int64_t chunks_v, int stages) {
-  const int64_t resident = chunks_qk + chunks_v + kSliceChunks;       // K, V, the slice's Kᵀ
-  const int64_t per_stage = chunks_qk + chunks_v + 2 * kSliceChunks;  // Q, dO, Qᵀ, dOᵀ
-  const int64_t tiles = resident + stages * per_stage + 1;            // + dS
+  const int64_t resident = chunks_qk + chunks_v;            // K, V
+  const int64_t per_stage = chunks_qk + chunks_v;           // Q, dO
+  const int64_t tiles = resident + stages * per_stage + 1;  // + dS
   return kTileBytes * static_cast<std::size_t>(tiles) + sizeof(float) * 2 * kTile * static_cast<std::size_t>(stages);
 }
 
@@ -58,10 +59,10 @@ inline ResidentBwd resident_bwd_launch(const Dims& d, std::size_t max_smem, int 
 
 // Where a block's tiles live in shared memory.
 struct ResidentTiles {
-  uint16_t *k, *v, *kt, *ds;  // resident: chunks_qk, chunks_v, kSliceChunks tiles; dS one tile
-  uint16_t* stage0;           // per stage: Q (chunks_qk), dO (chunks_v), Qᵀ, dOᵀ (kSliceChunks each)
-  float* stats0;              // per stage: lse·log2(e) [64], D [64]
-  int64_t per_stage;          // elements
+  uint16_t *k, *v, *ds;  // resident: chunks_qk, chunks_v tiles; dS one tile
+  uint16_t* stage0;      // per stage: Q (chunks_qk), dO (chunks_v)
+  float* stats0;         // per stage: lse·log2(e) [64], D [64]
+  int64_t per_stage;     // elements
 };
 
 __device__ __forceinline__ ResidentTiles carve(uint16_t* smem, const ResidentBwd& r) {
@@ -69,10 +70,9 @@ __device__ __forceinline__ ResidentTiles carve(uint16_t* smem, const ResidentBwd
   ResidentTiles t;
   t.k = smem;
   t.v = t.k + r.chunks_qk * tile;
-  t.kt = t.v + r.chunks_v * tile;
-  t.ds = t.kt + kSliceChunks * tile;
+  t.ds = t.v + r.chunks_v * tile;
   t.stage0 = t.ds + tile;
-  t.per_stage = (r.chunks_qk + r.chunks_v + 2 * kSliceChunks) * tile;
+  t.per_stage = (r.chunks_qk + r.chunks_v) * tile;
   t.stats0 = reinterpret_cast<float*>(t.stage0 + r.stages * t.per_stage);
   return t;
 }
@@ -95,14 +95,11 @@ __global__ __launch_bounds__(kThreads) void bwd_resident_kernel(BwdOperands x, A
   const int64_t items = s.group() * n_qblocks;  // (query head, query block) pairs
   if (items == 0) return;                       // dK and dV stay as zeroed
 
-  // The resident tiles: this block's keys' K and V, and Kᵀ of the slice's columns.
+  // The resident tiles: this block's keys' K and V.
   const uint16_t* khead = x.kb + ((b * s.Hkv + g) * d.Tkp + j0) * d.dqkp;
   const uint16_t* vhead = x.vb + ((b * s.Hkv + g) * d.Tkp + j0) * d.dvp;
-  const uint16_t* kthead = x.kt + (b * s.Hkv + g) * d.dqkp * d.Tkp + j0;
   for (int64_t c = 0; c < r.chunks_qk; ++c) load_rows_async(sm.k + c * tile, khead + c * kTile, d.dqkp, kTile);
   for (int64_t c = 0; c < r.chunks_v; ++c) load_rows_async(sm.v + c * tile, vhead + c * kTile, d.dvp, kTile);
-  for (int i = 0; i < kSliceChunks; ++i)
-    if (c0 + i < r.chunks_qk) load_rows_async(sm.kt + i * tile, kthead + (c0 + i) * kTile * d.Tkp, d.Tkp, kTile);
   commit_async();
 
   const auto item_head = [&](int64_t it) { return g * s.group() + it / n_qblocks; };
@@ -112,18 +109,10 @@ __global__ __launch_bounds__(kThreads) void bwd_resident_kernel(BwdOperands x, A
     const int64_t h = item_head(it), t0 = item_t0(it), bh = b * s.Hq + h;
     uint16_t* q = sm.stage0 + st * sm.per_stage;
     uint16_t* dO = q + r.chunks_qk * tile;
-    uint16_t* qt = dO + r.chunks_v * tile;
-    uint16_t* dOt = qt + kSliceChunks * tile;
     for (int64_t c = 0; c < r.chunks_qk; ++c)
       load_rows_async(q + c * tile, x.qb + (bh * d.Tp + t0) * d.dqkp + c * kTile, d.dqkp, kTile);
     for (int64_t c = 0; c < r.chunks_v; ++c)
       load_rows_async(dO + c * tile, x.dob + (bh * d.Tp + t0) * d.dvp + c * kTile, d.dvp, kTile);
-    for (int i = 0; i < kSliceChunks; ++i) {
-      if (c0 + i < r.chunks_qk)
-        load_rows_async(qt + i * tile, x.qt + (bh * d.dqkp + (c0 + i) * kTile) * d.Tp + t0, d.Tp, kTile);
-      if (c0 + i < r.chunks_v)
-        load_rows_async(dOt + i * tile, x.dot + (bh * d.dvp + (c0 + i) * kTile) * d.Tp + t0, d.Tp, kTile);
-    }
     if (tid < kTile) {
       float* stats = sm.stats0 + st * 2 * kTile;
       const int64_t t = t0 + tid;
@@ -153,8 +142,6 @@ __global__ __launch_bounds__(kThreads) void bwd_resident_kernel(BwdOperands x, A
     const int64_t h = item_head(it), t0 = item_t0(it);
     const uint16_t* q = sm.stage0 + st * sm.per_stage;
     const uint16_t* dO = q + r.chunks_qk * tile;
-    const uint16_t* qt = dO + r.chunks_v * tile;
-    const uint16_t* dOt = qt + kSliceChunks * tile;
     const float* L2 = sm.stats0 + st * 2 * kTile;
     const float* Dq = L2 + kTile;
 
@@ -167,17 +154,17 @@ __global__ __launch_bounds__(kThreads) void bwd_resident_kernel(BwdOperands x, A
     gradient_tiles(sacc, dpt, pa, dsa, sm.ds, L2, Dq, s, b, t0, key, scale_log2);
     HR_UNROLL
     for (int i = 0; i < kSliceChunks; ++i) {
-      if (c0 + i < r.chunks_v) mma_regs(dv[i], pa, dOt + i * tile);
-      if (c0 + i < r.chunks_qk) mma_regs(dk[i], dsa, qt + i * tile);
+      if (c0 + i < r.chunks_v) mma_regs<BLayout::kKN>(dv[i], pa, dO + (c0 + i) * tile);
+      if (c0 + i < r.chunks_qk) mma_regs<BLayout::kKN>(dk[i], dsa, q + (c0 + i) * tile);
     }
     __syncthreads();  // dS complete
-    // dQ += scale·dS·K: rows = this warp's 16 queries, A from dS, B from the resident Kᵀ.
+    // dQ += scale·dS·K: rows = this warp's 16 queries, A from dS, B from the resident K.
     HR_UNROLL
     for (int i = 0; i < kSliceChunks; ++i) {
       if (c0 + i >= r.chunks_qk) continue;
       float acc[8][4];
       zero(acc);
-      mma_tiles(acc, sm.ds, sm.kt + i * tile);
+      mma_tiles<BLayout::kKN>(acc, sm.ds, sm.k + (c0 + i) * tile);
       add_dq(acc, x.dq, s, b, h, t0, (c0 + i) * kTile);
     }
     __syncthreads();  // this stage and dS are free for the next item's loads

@@ -68,9 +68,11 @@ sig::AttentionFwd<float> attention_fwd_fp32;
 sig::AttentionBwd<float> attention_bwd_bf16;
 sig::AttentionBwd<float> attention_bwd_fp32;
 // attention_fwd_bf16 pipelined (K/V blocks by cp.async, two stages) only when max_stages >= 2 and
-// it fits, else streamed; the entry above takes 2. For the tests and bench_gpu.
+// it fits, else streamed, and each query block's keys split into `splits` parts merged by their
+// log-sum-exp (0: as many as split-key decoding picks; the decoding-cache entries take 0, the entry
+// above 2 stages and 1 split). For the tests and bench_gpu.
 void attention_fwd_bf16_with(const float* q, const float* k, const float* v, float* out, float* lse,
-                             const AttentionShape& shape, float scale, int max_stages);
+                             const AttentionShape& shape, float scale, int max_stages, int splits = 1);
 // attention_bwd_bf16 with at most max_stages query-side buffers in the K/V-resident backward
 // (attention_mma_bwd.cuh; 0: the streamed backward of attention_mma.cuh), for the tests. The entry
 // above takes 2, or what fits.
@@ -100,6 +102,9 @@ sig::AttentionFwdCached<float> attention_fwd_cached_auto;
 sig::AttentionFwdCached<float> attention_fwd_cached_bf16;
 sig::AttentionFwdCached<float> attention_fwd_cached_blocked;
 sig::AttentionFwdCached<float> attention_fwd_cached_fp32;
+// Into how many parts the decoding-cache entries' flash path splits the keys of this call
+// (split-key decoding: calls with one query block over many keys; 1: not split).
+int attention_decode_splits(const AttentionShape& shape);
 
 sig::SwigluFwd<float> swiglu_fwd;
 sig::SwigluBwd<float> swiglu_bwd;

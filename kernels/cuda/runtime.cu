@@ -16,6 +16,7 @@ struct State {
   std::size_t scratch_bytes = 0;
   unsigned long long* error = nullptr;
   std::size_t max_smem = 0;
+  int sms = 0;
 };
 
 // Never destroyed: at process exit the CUDA runtime may already be gone.
@@ -29,6 +30,7 @@ State& state() {
     int smem = 0;
     HEADROOM_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, st->device));
     st->max_smem = static_cast<std::size_t>(smem);
+    HEADROOM_CUDA_CHECK(cudaDeviceGetAttribute(&st->sms, cudaDevAttrMultiProcessorCount, st->device));
     HEADROOM_CUDA_CHECK(cudaDeviceSynchronize());
     return st;
   }();
@@ -111,5 +113,7 @@ void reset_error_slot() {
 }
 
 std::size_t max_dynamic_smem() { return state().max_smem; }
+
+int multiprocessors() { return state().sms; }
 
 }  // namespace headroom::kernels::cuda

@@ -45,6 +45,8 @@ unsigned long long* error_slot();
 void reset_error_slot();
 // Largest dynamic shared memory one block may use (opt-in), bytes.
 std::size_t max_dynamic_smem();
+// Streaming multiprocessors of the device (how many blocks run at once, to a factor).
+int multiprocessors();
 
 // Aligned sub-buffers of one scratch() allocation.
 class Carver {

@@ -71,6 +71,39 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
 #endif
 }
 
+// ---- fragments from shared memory (sm_75+) ----------------------------------------------------------
+// Four 8×8 bf16 matrices in one warp-wide load (ldmatrix.x4): lane 8i + r points at row r of matrix
+// i (16-byte aligned, in shared memory); r[i] receives matrix i's word at row lane/4, columns
+// 2(lane%4), +1 — the mma fragment layout. Layout in emu/emulator.h.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const uint16_t* row) {
+#if defined(__CUDACC__)
+  const auto a = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+#else
+  emu::ldmatrix(r, row, false);
+#endif
+}
+// Two matrices (ldmatrix.x2): lanes 0-15 supply the rows; r[0], r[1] as above. The _trans form
+// delivers each matrix transposed, so a tile stored [k][n] gives the B operand that a tile stored
+// [n][k] gives untransposed.
+__device__ __forceinline__ void ldmatrix_x2(uint32_t (&r)[2], const uint16_t* row) {
+#if defined(__CUDACC__)
+  const auto a = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+#else
+  emu::ldmatrix(r, row, false);
+#endif
+}
+__device__ __forceinline__ void ldmatrix_x2_trans(uint32_t (&r)[2], const uint16_t* row) {
+#if defined(__CUDACC__)
+  const auto a = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+#else
+  emu::ldmatrix(r, row, true);
+#endif
+}
 // ---- asynchronous copies (sm_80+) ------------------------------------------------------------------
 // 16 bytes from global to shared memory without a register round trip (cp.async.cg); a thread's
 // copies since its last commit form a group, and wait_async<N> returns once at most N of its groups

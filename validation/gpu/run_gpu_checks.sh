@@ -43,7 +43,9 @@
 #          with K/V pipelined by cp.async, and streamed beside it: rows "flash, streamed"), the
 #          blocked path at 128/256/512 queries per block (width 512), and a context-parallel
 #          rank's last chunk (cp 4: T/8 queries after 7/8 of the window) on the
-#          blocked and the flash path at widths 128 and 512 (rows "blocked@cp", "flash@cp"); then
+#          blocked and the flash path at widths 128 and 512 (rows "blocked@cp", "flash@cp"), and
+#          there one decoding step's forward, split over its keys as decoding does and in one
+#          part (rows "fwd flash decode, N part(s)", N from decode_splits, and "…, 1 part(s)"); then
 #          training tokens/s and MFU of the head-width study's 0.6B models d128_0.6b and d512_0.6b
 #          (inputs/models; 16×128 against 4×512 heads, train.attention_kernel auto) at sequence
 #          4096 through pretrain --train.device cuda. MFU = tokens/s × FLOPs/token (pretrain's

@@ -655,7 +655,8 @@ TEST_P(GpuOps, AttentionForwardBackward) { check_attention(dev(), bf16(), large(
 // A decoding cache in the table's precision (bf16 in the bf16 tables): kv_store rounds as the
 // attention's own operand packing does, so attention_fwd_cached on the stored K and V gives
 // attention_fwd's output on the fp32 ones bit for bit, on whatever path the table picks (cuDNN on a
-// GPU under auto).
+// GPU under auto). None of these cases is a one-query-block call over enough keys for split-key
+// decoding, the one thing the cached entries do differently (test_gpu_emulated checks it).
 TEST_P(GpuOps, AttentionOnACacheInTheTablesPrecision) {
   const Ops& d = dev();
   ASSERT_EQ(d.kv_bytes, bf16() ? 2 : 4);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cuda/emu/runtime_emu.h"
+#include "cuda/mma_fragments.cuh"
 #include "cuda/table.h"
 #include "test_gpu_cases.h"
 
@@ -64,17 +65,20 @@ TEST(EmulatedAttentionChoice, AutoWithoutCudnnRunsTheOwnKernelsAndSaysSo) {
 // query-side tiles double-buffered or single (attention_mma_bwd.cuh), or streamed
 // (attention_mma.cuh); the forward pipelined (two stages) or streamed. The table runs the first
 // that fits, so each is checked here on every case, against the CPU within the bf16 floor. Widths
-// whose resident tiles do not fit (320, 512/128, 1024) run streamed under every setting.
+// whose resident tiles do not fit (512, 1024) run streamed under every setting.
 TEST(EmulatedFlashAttention, PipelinedResidentAndStreamedMatchTheCpu) {
-  // What the table picks within the emulated (H100) shared memory: both stages up to d128, one at
-  // d256 and at 96/160 (padded to 128/192), the streamed kernel past that.
+  // What the table picks within the emulated (H100) shared memory: both stages up to d256 (and at
+  // 96/160, padded to 128/192), one at 320 and at 512/128 or 128/512, the streamed kernel past that.
   const auto stages = [](int64_t dqk, int64_t dv) { return cuda_emu::attention_bwd_resident_stages(dqk, dv, 2); };
   EXPECT_EQ(stages(64, 64), 2);
   EXPECT_EQ(stages(128, 128), 2);
-  EXPECT_EQ(stages(96, 160), 1);
-  EXPECT_EQ(stages(256, 256), 1);
-  EXPECT_EQ(stages(512, 128), 0);
-  EXPECT_EQ(stages(320, 320), 0);
+  EXPECT_EQ(stages(96, 160), 2);
+  EXPECT_EQ(stages(256, 256), 2);
+  EXPECT_EQ(stages(320, 320), 1);
+  EXPECT_EQ(stages(512, 128), 1);
+  EXPECT_EQ(stages(128, 512), 1);
+  EXPECT_EQ(stages(512, 512), 0);
+  EXPECT_EQ(stages(1024, 1024), 0);
   const Ops& d = emulated(true);
   // Plus unequal widths of two slices, the second with dV columns and no dK ones, and GQA.
   std::vector<AttnCase> cases = attention_cases(false);
@@ -84,6 +88,34 @@ TEST(EmulatedFlashAttention, PipelinedResidentAndStreamedMatchTheCpu) {
                                [stages](auto... a) { cuda_emu::attention_bwd_bf16_with(a..., stages); }};
     check_attention_cases(d, calls, true, cases, "flash, stages " + std::to_string(stages));
   }
+}
+
+// Split-key decoding: each query block's keys in parts whose outputs are merged by their
+// log-sum-exp. Every case at 2 and 3 parts (some parts then see no key and weigh nothing in the
+// merge), and the decoding-cache entry on a bf16 cache, which splits one token after 700 cached
+// keys in two, against the CPU within the bf16 floor.
+TEST(EmulatedFlashAttention, SplitKeyForwardMatchesTheCpu) {
+  const Ops& d = emulated(true);
+  std::vector<AttnCase> cases = attention_cases(false);
+  const AttnCase decode{1, 1, 700, 699, 4, 2, 64, 64, 0};
+  cases.push_back(decode);
+  const auto bwd = [](auto... a) { cuda_emu::attention_bwd_bf16_with(a..., 2); };
+  for (const int splits : {2, 3}) {
+    const AttentionCalls calls{[splits](auto... a) { cuda_emu::attention_fwd_bf16_with(a..., 2, splits); }, bwd};
+    check_attention_cases(d, calls, true, cases, "flash, " + std::to_string(splits) + " key splits");
+  }
+  EXPECT_EQ(cuda_emu::attention_decode_splits(decode.shape()), 2);
+  EXPECT_EQ(cuda_emu::attention_decode_splits({1, 65, 700, 635, 4, 2, 64, 64, 0}), 1);  // two query blocks
+  const AttentionCalls cached{[&d](const float* q, const float* k, const float* v, float* out, float* lse,
+                                   const AttentionShape& s, float scale) {
+                                const int64_t nk = s.B * s.Tk * s.Hkv * s.dqk, nv = s.B * s.Tk * s.Hkv * s.dv;
+                                Dev<unsigned char> Kc(d, nk * d.kv_bytes), Vc(d, nv * d.kv_bytes);
+                                d.kv_store(Kc.get(), k, nk);
+                                d.kv_store(Vc.get(), v, nv);
+                                d.attention_fwd_cached(q, Kc.get(), Vc.get(), out, lse, s, scale);
+                              },
+                              bwd};
+  check_attention_cases(d, cached, true, {decode}, "flash on a bf16 cache, split");
 }
 
 // The pipelined forward computes what the streamed one does, in the same order: the same bits.
@@ -134,6 +166,55 @@ TEST(EmulatedDevice, AsyncCopiesLandAtTheirWait) {
   for (const float x : before.download()) EXPECT_TRUE(std::isnan(x)) << "a copy landed before its wait";
   const std::vector<float> got = after.download();
   for (int t = 0; t < 32; ++t) EXPECT_EQ(got[t], static_cast<float>(4 * ((t + 1) % 32)));
+}
+
+// The flash kernels' fragment loads (ldmatrix, attention_mma.cuh) deliver the operands in the
+// mma.m16n8k16 layout (emu/emulator.h): A rows g and g + 8, columns 2t.. and 2t + 8..; B column g,
+// rows 2t.. and 2t + 8.. — read here element by element from a tile holding each element's own
+// coordinates, for A, for B stored [n][k] and for B stored [k][n] (transposed by the load).
+namespace {
+constexpr int kLd = cuda_emu::mma::kLdS;
+__global__ void fragments(uint32_t* got) {
+  HR_DYNAMIC_SMEM(uint16_t, tile);  // [32][kLd]: element (r, c) holds r · 64 + c
+  for (int i = threadIdx.x; i < 32 * kLd; i += 32) tile[i] = static_cast<uint16_t>((i / kLd) * 64 + i % kLd);
+  __syncthreads();
+  uint32_t a[4], nk[2], kn[2];
+  cuda_emu::mma::load_a(a, tile, 16, 32);                               // rows 16.., columns 32..
+  cuda_emu::mma::load_b<cuda_emu::mma::BLayout::kNK>(nk, tile, 8, 16);  // n 8.., k 16..
+  cuda_emu::mma::load_b<cuda_emu::mma::BLayout::kKN>(kn, tile, 24, 8);  // n 24.., k 8..
+  uint32_t* mine = got + threadIdx.x * 8;
+  for (int i = 0; i < 4; ++i) mine[i] = a[i];
+  for (int i = 0; i < 2; ++i) {
+    mine[4 + i] = nk[i];
+    mine[6 + i] = kn[i];
+  }
+}
+uint32_t pair(int r0, int c0, int r1, int c1) {
+  return static_cast<uint32_t>(r0 * 64 + c0) | (static_cast<uint32_t>(r1 * 64 + c1) << 16);
+}
+}  // namespace
+
+TEST(EmulatedDevice, FragmentLoadsGiveTheMmaLayout) {
+  const Ops& ops = emulated(false);
+  Dev<uint32_t> got(ops, 32 * 8);
+  cuda_emu::launch("fragments", fragments, dim3(1), dim3(32), 32 * kLd * sizeof(uint16_t), got.get());
+  const std::vector<uint32_t> g = got.download();
+  for (int lane = 0; lane < 32; ++lane) {
+    SCOPED_TRACE("lane " + std::to_string(lane));
+    const int q = lane / 4, t = lane % 4;
+    const uint32_t* x = g.data() + lane * 8;
+    // A (16×16) at rows 16.., columns 32..: (row, k) is tile (16 + row, 32 + k).
+    EXPECT_EQ(x[0], pair(16 + q, 32 + 2 * t, 16 + q, 33 + 2 * t));
+    EXPECT_EQ(x[1], pair(24 + q, 32 + 2 * t, 24 + q, 33 + 2 * t));
+    EXPECT_EQ(x[2], pair(16 + q, 40 + 2 * t, 16 + q, 41 + 2 * t));
+    EXPECT_EQ(x[3], pair(24 + q, 40 + 2 * t, 24 + q, 41 + 2 * t));
+    // B (16×8) stored [n][k], n 8.., k 16..: (k, n) is tile (8 + n, 16 + k).
+    EXPECT_EQ(x[4], pair(8 + q, 16 + 2 * t, 8 + q, 17 + 2 * t));
+    EXPECT_EQ(x[5], pair(8 + q, 24 + 2 * t, 8 + q, 25 + 2 * t));
+    // B stored [k][n], n 24.., k 8..: (k, n) is tile (8 + k, 24 + n).
+    EXPECT_EQ(x[6], pair(8 + 2 * t, 24 + q, 9 + 2 * t, 24 + q));
+    EXPECT_EQ(x[7], pair(16 + 2 * t, 24 + q, 17 + 2 * t, 24 + q));
+  }
 }
 
 // The emulated GPU's memory guard (kernels/cuda/emu/device_arena.h): a host buffer handed to a

@@ -96,6 +96,7 @@ struct Block {
   unsigned live = 0, block_waiting = 0;
   std::vector<unsigned> warp_live, warp_waiting;
   unsigned char* smem = nullptr;
+  std::size_t smem_bytes = 0;
 };
 
 inline Block*& current_block() {
@@ -236,6 +237,7 @@ inline void run_grid(Dim3 grid, Dim3 block, std::size_t smem_bytes, const std::f
   b.block_dim = {block.x, block.y, block.z};
   b.grid_dim = {grid.x, grid.y, grid.z};
   b.smem = aligned;
+  b.smem_bytes = smem_bytes;
   Block* saved = current_block();
   current_block() = &b;
   for (unsigned z = 0; z < grid.z; ++z)
@@ -341,6 +343,42 @@ inline void mma_bf16_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t
     float acc = 0.f;
     for (unsigned k = 0; k < 16; ++k) acc += A[row][k] * B[k][col];
     d[e] += acc;
+  }
+  sync_warp();
+}
+
+// ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16, with the layout of the PTX ISA ("Warp-level
+// matrix load instruction: ldmatrix"): lane 8i + r supplies the shared-memory address of row r of the
+// 8×8 matrix i (8 elements, 16-byte aligned); lane L receives in r[i] the 32-bit word of matrix i at
+// row L/4, columns 2(L%4) and 2(L%4)+1 — with .trans the elements (2(L%4), L/4) and (2(L%4)+1, L/4),
+// the column read as a row. The smaller column (row) sits in the low 16 bits. An address outside the
+// block's dynamic shared memory or not 16-byte aligned stops the run (ldmatrix reads shared memory
+// only, in 16-byte rows).
+template <int N>
+inline void ldmatrix(uint32_t (&r)[N], const void* row, bool trans) {
+  static_assert(N == 1 || N == 2 || N == 4);
+  Block* blk = current_block();
+  Fiber* f = blk->cur;
+  const auto* p = static_cast<const unsigned char*>(row);
+  if (f->lane < 8 * N) {
+    if (p < blk->smem || p + 16 > blk->smem + blk->smem_bytes) die("ldmatrix row outside dynamic shared memory");
+    if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) die("ldmatrix row not 16-byte aligned");
+  }
+  f->slot[0] = reinterpret_cast<std::uintptr_t>(row);
+  sync_warp();
+  const unsigned L = f->lane, base = f->warp * 32;
+  const auto element = [&](unsigned matrix, unsigned row_in, unsigned col) {
+    const unsigned src = base + 8 * matrix + row_in;
+    if (src >= blk->fibers.size() || blk->fibers[src].state == Fiber::Done)
+      die("ldmatrix with a lane that is not running");
+    uint16_t e;
+    std::memcpy(&e, reinterpret_cast<const unsigned char*>(blk->fibers[src].slot[0]) + 2 * col, 2);
+    return uint32_t{e};
+  };
+  for (unsigned i = 0; i < static_cast<unsigned>(N); ++i) {
+    const unsigned g = L / 4, t = L % 4;
+    r[i] = trans ? element(i, 2 * t, g) | (element(i, 2 * t + 1, g) << 16)
+                 : element(i, g, 2 * t) | (element(i, g, 2 * t + 1) << 16);
   }
   sync_warp();
 }

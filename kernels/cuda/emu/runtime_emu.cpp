@@ -72,4 +72,6 @@ void reset_error_slot() {
 
 std::size_t max_dynamic_smem() { return 227 * 1024; }  // H100/H200 opt-in limit
 
+int multiprocessors() { return 132; }  // H100 SXM
+
 }  // namespace headroom::kernels::cuda_emu
