@@ -109,7 +109,7 @@ void pack(const Src* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_
 // The flash forward: pipelined (K and V blocks in flight by cp.async) where Q is resident and two
 // stages fit, unless max_stages < 2; streamed otherwise.
 template <int DVT>
-void launch_mma_forward(const uint16_t* qb, const uint16_t* kb, const uint16_t* vb, float* out, float* lse,
+void launch_mma_forward(const uint16_t* qb, const mma::KvView& kv, const mma::KvView& vv, float* out, float* lse,
                         const AttnShape& s, const mma::Dims& d, const mma::FwdGrid& grid, int max_stages) {
   const bool q_resident = d.dqkp <= 256;
   const bool pipelined = q_resident && max_stages >= 2 && mma::fwd_smem_bytes(d, DVT, true, true) <= max_dynamic_smem();
@@ -118,7 +118,7 @@ void launch_mma_forward(const uint16_t* qb, const uint16_t* kb, const uint16_t* 
   check_grid(s, blocks, "attention_fwd");
   launch(pipelined ? "attention_fwd(mma, pipelined)" : "attention_fwd(mma)", mma::fwd_kernel<DVT>,
          dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(s.Hq), static_cast<unsigned>(s.B)),
-         dim3(mma::kThreads), smem, qb, kb, vb, out, lse, s, d, grid, q_resident, pipelined);
+         dim3(mma::kThreads), smem, qb, kv, vv, out, lse, s, d, grid, q_resident, pipelined);
 }
 
 // Output columns per forward block (fwd_kernel's DVT): the padded width up to 256.
@@ -159,8 +159,25 @@ void attention_fwd_fp32(const float* q, const float* k, const float* v, float* o
 
 namespace attention {
 
-// The tensor-core forward on K and V in fp32 (activations) or bf16 (a decoding cache). splits: how
-// many parts each query block's keys are split into (1: none; 0: decode_splits decides).
+// A bf16 decoding cache ([B, Tk, Hkv, width]) as the forward reads it in place: possible where every
+// 64-column chunk of a row starts 16-byte aligned (cp.async's unit), i.e. an aligned cache and widths
+// that are multiples of 8. Else (and for fp32 activations) the operands are packed first.
+inline bool cache_in_place(const void* k, const void* v, const AttnShape& s) {
+  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  return aligned(k) && aligned(v) && s.dqk % 8 == 0 && s.dv % 8 == 0;
+}
+inline bool cache_in_place(const float*, const float*, const AttnShape&) { return false; }
+
+inline mma::KvView packed_view(const uint16_t* p, const AttnShape& s, int64_t Tkp, int64_t dp) {
+  return {p, s.Hkv * Tkp * dp, Tkp * dp, dp, Tkp, dp};
+}
+inline mma::KvView cache_view(const void* p, const AttnShape& s, int64_t width) {
+  return {static_cast<const uint16_t*>(p), s.Tk * s.Hkv * width, width, s.Hkv * width, s.Tk, width};
+}
+
+// The tensor-core forward on K and V in fp32 (activations) or bf16 (a decoding cache, read in place
+// where cache_in_place says so). splits: how many parts each query block's keys are split into (1:
+// none; 0: decode_splits decides).
 template <class Kv>
 void flash_forward(const float* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s,
                    int max_stages = 2, int splits = 1) {
@@ -175,27 +192,33 @@ void flash_forward(const float* q, const Kv* k, const Kv* v, float* out, float* 
   grid.out_split = B * T * Hq * dv;
   grid.lse_split = B * Hq * T;
   const int64_t parted = grid.splits > 1 ? grid.splits : 0;
+  const bool in_place = cache_in_place(k, v, s);
+  const int64_t packed_k = in_place ? 0 : B * Hkv * d.Tkp * d.dqkp, packed_v = in_place ? 0 : B * Hkv * d.Tkp * d.dvp;
   Carver sizes;
   sizes.take<uint16_t>(B * Hq * d.Tp * d.dqkp);
-  sizes.take<uint16_t>(B * Hkv * d.Tkp * d.dqkp);
-  sizes.take<uint16_t>(B * Hkv * d.Tkp * d.dvp);
+  sizes.take<uint16_t>(packed_k);
+  sizes.take<uint16_t>(packed_v);
   sizes.take<float>(parted * grid.out_split);
   sizes.take<float>(parted * grid.lse_split);
   Carver parts(scratch(sizes.used()));
   uint16_t* qb = parts.take<uint16_t>(B * Hq * d.Tp * d.dqkp);
-  uint16_t* kb = parts.take<uint16_t>(B * Hkv * d.Tkp * d.dqkp);
-  uint16_t* vb = parts.take<uint16_t>(B * Hkv * d.Tkp * d.dvp);
+  uint16_t* kb = parts.take<uint16_t>(packed_k);
+  uint16_t* vb = parts.take<uint16_t>(packed_v);
   float* part_out = parted ? parts.take<float>(parted * grid.out_split) : out;
   float* part_lse = parted ? parts.take<float>(parted * grid.lse_split) : lse;
   pack(q, qb, B, T, Hq, dqk, d.Tp, d.dqkp);
-  pack(k, kb, B, Tk, Hkv, dqk, d.Tkp, d.dqkp);
-  pack(v, vb, B, Tk, Hkv, dv, d.Tkp, d.dvp);
+  if (!in_place) {
+    pack(k, kb, B, Tk, Hkv, dqk, d.Tkp, d.dqkp);
+    pack(v, vb, B, Tk, Hkv, dv, d.Tkp, d.dvp);
+  }
+  const mma::KvView kv = in_place ? cache_view(k, s, dqk) : packed_view(kb, s, d.Tkp, d.dqkp);
+  const mma::KvView vv = in_place ? cache_view(v, s, dv) : packed_view(vb, s, d.Tkp, d.dvp);
   if (dvt == 64)
-    launch_mma_forward<64>(qb, kb, vb, part_out, part_lse, s, d, grid, max_stages);
+    launch_mma_forward<64>(qb, kv, vv, part_out, part_lse, s, d, grid, max_stages);
   else if (dvt == 128)
-    launch_mma_forward<128>(qb, kb, vb, part_out, part_lse, s, d, grid, max_stages);
+    launch_mma_forward<128>(qb, kv, vv, part_out, part_lse, s, d, grid, max_stages);
   else
-    launch_mma_forward<256>(qb, kb, vb, part_out, part_lse, s, d, grid, max_stages);
+    launch_mma_forward<256>(qb, kv, vv, part_out, part_lse, s, d, grid, max_stages);
   if (parted)
     launch("attention_fwd(merge splits)", mma::merge_splits, grid_1d(grid.out_split, 256), dim3(256), 0,
            static_cast<const float*>(part_out), static_cast<const float*>(part_lse), out, lse, s, grid);

@@ -5,7 +5,8 @@
 // Operands. The fp32 inputs are first rounded to bf16 copies in the scratch workspace, head-major and
 // zero-padded to multiples of 64 in both sequence and width ([B, H, Lp, dp]). Padding makes every
 // tile load a full, 16-byte-aligned 64-column row, and zeros contribute nothing (no NaN from
-// garbage): no bounds checks inside the loops. Fragments come from shared memory by ldmatrix (rows
+// garbage). The forward reads a bf16 decoding cache in place instead (KvView), the tile loads
+// storing zeros past its last key and its width (Extent). Fragments come from shared memory by ldmatrix (rows
 // padded to 72 elements: the eight 16-byte rows of a matrix fall in distinct banks), transposed on
 // the load where a product needs a tile the other way round (V in P·V; Q, dO and K in the
 // backward's dK, dV and dQ), so each operand has one copy.
@@ -46,13 +47,20 @@ struct alignas(16) Vec16 {
 };
 #endif
 
-// Copies `rows` rows of 64 bf16 (src row stride src_ld elements) into a [rows][kLdS] tile; rows at
-// or past `valid` become zeros.
-__device__ __forceinline__ void load_rows(uint16_t* dst, const uint16_t* src, int64_t src_ld, int rows, int valid) {
+// How much of a tile's source exists: rows [0, rows) and columns [0, cols); the rest of the tile
+// reads as zero. Packed operands are padded (all of it); a decoding cache read in place ends at its
+// last key and at its head width (a multiple of 8: whole 16-byte segments).
+struct Extent {
+  int64_t rows = kTile, cols = kTile;
+  __device__ bool has(int r, int seg) const { return r < rows && seg * 8 < cols; }
+};
+
+// Copies `rows` rows of 64 bf16 (src row stride src_ld elements) into a [rows][kLdS] tile.
+__device__ __forceinline__ void load_rows(uint16_t* dst, const uint16_t* src, int64_t src_ld, int rows, Extent e = {}) {
   for (int i = threadIdx.x; i < rows * 8; i += kThreads) {
     const int r = i >> 3, seg = i & 7;
     Vec16 v = {0u, 0u, 0u, 0u};
-    if (r < valid) v = *reinterpret_cast<const Vec16*>(src + r * src_ld + seg * 8);
+    if (e.has(r, seg)) v = *reinterpret_cast<const Vec16*>(src + r * src_ld + seg * 8);
     *reinterpret_cast<Vec16*>(dst + r * kLdS + seg * 8) = v;
   }
 }
@@ -146,13 +154,31 @@ __device__ __forceinline__ void softmax_pv(float (&sacc)[8][4], float (&o)[NT][4
   }
 }
 
-// `rows` full rows of 64 bf16 (row stride src_ld) into a [rows][kLdS] tile, in flight until waited for.
-__device__ __forceinline__ void load_rows_async(uint16_t* dst, const uint16_t* src, int64_t src_ld, int rows) {
+// The same in flight until waited for (the zeros outside the extent are stored at once: the tile
+// is free when its load is issued).
+__device__ __forceinline__ void load_rows_async(uint16_t* dst, const uint16_t* src, int64_t src_ld, int rows,
+                                                Extent e = {}) {
   for (int i = threadIdx.x; i < rows * 8; i += kThreads) {
     const int r = i >> 3, seg = i & 7;
-    copy_async16(dst + r * kLdS + seg * 8, src + r * src_ld + seg * 8);
+    if (e.has(r, seg))
+      copy_async16(dst + r * kLdS + seg * 8, src + r * src_ld + seg * 8);
+    else
+      *reinterpret_cast<Vec16*>(dst + r * kLdS + seg * 8) = Vec16{0u, 0u, 0u, 0u};
   }
 }
+
+// Where the forward reads K or V: element (b, g, key, col) at p[b·batch + g·head + key·ld + col],
+// keys from `keys` and columns from `width` on read as zero. A packed copy is [B, Hkv, Tkp, dp]
+// (padded: nothing past it); a bf16 decoding cache is read in place as [B, Tk, Hkv, d].
+struct KvView {
+  const uint16_t* p;
+  int64_t batch, head, ld, keys, width;
+  // Rows [j0, j0 + 64) and columns [c0, c0 + 64) of head g in batch row b, and how much of them exists.
+  __device__ const uint16_t* at(int64_t b, int64_t g, int64_t j0, int64_t c0) const {
+    return p + b * batch + g * head + j0 * ld + c0;
+  }
+  __device__ Extent extent(int64_t j0, int64_t c0) const { return {keys - j0, width - c0}; }
+};
 
 // How a forward launch divides its work: output slices of DVT columns, and splits of each query
 // block's visible key blocks (split-key decoding: few queries over many keys would otherwise fill a
@@ -163,11 +189,11 @@ struct FwdGrid {
   int64_t out_split = 0, lse_split = 0;
 };
 
-// grid (n_q_blocks · slices · splits, Hq, B). qb [B,Hq,Tp,dqkp], kb [B,Hkv,Tkp,dqkp], vb [B,Hkv,Tkp,dvp].
+// grid (n_q_blocks · slices · splits, Hq, B). qb [B,Hq,Tp,dqkp]; K and V as their views say.
 template <int DVT>
-__global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const uint16_t* kb, const uint16_t* vb,
-                                                       float* out, float* lse, AttnShape s, Dims d, FwdGrid grid,
-                                                       bool q_resident, bool pipelined) {
+__global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, KvView kv, KvView vv, float* out, float* lse,
+                                                       AttnShape s, Dims d, FwdGrid grid, bool q_resident,
+                                                       bool pipelined) {
   constexpr int NT = DVT / 8;  // n8 tiles of output columns per warp
   constexpr int64_t tile = kTile * kLdS;
   HR_DYNAMIC_SMEM(uint16_t, smem);
@@ -189,8 +215,6 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gq = lane >> 2, tq = lane & 3;
   const int64_t nq = imin64(kTile, s.Tq - t0);
   const uint16_t* qhead = qb + ((b * s.Hq + h) * d.Tp + t0) * d.dqkp;
-  const uint16_t* khead = kb + (b * s.Hkv + g) * d.Tkp * d.dqkp;
-  const uint16_t* vhead = vb + (b * s.Hkv + g) * d.Tkp * d.dvp + c_out0;
   // The slice's V tiles within the padded width; those past it stay zero (set once, never loaded).
   const int v_loaded = static_cast<int>(imin64(DVT, d.dvp - c_out0) / kTile);
   const auto zero_v_past_width = [&](uint16_t* v) {
@@ -216,9 +240,11 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
       uint16_t* k = Ks + st * stage_elems;
       const int64_t j0 = kblk * kTile;
       for (int64_t c = 0; c < chunks; ++c)
-        load_rows_async(k + c * tile, khead + j0 * d.dqkp + c * kTile, d.dqkp, kTile);
-      for (int c = 0; c < v_loaded; ++c)
-        load_rows_async(k + (chunks + c) * tile, vhead + j0 * d.dvp + c * kTile, d.dvp, kTile);
+        load_rows_async(k + c * tile, kv.at(b, g, j0, c * kTile), kv.ld, kTile, kv.extent(j0, c * kTile));
+      for (int c = 0; c < v_loaded; ++c) {
+        const int64_t c0 = c_out0 + c * kTile;
+        load_rows_async(k + (chunks + c) * tile, vv.at(b, g, j0, c0), vv.ld, kTile, vv.extent(j0, c0));
+      }
       commit_async();
     };
     if (kb_first < kb_end) {  // Q in one group with the first key block
@@ -244,18 +270,20 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, const
   } else {
     zero_v_past_width(Vs);
     if (q_resident)
-      for (int64_t c = 0; c < chunks; ++c) load_rows(Qs + c * tile, qhead + c * kTile, d.dqkp, kTile, kTile);
+      for (int64_t c = 0; c < chunks; ++c) load_rows(Qs + c * tile, qhead + c * kTile, d.dqkp, kTile);
     for (int64_t kblk = kb_first; kblk < kb_end; ++kblk) {
       const int64_t j0 = kblk * kTile;
       float sacc[8][4];
       zero(sacc);
       for (int64_t c = 0; c < chunks; ++c) {
         __syncthreads();  // the previous users of Ks / Qs / Vs are done
-        load_rows(Ks, khead + j0 * d.dqkp + c * kTile, d.dqkp, kTile, kTile);
-        if (!q_resident) load_rows(Qs, qhead + c * kTile, d.dqkp, kTile, kTile);
+        load_rows(Ks, kv.at(b, g, j0, c * kTile), kv.ld, kTile, kv.extent(j0, c * kTile));
+        if (!q_resident) load_rows(Qs, qhead + c * kTile, d.dqkp, kTile);
         if (c == 0)
-          for (int cv = 0; cv < v_loaded; ++cv)
-            load_rows(Vs + cv * tile, vhead + j0 * d.dvp + cv * kTile, d.dvp, kTile, kTile);
+          for (int cv = 0; cv < v_loaded; ++cv) {
+            const int64_t c0 = c_out0 + cv * kTile;
+            load_rows(Vs + cv * tile, vv.at(b, g, j0, c0), vv.ld, kTile, vv.extent(j0, c0));
+          }
         __syncthreads();
         mma_tiles(sacc, q_resident ? Qs + c * tile : Qs, Ks);
       }
@@ -420,8 +448,8 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
       const uint16_t* qrows = x.qb + (bh * d.Tp + t0) * d.dqkp;
       for (int64_t c = 0; c < ck; ++c) {
         __syncthreads();  // the previous users of At / Bt / L2 / Dq are done
-        load_rows(At, khead + c * kTile, d.dqkp, kTile, kTile);
-        load_rows(Bt, qrows + c * kTile, d.dqkp, kTile, kTile);
+        load_rows(At, khead + c * kTile, d.dqkp, kTile);
+        load_rows(Bt, qrows + c * kTile, d.dqkp, kTile);
         if (c == 0 && tid < kTile) {
           const int64_t t = t0 + tid;
           const float lse = t < s.Tq ? x.lse[s.stat_at(b, h, t)] : neg_inf();
@@ -434,8 +462,8 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
       const uint16_t* dorows = x.dob + (bh * d.Tp + t0) * d.dvp;
       for (int64_t c = 0; c < cv; ++c) {
         __syncthreads();
-        load_rows(At, vhead + c * kTile, d.dvp, kTile, kTile);
-        load_rows(Bt, dorows + c * kTile, d.dvp, kTile, kTile);
+        load_rows(At, vhead + c * kTile, d.dvp, kTile);
+        load_rows(Bt, dorows + c * kTile, d.dvp, kTile);
         __syncthreads();
         mma_tiles(dpt, At, Bt);
       }
@@ -445,7 +473,7 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
       // on the load), added to the fp32 outputs this block owns.
       for (int64_t c = 0; c < cv; ++c) {
         __syncthreads();
-        load_rows(Bt, dorows + c * kTile, d.dvp, kTile, kTile);
+        load_rows(Bt, dorows + c * kTile, d.dvp, kTile);
         __syncthreads();
         float acc[8][4];
         zero(acc);
@@ -454,7 +482,7 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
       }
       for (int64_t c = 0; c < ck; ++c) {
         __syncthreads();
-        load_rows(Bt, qrows + c * kTile, d.dqkp, kTile, kTile);
+        load_rows(Bt, qrows + c * kTile, d.dqkp, kTile);
         __syncthreads();
         float acc[8][4];
         zero(acc);
@@ -465,7 +493,7 @@ __global__ __launch_bounds__(kThreads) void bwd_kernel(BwdOperands x, AttnShape 
       // chunk transposed on the load.
       for (int64_t c = 0; c < ck; ++c) {
         __syncthreads();
-        load_rows(Bt, khead + c * kTile, d.dqkp, kTile, kTile);
+        load_rows(Bt, khead + c * kTile, d.dqkp, kTile);
         __syncthreads();
         float acc[8][4];
         zero(acc);

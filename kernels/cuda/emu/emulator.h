@@ -287,6 +287,8 @@ inline float bf16_value(uint32_t bits16) { return std::bit_cast<float>(bits16 <<
 // and other threads see it only after that thread has passed the wait (fibers switch at barriers),
 // so a missing wait or barrier shows up as the 0xFF filling or stale data in a test.
 inline void copy16(void* smem, const void* gmem) {
+  if (reinterpret_cast<std::uintptr_t>(smem) % 16 != 0 || reinterpret_cast<std::uintptr_t>(gmem) % 16 != 0)
+    die("cp.async of 16 bytes with an address not 16-byte aligned");
   Fiber::AsyncCopy c{static_cast<unsigned char*>(smem), {}};
   std::memcpy(c.bytes, gmem, 16);
   current_block()->cur->in_flight.push_back(c);
