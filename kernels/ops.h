@@ -108,6 +108,11 @@ using RmsApply = void(const T* x, const T* w, const T* sumsq, T* y, T* rstd, int
 // rms_apply in turn. rstd may be null.
 template <class T>
 using AddRmsNorm = void(const T* a, const T* b, T* h, const T* w, T* y, T* rstd, int64_t rows, int64_t n, T eps);
+// add_rms_norm with y written in the weight precision (weight_store's format): the values
+// add_rms_norm then weight_store would store, in one pass (a pre-norm block's stored GEMM input).
+template <class T>
+using AddRmsNormStored = void(const T* a, const T* b, T* h, const T* w, void* y, T* rstd, int64_t rows, int64_t n,
+                              T eps);
 // dot[r] = sum_i x[r,i] * w[i] * dy[r,i]   (to be all-reduced like sumsq)
 template <class T>
 using RmsBwdDot = void(const T* x, const T* w, const T* dy, T* dot, int64_t rows, int64_t n);
@@ -155,6 +160,9 @@ using AttentionFwdCached = void(const T* q, const void* k, const void* v, T* out
 // out[r, i] = silu(gate[r, i]) * up[r, i]   (out is [rows, F])
 template <class T>
 using SwigluFwd = void(const T* gu, T* out, int64_t rows, int64_t F);
+// swiglu_fwd with out written in the weight precision, likewise (the down projection's input).
+template <class T>
+using SwigluFwdStored = void(const T* gu, void* out, int64_t rows, int64_t F);
 // dgu = [dgate | dup] row by row (overwrites; may be gu itself).
 template <class T>
 using SwigluBwd = void(const T* gu, const T* dout, T* dgu, int64_t rows, int64_t F);
@@ -202,6 +210,7 @@ struct BasicOps {
   sig::RowSumsq<T>* row_sumsq;
   sig::RmsApply<T>* rms_apply;
   sig::AddRmsNorm<T>* add_rms_norm;
+  sig::AddRmsNormStored<T>* add_rms_norm_stored;
   sig::RmsBwdDot<T>* rms_bwd_dot;
   sig::RmsBwdApply<T>* rms_bwd_apply;
   sig::Rope<T>* rope;
@@ -211,6 +220,7 @@ struct BasicOps {
   sig::StoreAs<T>* kv_store;
   sig::AttentionFwdCached<T>* attention_fwd_cached;
   sig::SwigluFwd<T>* swiglu_fwd;
+  sig::SwigluFwdStored<T>* swiglu_fwd_stored;
   sig::SwigluBwd<T>* swiglu_bwd;
   sig::CrossEntropy<T>* cross_entropy;
   sig::Adamw<T>* adamw;
@@ -233,6 +243,15 @@ template <class T, sig::Matmul<T>* Mm>
 void matmul_on_both_stored(const void* A, const void* B, T* C, int64_t M, int64_t N, int64_t K, bool trans_a,
                            bool trans_b, bool accumulate) {
   Mm(static_cast<const T*>(A), static_cast<const T*>(B), C, M, N, K, trans_a, trans_b, accumulate);
+}
+template <class T, sig::AddRmsNorm<T>* Op>
+void add_rms_norm_on_stored(const T* a, const T* b, T* h, const T* w, void* y, T* rstd, int64_t rows, int64_t n,
+                            T eps) {
+  Op(a, b, h, w, static_cast<T*>(y), rstd, rows, n, eps);
+}
+template <class T, sig::SwigluFwd<T>* Op>
+void swiglu_fwd_on_stored(const T* gu, void* out, int64_t rows, int64_t F) {
+  Op(gu, static_cast<T*>(out), rows, F);
 }
 template <class T, sig::AttentionFwd<T>* Fwd>
 void attention_fwd_on_cache(const T* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,

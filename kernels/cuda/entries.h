@@ -107,6 +107,11 @@ sig::AttentionFwdCached<float> attention_fwd_cached_fp32;
 int attention_decode_splits(const AttentionShape& shape);
 
 sig::SwigluFwd<float> swiglu_fwd;
+// The stored-output entries (ops.h) per weight precision: bf16 in the bf16 tables, fp32 in the fp32 one.
+sig::SwigluFwdStored<float> swiglu_fwd_stored_bf16;
+sig::SwigluFwdStored<float> swiglu_fwd_stored_fp32;
+sig::AddRmsNormStored<float> add_rms_norm_stored_bf16;
+sig::AddRmsNormStored<float> add_rms_norm_stored_fp32;
 sig::SwigluBwd<float> swiglu_bwd;
 
 // Rows with a target >= V are reported after the kernel: the op waits for the stream and throws

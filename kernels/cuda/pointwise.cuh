@@ -35,11 +35,13 @@ __global__ void scale_kernel(float* x, float a, int64_t n) { HR_GRID_STRIDE(i, n
 
 __device__ __forceinline__ float sigmoid(float g) { return 1.f / (1.f + expf(-g)); }
 
-// Rows of gu are [gate (F) | up (F)]; element i of the output is row i / F, column i % F.
-__global__ void swiglu_fwd_kernel(const float* gu, float* out, int64_t F, int64_t n) {
+// Rows of gu are [gate (F) | up (F)]; element i of the output is row i / F, column i % F. out in
+// fp32 or, for the down projection's stored input, bf16.
+template <class Out>
+__global__ void swiglu_fwd_kernel(const float* gu, Out* out, int64_t F, int64_t n) {
   HR_GRID_STRIDE(i, n) {
     const int64_t g = i / F * 2 * F + i % F;
-    out[i] = gu[g] * sigmoid(gu[g]) * gu[g + F];
+    store_as(out + i, gu[g] * sigmoid(gu[g]) * gu[g + F]);
   }
 }
 // Reads everything before writing: dgu may alias gu element for element.
@@ -127,8 +129,17 @@ void scale(float* x, float a, int64_t n) {
 void swiglu_fwd(const float* gu, float* out, int64_t rows, int64_t F) {
   const int64_t n = rows * F;
   if (n <= 0) return;
-  launch("swiglu_fwd", pointwise::swiglu_fwd_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0, gu,
-         out, F, n);
+  launch("swiglu_fwd", pointwise::swiglu_fwd_kernel<float>, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads),
+         0, gu, out, F, n);
+}
+void swiglu_fwd_stored_bf16(const float* gu, void* out, int64_t rows, int64_t F) {
+  const int64_t n = rows * F;
+  if (n <= 0) return;
+  launch("swiglu_fwd (bf16 output)", pointwise::swiglu_fwd_kernel<uint16_t>, grid_1d(n, pointwise::kThreads),
+         dim3(pointwise::kThreads), 0, gu, static_cast<uint16_t*>(out), F, n);
+}
+void swiglu_fwd_stored_fp32(const float* gu, void* out, int64_t rows, int64_t F) {
+  swiglu_fwd(gu, static_cast<float*>(out), rows, F);
 }
 void swiglu_bwd(const float* gu, const float* dout, float* dgu, int64_t rows, int64_t F) {
   const int64_t n = rows * F;

@@ -80,8 +80,9 @@ __global__ void rms_apply_kernel(const float* x, const float* w, const float* su
 }
 
 // row_sumsq_kernel and rms_apply_kernel in one, in their order of operations: h's row is read back
-// from the cache lines the warp has just written.
-__global__ void add_rms_norm_kernel(const float* a, const float* b, float* h, const float* w, float* y, float* rstd,
+// from the cache lines the warp has just written. y in fp32 or, for a stored GEMM input, bf16.
+template <class Y>
+__global__ void add_rms_norm_kernel(const float* a, const float* b, float* h, const float* w, Y* y, float* rstd,
                                     int64_t rows, int64_t n, float eps) {
   const int64_t r = warp_row();
   if (r >= rows) return;
@@ -98,8 +99,8 @@ __global__ void add_rms_norm_kernel(const float* a, const float* b, float* h, co
   const float sumsq = static_cast<float>(ss);
   const float s = static_cast<float>(1.0 / sqrt(static_cast<double>(sumsq) / static_cast<double>(n) + eps));
   if (rstd != nullptr && lane == 0) rstd[r] = s;
-  float* yr = y + r * n;
-  for (int64_t i = lane; i < n; i += 32) yr[i] = hr[i] * s * w[i];
+  Y* yr = y + r * n;
+  for (int64_t i = lane; i < n; i += 32) store_as(yr + i, hr[i] * s * w[i]);
 }
 
 __global__ void rms_bwd_dot_kernel(const float* x, const float* w, const float* dy, float* dot, int64_t rows,
@@ -245,8 +246,18 @@ void rms_apply(const float* x, const float* w, const float* sumsq, float* y, flo
 void add_rms_norm(const float* a, const float* b, float* h, const float* w, float* y, float* rstd, int64_t rows,
                   int64_t n, float eps) {
   if (rows <= 0) return;
-  launch("add_rms_norm", reduce::add_rms_norm_kernel, reduce::row_grid(rows), dim3(reduce::kThreads), 0, a, b, h, w, y,
-         rstd, rows, n, eps);
+  launch("add_rms_norm", reduce::add_rms_norm_kernel<float>, reduce::row_grid(rows), dim3(reduce::kThreads), 0, a, b, h,
+         w, y, rstd, rows, n, eps);
+}
+void add_rms_norm_stored_bf16(const float* a, const float* b, float* h, const float* w, void* y, float* rstd,
+                              int64_t rows, int64_t n, float eps) {
+  if (rows <= 0) return;
+  launch("add_rms_norm (bf16 output)", reduce::add_rms_norm_kernel<uint16_t>, reduce::row_grid(rows),
+         dim3(reduce::kThreads), 0, a, b, h, w, static_cast<uint16_t*>(y), rstd, rows, n, eps);
+}
+void add_rms_norm_stored_fp32(const float* a, const float* b, float* h, const float* w, void* y, float* rstd,
+                              int64_t rows, int64_t n, float eps) {
+  add_rms_norm(a, b, h, w, static_cast<float*>(y), rstd, rows, n, eps);
 }
 
 void rms_bwd_dot(const float* x, const float* w, const float* dy, float* dot, int64_t rows, int64_t n) {

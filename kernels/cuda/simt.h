@@ -54,6 +54,9 @@ __device__ __forceinline__ float from_bf16(uint32_t bits16) { return __uint_as_f
 // element as it is.
 __device__ __forceinline__ uint16_t bf16_of(float x) { return to_bf16(x); }
 __device__ __forceinline__ uint16_t bf16_of(uint16_t x) { return x; }
+// x into an output in a storage precision: fp32 as it is, bf16 rounded to nearest even.
+__device__ __forceinline__ void store_as(float* p, float x) { *p = x; }
+__device__ __forceinline__ void store_as(uint16_t* p, float x) { *p = to_bf16(x); }
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   return static_cast<uint32_t>(to_bf16(lo)) | (static_cast<uint32_t>(to_bf16(hi)) << 16);
 }

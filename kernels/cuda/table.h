@@ -57,6 +57,7 @@ inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = A
   t.rms_bwd_dot = HR_CUDA_NS::rms_bwd_dot;
   t.rms_bwd_apply = HR_CUDA_NS::rms_bwd_apply;
   t.add_rms_norm = HR_CUDA_NS::add_rms_norm;
+  t.add_rms_norm_stored = bf16 ? HR_CUDA_NS::add_rms_norm_stored_bf16 : HR_CUDA_NS::add_rms_norm_stored_fp32;
   t.rope = HR_CUDA_NS::rope;
   t.attention_fwd = attention_fwd_entry(bf16, attention);
   t.attention_bwd = attention_bwd_entry(bf16, attention);
@@ -64,6 +65,7 @@ inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = A
   t.kv_store = t.kv_bytes == 2 ? HR_CUDA_NS::store_bf16 : HR_CUDA_NS::store_fp32;
   t.attention_fwd_cached = attention_fwd_cached_entry(bf16, attention);
   t.swiglu_fwd = HR_CUDA_NS::swiglu_fwd;
+  t.swiglu_fwd_stored = bf16 ? HR_CUDA_NS::swiglu_fwd_stored_bf16 : HR_CUDA_NS::swiglu_fwd_stored_fp32;
   t.swiglu_bwd = HR_CUDA_NS::swiglu_bwd;
   t.cross_entropy = HR_CUDA_NS::cross_entropy;
   t.adamw = HR_CUDA_NS::adamw;

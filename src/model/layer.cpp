@@ -496,6 +496,17 @@ void attention_backward(const Model<T>& m, const Dims& s, const Attend<T>& at, c
   }
 }
 
+// h = a + b and the norm `n` of h (a pre-norm block's residual add and the next norm), n's output
+// in T or, where n says, in its stored copy.
+template <class T>
+void add_and_norm(const kernels::BasicOps<T>& ops, const T* a, const T* b, T* h, const NextNorm<T>& n, const Dims& s) {
+  const auto eps = static_cast<T>(s.eps);
+  if (n.y_stored)
+    ops.add_rms_norm_stored(a, b, h, n.w, n.y_stored, n.rstd, s.R, s.d, eps);
+  else
+    ops.add_rms_norm(a, b, h, n.w, n.y, n.rstd, s.R, s.d, eps);
+}
+
 // --- the block -------------------------------------------------------------------------------------
 
 template <class T>
@@ -506,6 +517,8 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   const auto& sw = m.sw[static_cast<size_t>(i)];
   const bool qk = s.qk_norm != config::QkNorm::kNone;
   mark(m.timer, kFwdProjections);
+  // The previous block's output add normed this block's input, into its stored copy where it could.
+  const std::byte* normed_stored = s.pre && input_normed ? normed_into_store(l.a_op, rs.split) : nullptr;
   if (s.pre && input_normed) {
     if (rs.split) gather_rows(m, l.a_in, s.R, s.d);
   } else if (s.pre || rs.split) {
@@ -513,7 +526,7 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   }
   T* q_lin = qk ? l.q_pre : l.q;
   T* k_lin = qk ? l.k_pre : l.k;
-  const std::byte* a_in = operand(m, l.a_in, l.a_op, s.BT * s.d);
+  const std::byte* a_in = normed_stored ? normed_stored : operand(m, l.a_in, l.a_op, s.BT * s.d);
   linear(m, a_in, sw.wq, q_lin, s.BT, s.Q, s.d);
   linear(m, a_in, sw.wk, k_lin, s.BT, s.K, s.d);
   linear(m, a_in, sw.wv, l.v, s.BT, s.VD, s.d);
@@ -530,22 +543,28 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   linear(m, l.att, sw.wo, o_sum, s.BT, s.d, s.A);
   row_output(m, s, rs, o_sum, l.o);
   if (s.pre) {
-    // The residual add and the MLP's input norm in one pass over h_mid (mlp_block only gathers).
-    ops.add_rms_norm(l.x_in, l.o, l.h_mid, w.mlp_norm, l.m_in + rs.row0 * s.d, l.m_rstd, s.R, s.d,
-                     static_cast<T>(s.eps));
+    // The residual add and the MLP's input norm in one pass over h_mid (mlp_block only gathers or
+    // stores), the norm's output into its stored copy where it can.
+    add_and_norm(ops, l.x_in, l.o, l.h_mid,
+                 {w.mlp_norm, l.m_in + rs.row0 * s.d, l.m_rstd, normed_into_store(l.m_op, rs.split)}, s);
   } else {
     rms_forward(ops, l.o, w.attn_norm, l.h_mid, l.a_rstd, stat, s.R, s.d, s.eps);
     ops.axpy(l.h_mid, l.x_in, T(1), s.R * s.d);
   }
 }
 
-// gu and act from the MLP's input m_in as stored; returns act as the down projection reads it.
+// gu and act from the MLP's input m_in as stored; returns act as the down projection reads it
+// (written in the weight precision where it is stored so).
 template <class T>
 const std::byte* mlp_products(const Model<T>& m, const Dims& s, long i, LayerActs<T>& l, const std::byte* m_in) {
   const auto& sw = m.sw[static_cast<size_t>(i)];
   linear(m, m_in, sw.w_gate, l.gu, s.BT, 2 * s.F, s.d);  // w_up follows w_gate (make_model)
+  if (l.act_op) {
+    m.ops->swiglu_fwd_stored(l.gu, l.act_op, s.BT, s.F);
+    return l.act_op;
+  }
   m.ops->swiglu_fwd(l.gu, l.act, s.BT, s.F);
-  return operand(m, l.act, l.act_op, s.BT * s.F);
+  return reinterpret_cast<const std::byte*>(l.act);
 }
 
 template <class T>
@@ -559,12 +578,14 @@ void mlp_block(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs
     gather_rows(m, l.m_in, s.R, s.d);  // this rank's rows normed by attention_block
   else if (rs.split)
     column_input<T>(m, s, rs, l.h_mid, nullptr, l.m_in, l.m_rstd, stat);
-  const std::byte* act = mlp_products(m, s, i, l, operand(m, l.m_in, l.m_op, s.BT * s.d));
+  const std::byte* normed_stored = s.pre ? normed_into_store(l.m_op, rs.split) : nullptr;  // by attention_block
+  const std::byte* act =
+      mlp_products(m, s, i, l, normed_stored ? normed_stored : operand(m, l.m_in, l.m_op, s.BT * s.d));
   T* dn_sum = rs.split ? partial : l.dn;
   linear(m, act, sw.w_down, dn_sum, s.BT, s.d, s.F);
   row_output(m, s, rs, dn_sum, l.dn);
   if (s.pre && next.w) {
-    ops.add_rms_norm(l.h_mid, l.dn, x_out, next.w, next.y, next.rstd, s.R, s.d, static_cast<T>(s.eps));
+    add_and_norm(ops, l.h_mid, l.dn, x_out, next, s);
   } else if (s.pre) {
     ops.add(x_out, l.h_mid, l.dn, s.R * s.d);
   } else {

@@ -40,7 +40,15 @@ struct NextNorm {
   const T* w = nullptr;  // null: the output is added alone
   T* y = nullptr;
   T* rstd = nullptr;
+  std::byte* y_stored = nullptr;  // where set, y is written there in the weight precision instead
 };
+
+// Where a norm writes a block's normed input (LayerActs::a_in, m_in) straight into its stored copy
+// (a_op, m_op) in the weight precision: where there is one and this rank's rows are the whole input
+// (sequence parallelism gathers T rows before storing them). Null: T rows, stored afterwards.
+inline std::byte* normed_into_store(std::byte* stored, bool sequence_parallel) {
+  return sequence_parallel ? nullptr : stored;
+}
 
 // Training: block i of a micro-batch under the activations' layout (context-parallel chunks,
 // sequence-parallel rows), output to x_out ([res_rows, d]). input_normed: this rank's rows of l.a_in

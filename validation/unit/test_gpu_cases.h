@@ -432,6 +432,14 @@ TEST_P(GpuOps, AddRmsNorm) {
   Y.poison();
   d.add_rms_norm(A.get(), B.get(), H.get(), W.get(), Y.get(), nullptr, rows, n, eps);
   EXPECT_EQ(Y.download(), y_fused);
+  // y in the weight precision: what weight_store stores from the fp32 y, bit for bit, and h as before.
+  const auto bytes = static_cast<std::size_t>(rows * n * d.weight_bytes);
+  Dev<unsigned char> Want(d, bytes), Got(d, bytes);
+  d.weight_store(Want.get(), Y.get(), rows * n);
+  H.poison();
+  d.add_rms_norm_stored(A.get(), B.get(), H.get(), W.get(), Got.get(), nullptr, rows, n, eps);
+  EXPECT_EQ(Got.download(), Want.download());
+  EXPECT_EQ(H.download(), h_fused);
 }
 
 TEST_P(GpuOps, Rope) {
@@ -472,6 +480,12 @@ TEST_P(GpuOps, SwiGlu) {
   O.poison();
   d.swiglu_fwd(GU.get(), O.get(), rows, F);
   EXPECT_TRUE(close(O.download(), out, kExactTol, "swiglu_fwd"));
+  // out in the weight precision: what weight_store stores from the fp32 out, bit for bit.
+  const auto bytes = static_cast<std::size_t>(n * d.weight_bytes);
+  Dev<unsigned char> Want(d, bytes), Got(d, bytes);
+  d.weight_store(Want.get(), O.get(), n);
+  d.swiglu_fwd_stored(GU.get(), Got.get(), rows, F);
+  EXPECT_EQ(Got.download(), Want.download());
   DGU.poison();
   d.swiglu_bwd(GU.get(), DO.get(), DGU.get(), rows, F);
   EXPECT_TRUE(close(DGU.download(), dgu, kExactTol, "swiglu_bwd"));

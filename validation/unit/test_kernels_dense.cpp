@@ -36,6 +36,7 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
                                  reinterpret_cast<const void*>(o.row_sumsq),
                                  reinterpret_cast<const void*>(o.rms_apply),
                                  reinterpret_cast<const void*>(o.add_rms_norm),
+                                 reinterpret_cast<const void*>(o.add_rms_norm_stored),
                                  reinterpret_cast<const void*>(o.rms_bwd_dot),
                                  reinterpret_cast<const void*>(o.rms_bwd_apply),
                                  reinterpret_cast<const void*>(o.rope),
@@ -44,6 +45,7 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
                                  reinterpret_cast<const void*>(o.kv_store),
                                  reinterpret_cast<const void*>(o.attention_fwd_cached),
                                  reinterpret_cast<const void*>(o.swiglu_fwd),
+                                 reinterpret_cast<const void*>(o.swiglu_fwd_stored),
                                  reinterpret_cast<const void*>(o.swiglu_bwd),
                                  reinterpret_cast<const void*>(o.cross_entropy),
                                  reinterpret_cast<const void*>(o.adamw)};
