@@ -659,6 +659,43 @@ inline void check_attention_cases(const Ops& d, const AttentionCalls& calls, boo
   }
 }
 
+// The flash kernels' entries outside the tables (cuda/entries.h), of the real backend or the emulated one.
+struct FlashEntries {
+  void (*fwd_with)(const float*, const float*, const float*, float*, float*, const AttentionShape&, float, int, int);
+  void (*bwd_with)(const float*, const float*, const float*, const float*, const float*, const float*, float*, float*,
+                   float*, const AttentionShape&, float, int);
+  int (*decode_splits)(const AttentionShape&);
+};
+
+// Split-key decoding: each query block's keys in parts whose outputs are merged by their
+// log-sum-exp. Every case at 2 and 3 parts (some parts then see no key and weigh nothing in the
+// merge), and the decoding-cache entry of `d` (a bf16 flash table) on a bf16 cache, which splits one
+// token after 700 cached keys in two, against the CPU within the bf16 floor. That entry reads the
+// cache in place (its widths are multiples of 8); at widths that are not, it packs it first (the
+// second decoding case). GpuOps.AttentionOnACacheInTheTablesPrecision checks the in-place reads bit
+// for bit against the packed operands on every attention case.
+inline void check_split_forward(const Ops& d, const FlashEntries& e, std::vector<AttnCase> cases) {
+  const AttnCase decode{1, 1, 700, 699, 4, 2, 64, 64, 0};
+  cases.push_back(decode);
+  const auto bwd = [&e](auto... a) { e.bwd_with(a..., 2); };
+  for (const int splits : {2, 3}) {
+    const AttentionCalls calls{[&e, splits](auto... a) { e.fwd_with(a..., 2, splits); }, bwd};
+    check_attention_cases(d, calls, true, cases, "flash, " + std::to_string(splits) + " key splits");
+  }
+  EXPECT_EQ(e.decode_splits(decode.shape()), 2);
+  EXPECT_EQ(e.decode_splits({1, 65, 700, 635, 4, 2, 64, 64, 0}), 1);  // two query blocks
+  const AttentionCalls cached{[&d](const float* q, const float* k, const float* v, float* out, float* lse,
+                                   const AttentionShape& s, float scale) {
+                                const int64_t nk = s.B * s.Tk * s.Hkv * s.dqk, nv = s.B * s.Tk * s.Hkv * s.dv;
+                                Dev<unsigned char> Kc(d, nk * d.kv_bytes), Vc(d, nv * d.kv_bytes);
+                                d.kv_store(Kc.get(), k, nk);
+                                d.kv_store(Vc.get(), v, nv);
+                                d.attention_fwd_cached(q, Kc.get(), Vc.get(), out, lse, s, scale);
+                              },
+                              bwd};
+  check_attention_cases(d, cached, true, {decode, {1, 1, 300, 299, 2, 1, 36, 20, 0}}, "flash on a bf16 cache");
+}
+
 // Every attention case on the table `d`. Also run for tables outside GpuOps' list (the blocked attention).
 inline void check_attention(const Ops& d, bool bf16, bool large, const std::string& name) {
   check_attention_cases(d, table_calls(d), bf16, attention_cases(large), name);

@@ -90,35 +90,12 @@ TEST(EmulatedFlashAttention, PipelinedResidentAndStreamedMatchTheCpu) {
   }
 }
 
-// Split-key decoding: each query block's keys in parts whose outputs are merged by their
-// log-sum-exp. Every case at 2 and 3 parts (some parts then see no key and weigh nothing in the
-// merge), and the decoding-cache entry on a bf16 cache, which splits one token after 700 cached
-// keys in two, against the CPU within the bf16 floor. That entry reads the cache in place (its
-// widths are multiples of 8); at widths that are not, it packs it first (the second decoding case).
-// GpuOps.AttentionOnACacheInTheTablesPrecision checks the in-place reads bit for bit against the
-// packed operands on every attention case.
+// Split-key decoding and the decoding cache read in place (test_gpu_cases.h).
 TEST(EmulatedFlashAttention, SplitKeyForwardMatchesTheCpu) {
-  const Ops& d = emulated(true);
-  std::vector<AttnCase> cases = attention_cases(false);
-  const AttnCase decode{1, 1, 700, 699, 4, 2, 64, 64, 0};
-  cases.push_back(decode);
-  const auto bwd = [](auto... a) { cuda_emu::attention_bwd_bf16_with(a..., 2); };
-  for (const int splits : {2, 3}) {
-    const AttentionCalls calls{[splits](auto... a) { cuda_emu::attention_fwd_bf16_with(a..., 2, splits); }, bwd};
-    check_attention_cases(d, calls, true, cases, "flash, " + std::to_string(splits) + " key splits");
-  }
-  EXPECT_EQ(cuda_emu::attention_decode_splits(decode.shape()), 2);
-  EXPECT_EQ(cuda_emu::attention_decode_splits({1, 65, 700, 635, 4, 2, 64, 64, 0}), 1);  // two query blocks
-  const AttentionCalls cached{[&d](const float* q, const float* k, const float* v, float* out, float* lse,
-                                   const AttentionShape& s, float scale) {
-                                const int64_t nk = s.B * s.Tk * s.Hkv * s.dqk, nv = s.B * s.Tk * s.Hkv * s.dv;
-                                Dev<unsigned char> Kc(d, nk * d.kv_bytes), Vc(d, nv * d.kv_bytes);
-                                d.kv_store(Kc.get(), k, nk);
-                                d.kv_store(Vc.get(), v, nv);
-                                d.attention_fwd_cached(q, Kc.get(), Vc.get(), out, lse, s, scale);
-                              },
-                              bwd};
-  check_attention_cases(d, cached, true, {decode, {1, 1, 300, 299, 2, 1, 36, 20, 0}}, "flash on a bf16 cache");
+  check_split_forward(
+      emulated(true),
+      {cuda_emu::attention_fwd_bf16_with, cuda_emu::attention_bwd_bf16_with, cuda_emu::attention_decode_splits},
+      attention_cases(false));
 }
 
 // The pipelined forward computes what the streamed one does, in the same order: the same bits.

@@ -67,6 +67,13 @@ TEST(CudaFlash, SingleStageAndStreamedMatchTheCpu) {
   }
 }
 
+// Split-key decoding and the decoding cache read in place (test_gpu_cases.h).
+TEST(CudaFlash, SplitKeyForwardMatchesTheCpu) {
+  check_split_forward(cuda_ops_bf16(AttentionKernel::kFlash),
+                      {cuda::attention_fwd_bf16_with, cuda::attention_bwd_bf16_with, cuda::attention_decode_splits},
+                      attention_cases(kLarge));
+}
+
 }  // namespace headroom::kernels::gputest
 
 int main(int argc, char** argv) {
