@@ -166,6 +166,10 @@ using SwigluFwdStored = void(const T* gu, void* out, int64_t rows, int64_t F);
 // dgu = [dgate | dup] row by row (overwrites; may be gu itself).
 template <class T>
 using SwigluBwd = void(const T* gu, const T* dout, T* dgu, int64_t rows, int64_t F);
+// swiglu_bwd with dgu written in the weight precision (not in place): the gate|up products'
+// output gradient, which both their weight gradient and their input gradient read.
+template <class T>
+using SwigluBwdStored = void(const T* gu, const T* dout, void* dgu, int64_t rows, int64_t F);
 
 // --- loss ----------------------------------------------------------------------------------------------
 // Per-row softmax cross-entropy over V logits. targets[r] < 0 masks row r (loss 0, gradient 0).
@@ -222,6 +226,7 @@ struct BasicOps {
   sig::SwigluFwd<T>* swiglu_fwd;
   sig::SwigluFwdStored<T>* swiglu_fwd_stored;
   sig::SwigluBwd<T>* swiglu_bwd;
+  sig::SwigluBwdStored<T>* swiglu_bwd_stored;
   sig::CrossEntropy<T>* cross_entropy;
   sig::Adamw<T>* adamw;
 };
@@ -252,6 +257,10 @@ void add_rms_norm_on_stored(const T* a, const T* b, T* h, const T* w, void* y, T
 template <class T, sig::SwigluFwd<T>* Op>
 void swiglu_fwd_on_stored(const T* gu, void* out, int64_t rows, int64_t F) {
   Op(gu, static_cast<T*>(out), rows, F);
+}
+template <class T, sig::SwigluBwd<T>* Op>
+void swiglu_bwd_on_stored(const T* gu, const T* dout, void* dgu, int64_t rows, int64_t F) {
+  Op(gu, dout, static_cast<T*>(dgu), rows, F);
 }
 template <class T, sig::AttentionFwd<T>* Fwd>
 void attention_fwd_on_cache(const T* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,

@@ -42,6 +42,7 @@ const Ops& cpu_ops() {
       .swiglu_fwd = cpu::swiglu_fwd,
       .swiglu_fwd_stored = swiglu_fwd_on_stored<float, cpu::swiglu_fwd>,
       .swiglu_bwd = cpu::swiglu_bwd,
+      .swiglu_bwd_stored = swiglu_bwd_on_stored<float, cpu::swiglu_bwd>,
       .cross_entropy = cpu::cross_entropy,
       .adamw = cpu::adamw,
   };

@@ -280,6 +280,7 @@ const BasicOps<double>& cpu_ops_f64() {
       .swiglu_fwd = swiglu_fwd,
       .swiglu_fwd_stored = swiglu_fwd_on_stored<D, swiglu_fwd>,
       .swiglu_bwd = swiglu_bwd,
+      .swiglu_bwd_stored = swiglu_bwd_on_stored<D, swiglu_bwd>,
       .cross_entropy = cross_entropy,
       .adamw = adamw,
   };

@@ -113,6 +113,8 @@ sig::SwigluFwdStored<float> swiglu_fwd_stored_fp32;
 sig::AddRmsNormStored<float> add_rms_norm_stored_bf16;
 sig::AddRmsNormStored<float> add_rms_norm_stored_fp32;
 sig::SwigluBwd<float> swiglu_bwd;
+sig::SwigluBwdStored<float> swiglu_bwd_stored_bf16;
+sig::SwigluBwdStored<float> swiglu_bwd_stored_fp32;
 
 // Rows with a target >= V are reported after the kernel: the op waits for the stream and throws
 // headroom::Error naming the first such row (the CPU backend throws before computing).

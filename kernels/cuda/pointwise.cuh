@@ -44,14 +44,16 @@ __global__ void swiglu_fwd_kernel(const float* gu, Out* out, int64_t F, int64_t 
     store_as(out + i, gu[g] * sigmoid(gu[g]) * gu[g + F]);
   }
 }
-// Reads everything before writing: dgu may alias gu element for element.
-__global__ void swiglu_bwd_kernel(const float* gu, const float* dout, float* dgu, int64_t F, int64_t n) {
+// Reads everything before writing: dgu may alias gu element for element (fp32). dgu in fp32 or,
+// for the gate|up products' stored input, bf16.
+template <class Out>
+__global__ void swiglu_bwd_kernel(const float* gu, const float* dout, Out* dgu, int64_t F, int64_t n) {
   HR_GRID_STRIDE(i, n) {
     const int64_t j = i / F * 2 * F + i % F;
     const float g = gu[j], u = gu[j + F], d = dout[i];
     const float sg = sigmoid(g);
-    dgu[j] = d * u * sg * (1.f + g * (1.f - sg));
-    dgu[j + F] = d * g * sg;
+    store_as(dgu + j, d * u * sg * (1.f + g * (1.f - sg)));
+    store_as(dgu + j + F, d * g * sg);
   }
 }
 
@@ -144,8 +146,17 @@ void swiglu_fwd_stored_fp32(const float* gu, void* out, int64_t rows, int64_t F)
 void swiglu_bwd(const float* gu, const float* dout, float* dgu, int64_t rows, int64_t F) {
   const int64_t n = rows * F;
   if (n <= 0) return;
-  launch("swiglu_bwd", pointwise::swiglu_bwd_kernel, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads), 0, gu,
-         dout, dgu, F, n);
+  launch("swiglu_bwd", pointwise::swiglu_bwd_kernel<float>, grid_1d(n, pointwise::kThreads), dim3(pointwise::kThreads),
+         0, gu, dout, dgu, F, n);
+}
+void swiglu_bwd_stored_bf16(const float* gu, const float* dout, void* dgu, int64_t rows, int64_t F) {
+  const int64_t n = rows * F;
+  if (n <= 0) return;
+  launch("swiglu_bwd (bf16 output)", pointwise::swiglu_bwd_kernel<uint16_t>, grid_1d(n, pointwise::kThreads),
+         dim3(pointwise::kThreads), 0, gu, dout, static_cast<uint16_t*>(dgu), F, n);
+}
+void swiglu_bwd_stored_fp32(const float* gu, const float* dout, void* dgu, int64_t rows, int64_t F) {
+  swiglu_bwd(gu, dout, static_cast<float*>(dgu), rows, F);
 }
 
 void adamw(float* p, const float* g, float* m, float* v, int64_t n, float lr, float beta1, float beta2, float eps,

@@ -145,12 +145,22 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   a.dres = lay.sp > 1 ? cv.take(mul(R, d)) : a.dx;
   a.dfull = lay.sp > 1 ? cv.take(mul(BT, d)) : nullptr;
   a.dbranch = cv.take(mul(R, d));
+  // The attention backward's gradients and the gate|up products' stored output gradient (dgu_op)
+  // are never live at once (a layer's MLP backward is done with dgu_op before its attention
+  // backward starts): one region, as large as the larger, dgu_op at its start.
+  const int64_t region0 = cv.used;
   a.dq = cv.take(mul(BT, Q));
   a.dq_pre = cv.take(mul(BT, Q));
   a.dk = cv.take(mul(BT, K));
   a.dk_pre = cv.take(mul(BT, K));
   a.dv = cv.take(mul(BT, VD));
   a.datt = cv.take(mul(BT, A));
+  if (stored_bytes > 0) {
+    const int64_t dgu = mul(mul(BT, mul(2, c.d_ff)), stored_bytes),
+                  region = mul(cv.used - region0, static_cast<int64_t>(sizeof(T)));
+    if (dgu > region) take_stored(cv, dgu - region, 1);  // contiguous with the region
+    a.dgu_op = reinterpret_cast<std::byte*>(a.dq);
+  }
   a.stat = cv.take(mul(BT, std::max<int64_t>(c.n_heads, 1)));
   a.dot = cv.take(mul(BT, std::max<int64_t>(c.n_heads, 1)));
 }

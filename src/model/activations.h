@@ -13,7 +13,8 @@
 //   - the inputs of the GEMMs that several products read (a_in, m_in, act) are kept in the tables'
 //     weight precision when it is narrower than T (bf16 on a GPU): each is stored once (a_op,
 //     m_op, act_op) and read by its forward products and its weight gradients, while the fp32
-//     values they are stored from are computed in the backward pass's scratch (dx, dact).
+//     values they are stored from are computed in the backward pass's scratch (dx, dact); so is
+//     the gate|up products' output gradient (dgu_op), which two backward products read.
 // activation_floats() counts the same carving without allocating: the memory plan's figure.
 #pragma once
 
@@ -99,6 +100,10 @@ struct Activations {
   int64_t chunk_rows = 0;
   // backward scratch: dh, dres, dbranch [R, d]; dx, dfull [BT, d]; dact [BT, d_ff]
   T *dh, *dres, *dx, *dfull, *dbranch, *dact, *dq, *dq_pre, *dk, *dk_pre, *dv, *datt, *stat, *dot;
+  // [BT, 2·d_ff] the gate|up products' output gradient in the weight precision, where the GEMM
+  // inputs are stored so (read by their weight and input gradients; over dq … datt, which are not
+  // live then); else null (in place over gu).
+  std::byte* dgu_op = nullptr;
 };
 
 // The sizes of make_activations' arena in elements, counted by the same carving.

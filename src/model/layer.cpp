@@ -69,6 +69,12 @@ void linear_input_grad(const Model<T>& m, const T* dy, const std::byte* w, T* dx
                        bool accumulate) {
   m.ops->matmul_stored(dy, stored_weight(m, w), dx, rows, in, out, false, false, accumulate);
 }
+// The same with dy stored in the weight precision too (Activations::dgu_op).
+template <class T>
+void linear_input_grad(const Model<T>& m, const std::byte* dy, const std::byte* w, T* dx, int64_t rows, int64_t out,
+                       int64_t in) {
+  m.ops->matmul_both_stored(dy, stored_weight(m, w), dx, rows, in, out, false, false, false);
+}
 // dw += dyᵀ · x (weight gradients accumulate over micro-batches).
 template <class T>
 void linear_weight_grad(const kernels::BasicOps<T>& ops, const T* dy, const T* x, T* dw, int64_t rows, int64_t out,
@@ -79,6 +85,11 @@ template <class T>
 void linear_weight_grad(const kernels::BasicOps<T>& ops, const T* dy, const std::byte* x, T* dw, int64_t rows,
                         int64_t out, int64_t in) {
   ops.matmul_stored(dy, x, dw, out, in, rows, true, false, true);
+}
+template <class T>
+void linear_weight_grad(const kernels::BasicOps<T>& ops, const std::byte* dy, const std::byte* x, T* dw, int64_t rows,
+                        int64_t out, int64_t in) {
+  ops.matmul_both_stored(dy, x, dw, out, in, rows, true, false, true);
 }
 
 // A GEMM input that several products read (a_in, m_in, act; LayerActs::a_op): stored once into its
@@ -632,10 +643,17 @@ void mlp_backward(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerA
   d_dn = row_output_grad(m, s, rs, d_dn, a.dfull);
   linear_weight_grad(ops, d_dn, act, g.w_down, s.BT, s.d, s.F);
   linear_input_grad(m, d_dn, sw.w_down, a.dact, s.BT, s.d, s.F, false);
-  T* dgu = l.gu;  // [dgate | dup] in place: the backward pass is gu's last reader
-  ops.swiglu_bwd(l.gu, a.dact, dgu, s.BT, s.F);
-  linear_weight_grad(ops, dgu, m_in, g.w_gate, s.BT, 2 * s.F, s.d);  // w_gate's and w_up's gradients
-  linear_input_grad(m, dgu, sw.w_gate, a.dx, s.BT, 2 * s.F, s.d, false);
+  // [dgate | dup]: stored once where the GEMM inputs are (both products below read it), else in
+  // place (the backward pass is gu's last reader). Then w_gate's and w_up's gradients, and the input's.
+  if (a.dgu_op) {
+    ops.swiglu_bwd_stored(l.gu, a.dact, a.dgu_op, s.BT, s.F);
+    linear_weight_grad(ops, static_cast<const std::byte*>(a.dgu_op), m_in, g.w_gate, s.BT, 2 * s.F, s.d);
+    linear_input_grad(m, static_cast<const std::byte*>(a.dgu_op), sw.w_gate, a.dx, s.BT, 2 * s.F, s.d);
+  } else {
+    ops.swiglu_bwd(l.gu, a.dact, l.gu, s.BT, s.F);
+    linear_weight_grad(ops, l.gu, m_in, g.w_gate, s.BT, 2 * s.F, s.d);
+    linear_input_grad(m, l.gu, sw.w_gate, a.dx, s.BT, 2 * s.F, s.d, false);
+  }
   column_input_grad(m, s, rs, a, l.h_mid, w.mlp_norm, l.m_rstd, g.mlp_norm);
 }
 

@@ -489,6 +489,11 @@ TEST_P(GpuOps, SwiGlu) {
   DGU.poison();
   d.swiglu_bwd(GU.get(), DO.get(), DGU.get(), rows, F);
   EXPECT_TRUE(close(DGU.download(), dgu, kExactTol, "swiglu_bwd"));
+  // dgu in the weight precision: what weight_store stores from the fp32 dgu, bit for bit.
+  Dev<unsigned char> WantD(d, 2 * bytes), GotD(d, 2 * bytes);
+  d.weight_store(WantD.get(), DGU.get(), 2 * n);
+  d.swiglu_bwd_stored(GU.get(), DO.get(), GotD.get(), rows, F);
+  EXPECT_EQ(GotD.download(), WantD.download());
   d.swiglu_bwd(GU.get(), DO.get(), GU.get(), rows, F);  // in place
   EXPECT_TRUE(close(GU.download(), dgu, kExactTol, "swiglu_bwd in place"));
 }

@@ -47,6 +47,7 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
                                  reinterpret_cast<const void*>(o.swiglu_fwd),
                                  reinterpret_cast<const void*>(o.swiglu_fwd_stored),
                                  reinterpret_cast<const void*>(o.swiglu_bwd),
+                                 reinterpret_cast<const void*>(o.swiglu_bwd_stored),
                                  reinterpret_cast<const void*>(o.cross_entropy),
                                  reinterpret_cast<const void*>(o.adamw)};
   for (std::size_t i = 0; i < std::size(entries); ++i) EXPECT_NE(entries[i], nullptr) << i;
