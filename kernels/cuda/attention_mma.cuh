@@ -6,10 +6,10 @@
 // zero-padded to multiples of 64 in both sequence and width ([B, H, Lp, dp]). Padding makes every
 // tile load a full, 16-byte-aligned 64-column row, and zeros contribute nothing (no NaN from
 // garbage). The forward reads a bf16 decoding cache in place instead (KvView), the tile loads
-// storing zeros past its last key and its width (Extent). Fragments come from shared memory by ldmatrix (rows
-// padded to 72 elements: the eight 16-byte rows of a matrix fall in distinct banks), transposed on
-// the load where a product needs a tile the other way round (V in P·V; Q, dO and K in the
-// backward's dK, dV and dQ), so each operand has one copy.
+// storing zeros past its last key and its width (Extent). Fragments come from shared memory by
+// ldmatrix (rows padded to 72 elements: the eight 16-byte rows of a matrix fall in distinct banks),
+// transposed on the load where a product needs a tile the other way round (V in P·V; Q, dO and K
+// in the backward's dK, dV and dQ), so each operand has one copy.
 //
 // Forward: a block = 64 query rows of one head (4 warps × 16 rows) and one slice of DVT output
 // columns; it walks the visible 64-key blocks; S = Q·Kᵀ accumulates over 64-wide chunks of dqk (Q
