@@ -123,15 +123,17 @@ void launch_mma_forward(const uint16_t* qb, const mma::KvView& kv, const mma::Kv
 
 // Output columns per forward block (fwd_kernel's DVT): the padded width up to 256.
 inline int fwd_columns(const mma::Dims& d) { return d.dvp <= 64 ? 64 : d.dvp <= 128 ? 128 : 256; }
+// Output slices per query block: the padded width in fwd_columns.
+inline int fwd_slices(const mma::Dims& d) { return static_cast<int>(ceil_div(d.dvp, fwd_columns(d))); }
 
 // Split-key decoding: into how many parts to split the keys of a call with one query block
 // (decoding after a cached prefix: a few blocks for the whole device) so that it gives the device two
 // blocks per multiprocessor, each part keeping at least four key blocks (the merge's extra pass
 // stays small). Calls with more query blocks (training, prefill) are not split: their results stay
 // the same bits whichever entry runs them.
-inline int decode_splits(const AttnShape& s, const mma::Dims& d, int slices) {
+inline int decode_splits(const AttnShape& s, const mma::Dims& d) {
   if (d.Tp > mma::kTile) return 1;
-  const int64_t blocks = slices * s.Hq * s.B;
+  const int64_t blocks = fwd_slices(d) * s.Hq * s.B;
   const int64_t wanted = ceil_div(2 * static_cast<int64_t>(multiprocessors()), blocks);
   const int64_t most = d.Tkp / mma::kTile / 4;
   return static_cast<int>(imax64(1, imin64(wanted, most)));
@@ -187,8 +189,8 @@ void flash_forward(const float* q, const Kv* k, const Kv* v, float* out, float* 
   const mma::Dims d = padded(s);
   const int dvt = fwd_columns(d);
   mma::FwdGrid grid;
-  grid.slices = static_cast<int>(ceil_div(d.dvp, dvt));
-  grid.splits = splits > 0 ? splits : decode_splits(s, d, grid.slices);
+  grid.slices = fwd_slices(d);
+  grid.splits = splits > 0 ? splits : decode_splits(s, d);
   grid.out_split = B * T * Hq * dv;
   grid.lse_split = B * Hq * T;
   const int64_t parted = grid.splits > 1 ? grid.splits : 0;
@@ -362,8 +364,7 @@ void attention_fwd_cached_bf16(const float* q, const void* k, const void* v, flo
 }
 int attention_decode_splits(const AttentionShape& shape) {
   const AttnShape s{shape, 1.f};
-  const mma::Dims d = attention::padded(s);
-  return attention::decode_splits(s, d, static_cast<int>(ceil_div(d.dvp, attention::fwd_columns(d))));
+  return attention::decode_splits(s, attention::padded(s));
 }
 
 void attention_fwd_cached_fp32(const float* q, const void* k, const void* v, float* out, float* lse,

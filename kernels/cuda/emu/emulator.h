@@ -368,7 +368,7 @@ inline void ldmatrix(uint32_t (&r)[N], const void* row, bool trans) {
   }
   f->slot[0] = reinterpret_cast<std::uintptr_t>(row);
   sync_warp();
-  const unsigned L = f->lane, base = f->warp * 32;
+  const unsigned base = f->warp * 32, g = f->lane / 4, t = f->lane % 4;
   const auto element = [&](unsigned matrix, unsigned row_in, unsigned col) {
     const unsigned src = base + 8 * matrix + row_in;
     if (src >= blk->fibers.size() || blk->fibers[src].state == Fiber::Done)
@@ -377,11 +377,9 @@ inline void ldmatrix(uint32_t (&r)[N], const void* row, bool trans) {
     std::memcpy(&e, reinterpret_cast<const unsigned char*>(blk->fibers[src].slot[0]) + 2 * col, 2);
     return uint32_t{e};
   };
-  for (unsigned i = 0; i < static_cast<unsigned>(N); ++i) {
-    const unsigned g = L / 4, t = L % 4;
+  for (unsigned i = 0; i < static_cast<unsigned>(N); ++i)
     r[i] = trans ? element(i, 2 * t, g) | (element(i, 2 * t + 1, g) << 16)
                  : element(i, g, 2 * t) | (element(i, g, 2 * t + 1) << 16);
-  }
   sync_warp();
 }
 
