@@ -33,7 +33,7 @@ struct Carver {
 
 // The GEMM inputs kept in the weight precision (LayerActs::a_op, m_op, act_op): `bytes` per element
 // where that precision is narrower than T, else 0 (none kept apart); the scratch their T values are
-// computed in, one for all layers. The scratch is the backward pass's a.dx and a.dact: every input is
+// computed in where a producer writes T first (activations.h), one for all layers. The scratch is the backward pass's a.dx and a.dact: every input is
 // stored before the backward pass writes those (the forward pass never does; a layer recomputed in
 // the backward pass, fully or its MLP, stores its inputs before its own gradients are formed).
 template <class T>

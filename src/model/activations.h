@@ -12,9 +12,11 @@
 //     backward pass), full points everything but each layer's input at one shared layer;
 //   - the inputs of the GEMMs that several products read (a_in, m_in, act) are kept in the tables'
 //     weight precision when it is narrower than T (bf16 on a GPU): each is stored once (a_op,
-//     m_op, act_op) and read by its forward products and its weight gradients, while the fp32
-//     values they are stored from are computed in the backward pass's scratch (dx, dact); so is
-//     the gate|up products' output gradient (dgu_op), which two backward products read.
+//     m_op, act_op) and read by its forward products and its weight gradients. Their producers
+//     write the stored copy directly where they can (add_rms_norm_stored, swiglu_fwd_stored); the
+//     fp32 values, where a producer still writes them (sequence-parallel rows, the first block's
+//     input norm), go to the backward pass's scratch (dx, dact). The gate|up products' output
+//     gradient (dgu_op), which two backward products read, is stored so too.
 // activation_floats() counts the same carving without allocating: the memory plan's figure.
 #pragma once
 
