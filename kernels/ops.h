@@ -70,8 +70,9 @@ using MatmulStrided = void(const T* A, int64_t lda, const T* B, int64_t ldb, T* 
 template <class T>
 using MatmulStored = void(const T* A, const void* B, T* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
                           bool accumulate);
-// matmul with A in the weight precision as well (an activation several products read, stored once
-// with weight_store): the same product as matmul_stored on the T values A was stored from.
+// matmul with A in the weight precision as well (an activation or a gradient several products read,
+// stored once with weight_store): the same product as matmul_stored on the T values A was stored
+// from.
 template <class T>
 using MatmulBothStored = void(const void* A, const void* B, T* C, int64_t M, int64_t N, int64_t K, bool trans_a,
                               bool trans_b, bool accumulate);

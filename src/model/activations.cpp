@@ -32,28 +32,32 @@ struct Carver {
 };
 
 // The GEMM inputs kept in the weight precision (LayerActs::a_op, m_op, act_op): `bytes` per element
-// where that precision is narrower than T, else 0 (none kept apart); the scratch their T values are
-// computed in where a producer writes T first (activations.h), one for all layers. The scratch is the backward pass's a.dx and a.dact: every input is
-// stored before the backward pass writes those (the forward pass never does; a layer recomputed in
-// the backward pass, fully or its MLP, stores its inputs before its own gradients are formed).
+// where that precision is narrower than T, else 0 (none kept apart); the scratch the normed inputs'
+// T values are computed in where a producer writes T first (activations.h), one for all layers.
+// The scratch is the backward pass's a.dx: every input is stored before the backward pass writes it
+// (the forward pass never does; a layer recomputed in the backward pass stores its inputs before
+// its own gradients are formed). The SwiGLU output is written in the weight precision alone.
 template <class T>
 struct StoredInputs {
   int64_t bytes = 0;
   T* normed = nullptr;  // [BT, d]: a_in and m_in (pre-norm or sequence-parallel)
-  T* act = nullptr;     // [BT, d_ff]
 };
+
+// T elements that hold `bytes`.
+template <class T>
+int64_t floats_for(int64_t bytes) {
+  return bytes == kMax ? kMax : (bytes + int64_t{sizeof(T)} - 1) / int64_t{sizeof(T)};
+}
 
 template <class T>
 std::byte* take_stored(Carver<T>& cv, int64_t n, int64_t bytes) {
-  const int64_t size = mul(n, bytes);
-  return reinterpret_cast<std::byte*>(
-      cv.take(size == kMax ? kMax : (size + int64_t{sizeof(T)} - 1) / int64_t{sizeof(T)}));
+  return reinterpret_cast<std::byte*>(cv.take(floats_for<T>(mul(n, bytes))));
 }
 
 template <class T>
 void carve_mlp(const config::ModelConfig& c, int64_t BT, LayerActs<T>& l, const StoredInputs<T>& in, Carver<T>& cv) {
   l.gu = cv.take(mul(BT, mul(2, c.d_ff)));
-  l.act = in.bytes ? in.act : cv.take(mul(BT, c.d_ff));
+  l.act = in.bytes ? nullptr : cv.take(mul(BT, c.d_ff));
   l.act_op = in.bytes ? take_stored(cv, mul(BT, c.d_ff), in.bytes) : nullptr;
 }
 
@@ -113,10 +117,16 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   for (auto& r : a.resid) r = cv.take(mul(R, d));
   a.layers.assign(static_cast<size_t>(c.n_layers), LayerActs<T>{});
   a.dx = cv.take(mul(BT, d));
-  a.dact = cv.take(mul(BT, F));
+  // dact also holds the attention backward's stored att_op and qkv_grad_op (larger only for
+  // unusually narrow MLPs); dx the stored out_grad_op (always smaller).
+  a.dact = cv.take(std::max(mul(BT, F), floats_for<T>(mul(mul(BT, std::max({A, Q, K, VD})), stored_bytes))));
+  if (stored_bytes > 0) {
+    a.out_grad_op = reinterpret_cast<std::byte*>(a.dx);
+    a.att_op = a.qkv_grad_op = reinterpret_cast<std::byte*>(a.dact);
+  }
   // Post-norm without sequence parallelism feeds the layer's input itself to the projections.
   const bool own_a_in = c.norm_order == config::NormOrder::kPre || lay.sp > 1;
-  const StoredInputs<T> in{stored_bytes, stored_bytes > 0 ? a.dx : nullptr, stored_bytes > 0 ? a.dact : nullptr};
+  const StoredInputs<T> in{stored_bytes, stored_bytes > 0 ? a.dx : nullptr};
   // Under recompute the layers share one set of blocks (full) or one MLP block (selective).
   LayerActs<T> shared{};
   if (rc == config::Recompute::kFull) carve_layer(c, lay, B, shared, true, in, cv);

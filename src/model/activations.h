@@ -15,8 +15,9 @@
 //     m_op, act_op) and read by its forward products and its weight gradients. Their producers
 //     write the stored copy directly where they can (add_rms_norm_stored, swiglu_fwd_stored); the
 //     fp32 values, where a producer still writes them (sequence-parallel rows, the first block's
-//     input norm), go to the backward pass's scratch (dx, dact). The gate|up products' output
-//     gradient (dgu_op), which two backward products read, is stored so too.
+//     input norm), go to the backward pass's scratch (dx). The gate|up products' output
+//     gradient (dgu_op), and the other gradients that two backward products read, are stored so
+//     too.
 // activation_floats() counts the same carving without allocating: the memory plan's figure.
 #pragma once
 
@@ -51,7 +52,7 @@ struct LayerActs {
   T* m_rstd;  // [R]
   T* gu;      // [BT, 2 d_ff]: each row [gate | up], one GEMM over the adjacent w_gate and w_up;
               // overwritten by its gradient in the backward pass
-  T* act;     // [BT, d_ff] silu(gate) * up
+  T* act;     // [BT, d_ff] silu(gate) * up; null where act_op holds it
   T* dn;      // [R, d] MLP output projection
   // a_in, m_in and act in the weight precision (BasicOps::weight_bytes per element) where it is
   // narrower than T; null where it is T (the GEMMs read a_in, m_in and act themselves).
@@ -106,6 +107,16 @@ struct Activations {
   // inputs are stored so (read by their weight and input gradients; over dq … datt, which are not
   // live then); else null (in place over gu).
   std::byte* dgu_op = nullptr;
+  // The other gradients that a weight gradient and an input gradient both read, stored once in the
+  // weight precision where the GEMM inputs are, else null (both products read them in T), each
+  // over scratch that is not live while it is:
+  //   out_grad_op  [BT, d]      the MLP's or the attention's output gradient, over dx (the block
+  //                             before is done with it; the block's input gradient writes it last);
+  //   att_op       [BT, Hq·dv]  the attention output, the other operand of wo's gradient, over dact
+  //                             (which the attention backward does not use);
+  //   qkv_grad_op  [BT, width]  the Q, K and V projections' output gradients in turn, over dact
+  //                             too (att_op is read by then).
+  std::byte *out_grad_op = nullptr, *att_op = nullptr, *qkv_grad_op = nullptr;
 };
 
 // The sizes of make_activations' arena in elements, counted by the same carving.

@@ -63,38 +63,24 @@ template <class T>
 void linear(const Model<T>& m, const std::byte* x, const std::byte* w, T* y, int64_t rows, int64_t out, int64_t in) {
   m.ops->matmul_both_stored(x, stored_weight(m, w), y, rows, out, in, false, true, false);
 }
-// dx = dy · w, or dx += when accumulating the input gradients of several products of one input.
-template <class T>
-void linear_input_grad(const Model<T>& m, const T* dy, const std::byte* w, T* dx, int64_t rows, int64_t out, int64_t in,
-                       bool accumulate) {
-  m.ops->matmul_stored(dy, stored_weight(m, w), dx, rows, in, out, false, false, accumulate);
-}
-// The same with dy stored in the weight precision too (Activations::dgu_op).
+// dx = dy · w, or dx += when accumulating the input gradients of several products of one input;
+// dy as stored (an operand(): Activations::dgu_op and the other stored gradients).
 template <class T>
 void linear_input_grad(const Model<T>& m, const std::byte* dy, const std::byte* w, T* dx, int64_t rows, int64_t out,
-                       int64_t in) {
-  m.ops->matmul_both_stored(dy, stored_weight(m, w), dx, rows, in, out, false, false, false);
+                       int64_t in, bool accumulate) {
+  m.ops->matmul_both_stored(dy, stored_weight(m, w), dx, rows, in, out, false, false, accumulate);
 }
-// dw += dyᵀ · x (weight gradients accumulate over micro-batches).
-template <class T>
-void linear_weight_grad(const kernels::BasicOps<T>& ops, const T* dy, const T* x, T* dw, int64_t rows, int64_t out,
-                        int64_t in) {
-  ops.matmul(dy, x, dw, out, in, rows, true, false, true);
-}
-template <class T>
-void linear_weight_grad(const kernels::BasicOps<T>& ops, const T* dy, const std::byte* x, T* dw, int64_t rows,
-                        int64_t out, int64_t in) {
-  ops.matmul_stored(dy, x, dw, out, in, rows, true, false, true);
-}
+// dw += dyᵀ · x (weight gradients accumulate over micro-batches), both as stored.
 template <class T>
 void linear_weight_grad(const kernels::BasicOps<T>& ops, const std::byte* dy, const std::byte* x, T* dw, int64_t rows,
                         int64_t out, int64_t in) {
   ops.matmul_both_stored(dy, x, dw, out, in, rows, true, false, true);
 }
 
-// A GEMM input that several products read (a_in, m_in, act; LayerActs::a_op): stored once into its
-// copy in the weight precision where there is one (rounded to bf16 once instead of in each product),
-// else read as it is. stored_operand: the same input later, as stored.
+// A GEMM input that several products read (a_in, m_in, act, LayerActs::a_op; the gradients of
+// Activations' *_grad_op): stored once into its copy in the weight precision where there is one
+// (rounded to bf16 once instead of in each product), else read as it is. stored_operand: the same
+// input later, as stored.
 template <class T>
 const std::byte* operand(const Model<T>& m, const T* x, std::byte* copy, int64_t n) {
   if (!copy) return reinterpret_cast<const std::byte*>(x);
@@ -640,20 +626,18 @@ void mlp_backward(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerA
     rms_backward(ops, l.dn, w.mlp_norm, l.m_rstd, a.dh, a.dbranch, g.mlp_norm, a.dot, s.R, s.d);
     d_dn = a.dbranch;
   }
-  d_dn = row_output_grad(m, s, rs, d_dn, a.dfull);
-  linear_weight_grad(ops, d_dn, act, g.w_down, s.BT, s.d, s.F);
-  linear_input_grad(m, d_dn, sw.w_down, a.dact, s.BT, s.d, s.F, false);
+  const std::byte* dn_grad = operand(m, row_output_grad(m, s, rs, d_dn, a.dfull), a.out_grad_op, s.BT * s.d);
+  linear_weight_grad(ops, dn_grad, act, g.w_down, s.BT, s.d, s.F);
+  linear_input_grad(m, dn_grad, sw.w_down, a.dact, s.BT, s.d, s.F, false);
   // [dgate | dup]: stored once where the GEMM inputs are (both products below read it), else in
   // place (the backward pass is gu's last reader). Then w_gate's and w_up's gradients, and the input's.
-  if (a.dgu_op) {
+  if (a.dgu_op)
     ops.swiglu_bwd_stored(l.gu, a.dact, a.dgu_op, s.BT, s.F);
-    linear_weight_grad(ops, static_cast<const std::byte*>(a.dgu_op), m_in, g.w_gate, s.BT, 2 * s.F, s.d);
-    linear_input_grad(m, static_cast<const std::byte*>(a.dgu_op), sw.w_gate, a.dx, s.BT, 2 * s.F, s.d);
-  } else {
+  else
     ops.swiglu_bwd(l.gu, a.dact, l.gu, s.BT, s.F);
-    linear_weight_grad(ops, l.gu, m_in, g.w_gate, s.BT, 2 * s.F, s.d);
-    linear_input_grad(m, l.gu, sw.w_gate, a.dx, s.BT, 2 * s.F, s.d, false);
-  }
+  const std::byte* dgu = a.dgu_op ? a.dgu_op : reinterpret_cast<const std::byte*>(l.gu);
+  linear_weight_grad(ops, dgu, m_in, g.w_gate, s.BT, 2 * s.F, s.d);
+  linear_input_grad(m, dgu, sw.w_gate, a.dx, s.BT, 2 * s.F, s.d, false);
   column_input_grad(m, s, rs, a, l.h_mid, w.mlp_norm, l.m_rstd, g.mlp_norm);
 }
 
@@ -672,9 +656,9 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
     rms_backward(ops, l.o, w.attn_norm, l.a_rstd, a.dh, a.dbranch, g.attn_norm, a.dot, s.R, s.d);
     d_o = a.dbranch;
   }
-  d_o = row_output_grad(m, s, rs, d_o, a.dfull);
-  linear_weight_grad(ops, d_o, l.att, g.wo, s.BT, s.d, s.A);
-  linear_input_grad(m, d_o, sw.wo, a.datt, s.BT, s.d, s.A, false);
+  const std::byte* o_grad = operand(m, row_output_grad(m, s, rs, d_o, a.dfull), a.out_grad_op, s.BT * s.d);
+  linear_weight_grad(ops, o_grad, operand(m, l.att, a.att_op, s.BT * s.A), g.wo, s.BT, s.d, s.A);
+  linear_input_grad(m, o_grad, sw.wo, a.datt, s.BT, s.d, s.A, false);
   mark(m.timer, "backward: attention (kernel and context-parallel exchange)");
   attention_backward(m, s, at, l);
   mark(m.timer, kBwdProjections);
@@ -688,13 +672,22 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
     dq_lin = a.dq_pre;
     dk_lin = a.dk_pre;
   }
+  // Each projection's output gradient, stored once (in turn, into one scratch), for its weight
+  // gradient and its share of the input gradient.
   const std::byte* a_in = stored_operand(l.a_in, l.a_op);
-  linear_weight_grad(ops, dq_lin, a_in, g.wq, s.BT, s.Q, s.d);
-  linear_weight_grad(ops, dk_lin, a_in, g.wk, s.BT, s.K, s.d);
-  linear_weight_grad(ops, a.dv, a_in, g.wv, s.BT, s.VD, s.d);
-  linear_input_grad(m, dq_lin, sw.wq, a.dx, s.BT, s.Q, s.d, false);
-  linear_input_grad(m, dk_lin, sw.wk, a.dx, s.BT, s.K, s.d, true);
-  linear_input_grad(m, a.dv, sw.wv, a.dx, s.BT, s.VD, s.d, true);
+  const struct {
+    const T* dy;
+    const std::byte* w;
+    T* dw;
+    int64_t width;
+  } projections[] = {{dq_lin, sw.wq, g.wq, s.Q}, {dk_lin, sw.wk, g.wk, s.K}, {a.dv, sw.wv, g.wv, s.VD}};
+  bool accumulate = false;
+  for (const auto& p : projections) {
+    const std::byte* dy = operand(m, p.dy, a.qkv_grad_op, s.BT * p.width);
+    linear_weight_grad(ops, dy, a_in, p.dw, s.BT, p.width, s.d);
+    linear_input_grad(m, dy, p.w, a.dx, s.BT, p.width, s.d, accumulate);
+    accumulate = true;
+  }
   // Ranks sharing a KV head each added that head's input gradient only for their own query
   // heads, so the sum over the group is exact.
   column_input_grad(m, s, rs, a, l.x_in, w.attn_norm, l.a_rstd, g.attn_norm);

@@ -195,14 +195,17 @@ kernels::Ops rounding_in_every_product(const kernels::Ops& table) {
 
 }  // namespace
 
-// The bf16 table against the plain one, its stored inputs under every recompute mode (a recomputed
-// layer stores them again, into the backward pass's scratch), pre-norm and post-norm (whose
-// attention input is the residual stream itself).
+// The bf16 table against the plain one, its stored inputs and gradients under every recompute mode
+// (a recomputed layer stores them again, into the backward pass's scratch), pre-norm and post-norm
+// (whose attention input is the residual stream itself), post-norm with headwise QK norm (the
+// query and key gradients then come out of the norm's backward).
 TEST(WeightCopyEmulated, TrainingStepsGiveTheLossesOfRoundingInEveryProduct) {
   for (const char* order : {"pre", "post"}) {
     SCOPED_TRACE(order);
     auto cfg = decoding_model();
-    cfg.norm_order = std::string(order) == "pre" ? config::NormOrder::kPre : config::NormOrder::kPost;
+    const bool pre = std::string(order) == "pre";
+    cfg.norm_order = pre ? config::NormOrder::kPre : config::NormOrder::kPost;
+    cfg.qk_norm = pre ? config::QkNorm::kNone : config::QkNorm::kHead;
     const kernels::Ops copy_table =
         kernels::cuda_emu::make_table("emulated-cuda", true, kernels::AttentionKernel::kAuto);
     const kernels::Ops plain_table = rounding_in_every_product(copy_table);
@@ -223,6 +226,8 @@ TEST(WeightCopyEmulated, TrainingStepsGiveTheLossesOfRoundingInEveryProduct) {
       // The bf16 table keeps the GEMM inputs several products read in bf16 (stored once, the same bits
       // as each product rounding them); the plain one reads them in fp32.
       EXPECT_EQ(a.layers[0].a_op != nullptr && a.layers[0].m_op != nullptr && a.layers[0].act_op != nullptr,
+                r.table == &copy_table);
+      EXPECT_EQ(a.dgu_op != nullptr && a.out_grad_op != nullptr && a.att_op != nullptr && a.qkv_grad_op != nullptr,
                 r.table == &copy_table);
       auto opt = train::make_adamw(m, train::AdamWConfig{});
       std::vector<float> run;
