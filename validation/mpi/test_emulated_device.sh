@@ -6,6 +6,7 @@
 #     (losses and weights); the bf16 table within noise_floor's factor of the bf16 floor: how far
 #     the CPU run moves when its initial weights are rounded to bf16 (what bf16 inputs alone cost,
 #     as test_gpu_cases.h derives the op tolerances);
+#   - the bf16 table at tp=2 with sequence parallelism and recompute full, within the same floor;
 #   - tp=2, dp=2 with ZeRO-1, ZeRO-2 in buckets (fp32, and bf16 on the wire within the bf16
 #     reduction's floor of the CPU's bf16 run), cp=2 with recompute full, cp=2 with the document mask and tp=2 with
 #     sequence parallelism under mpirun (fp32, within 1e-5 of the one-rank CPU run), and sft;
@@ -64,6 +65,18 @@ family partial_rope --model.head_dim_qk 16 --model.rope_dims_full 8
 family yarn --model.head_dim_qk 16 --model.rope_scaling yarn --model.yarn_layers full \
   --model.yarn_factor 4 --model.yarn_original_len 8
 family frozen --model.freeze 'layers.*.attn.w?'
+if ((RANKS >= 2)); then
+  # The bf16 table's stored GEMM inputs and gradients with the rows split over the tp ranks
+  # (sequence parallelism gathers the normed rows in fp32 and stores them after; the output
+  # gradients are gathered before they are stored) and the layers recomputed: against the gqa
+  # family's CPU runs, within the bf16 floor as the families' own bf16 runs.
+  d=$WORK/gqa
+  check "gqa: emulated bf16 tp=2 sequence-parallel, recompute full" erun extend bf16 2 "$WORK/sp2b" \
+    $(tiny_args) --model.n_kv_heads 2 "${steps[@]}" --init "$(latest "$d.init")" --parallel.tp 2 \
+    --parallel.sequence_parallel true --train.recompute full
+  check "  ...within the bf16 floor of the cpu" cmp "$WORK/sp2b" "$d.cpu" --floor "$d.cpu_bf16in" \
+    --name "gqa bf16 tp=2 sp"
+fi
 
 # ---- layouts, checkpoints, signals -------------------------------------------------------------------
 args=($(tiny_args) --model.n_kv_heads 2 --model.qk_norm layer --train.steps 10)
