@@ -75,7 +75,8 @@ struct Fiber {
   uint3_t tid;
   unsigned linear = 0, warp = 0, lane = 0;
   enum State { Runnable, BlockWait, WarpWait, Done } state = Runnable;
-  uint64_t slot[4] = {};  // warp-exchange mailbox (shuffles, MMA fragments)
+  uint64_t slot[4] = {};     // warp-exchange mailbox (shuffles, MMA fragments)
+  uint64_t collectives = 0;  // the warp-wide operations (mma, ldmatrix) this thread has entered
   // cp.async: this thread's copies in flight (their source read at issue), and where each committed
   // group ends among them. They land in shared memory only at the wait that retires their group.
   struct AsyncCopy {
@@ -84,6 +85,18 @@ struct Fiber {
   };
   std::vector<AsyncCopy> in_flight;
   std::vector<std::size_t> group_ends;
+};
+
+// The result of a warp-wide operation (mma, ldmatrix) for all 32 lanes, computed once by the
+// warp's first lane to resume after the exchange (instead of by every lane, with a second exchange
+// to keep the inputs until all had read them): the fibers of a block run one at a time, so every
+// lane's inputs are in place then, and the next operation's result, which overwrites this one, is
+// computed only once every lane has arrived at it, its share taken. `seq` is the operation's
+// number (Fiber::collectives).
+struct WarpResult {
+  uint64_t seq = 0;
+  float d[32][4];     // mma: each lane's four accumulator terms
+  uint32_t r[32][4];  // ldmatrix: each lane's registers
 };
 
 struct Block {
@@ -95,6 +108,7 @@ struct Block {
   Fiber* cur = nullptr;
   unsigned live = 0, block_waiting = 0;
   std::vector<unsigned> warp_live, warp_waiting;
+  std::vector<WarpResult> warp_results;
   unsigned char* smem = nullptr;
   std::size_t smem_bytes = 0;
 };
@@ -183,6 +197,7 @@ inline void run_block(Block& b) {
   const unsigned warps = (n + 31) / 32;
   b.warp_live.assign(warps, 0);
   b.warp_waiting.assign(warps, 0);
+  b.warp_results.assign(warps, WarpResult{});
   b.live = n;
   b.block_waiting = 0;
   for (unsigned i = 0; i < n; ++i) {
@@ -321,32 +336,37 @@ inline void mma_bf16_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t
   f->slot[1] = a[2] | (uint64_t{a[3]} << 32);
   f->slot[2] = b[0] | (uint64_t{b[1]} << 32);
   sync_warp();
-  float A[16][16], B[16][8];
-  for (unsigned L = 0; L < 32; ++L) {
-    const unsigned src = f->warp * 32 + L;
-    if (src >= blk->fibers.size() || blk->fibers[src].state == Fiber::Done) die("mma with a lane that is not running");
-    const Fiber& o = blk->fibers[src];
-    const unsigned g = L / 4, t = L % 4;
-    const uint32_t ra[4] = {static_cast<uint32_t>(o.slot[0]), static_cast<uint32_t>(o.slot[0] >> 32),
-                            static_cast<uint32_t>(o.slot[1]), static_cast<uint32_t>(o.slot[1] >> 32)};
-    const uint32_t rb[2] = {static_cast<uint32_t>(o.slot[2]), static_cast<uint32_t>(o.slot[2] >> 32)};
-    for (unsigned e = 0; e < 2; ++e) {
-      A[g][2 * t + e] = bf16_value((ra[0] >> (16 * e)) & 0xffffu);
-      A[g + 8][2 * t + e] = bf16_value((ra[1] >> (16 * e)) & 0xffffu);
-      A[g][2 * t + 8 + e] = bf16_value((ra[2] >> (16 * e)) & 0xffffu);
-      A[g + 8][2 * t + 8 + e] = bf16_value((ra[3] >> (16 * e)) & 0xffffu);
-      B[2 * t + e][g] = bf16_value((rb[0] >> (16 * e)) & 0xffffu);
-      B[2 * t + 8 + e][g] = bf16_value((rb[1] >> (16 * e)) & 0xffffu);
+  WarpResult& w = blk->warp_results[f->warp];
+  if (w.seq != ++f->collectives) {  // the first lane back computes the warp's product
+    float A[16][16], B[16][8];
+    for (unsigned L = 0; L < 32; ++L) {
+      const unsigned src = f->warp * 32 + L;
+      if (src >= blk->fibers.size() || blk->fibers[src].state == Fiber::Done)
+        die("mma with a lane that is not running");
+      const Fiber& o = blk->fibers[src];
+      const unsigned g = L / 4, t = L % 4;
+      const uint32_t ra[4] = {static_cast<uint32_t>(o.slot[0]), static_cast<uint32_t>(o.slot[0] >> 32),
+                              static_cast<uint32_t>(o.slot[1]), static_cast<uint32_t>(o.slot[1] >> 32)};
+      const uint32_t rb[2] = {static_cast<uint32_t>(o.slot[2]), static_cast<uint32_t>(o.slot[2] >> 32)};
+      for (unsigned e = 0; e < 2; ++e) {
+        A[g][2 * t + e] = bf16_value((ra[0] >> (16 * e)) & 0xffffu);
+        A[g + 8][2 * t + e] = bf16_value((ra[1] >> (16 * e)) & 0xffffu);
+        A[g][2 * t + 8 + e] = bf16_value((ra[2] >> (16 * e)) & 0xffffu);
+        A[g + 8][2 * t + 8 + e] = bf16_value((ra[3] >> (16 * e)) & 0xffffu);
+        B[2 * t + e][g] = bf16_value((rb[0] >> (16 * e)) & 0xffffu);
+        B[2 * t + 8 + e][g] = bf16_value((rb[1] >> (16 * e)) & 0xffffu);
+      }
     }
+    for (unsigned L = 0; L < 32; ++L)
+      for (unsigned e = 0; e < 4; ++e) {
+        const unsigned row = L / 4 + (e >= 2 ? 8 : 0), col = 2 * (L % 4) + (e & 1);
+        float acc = 0.f;
+        for (unsigned k = 0; k < 16; ++k) acc += A[row][k] * B[k][col];
+        w.d[L][e] = acc;
+      }
+    w.seq = f->collectives;
   }
-  const unsigned g = f->lane / 4, t = f->lane % 4;
-  for (unsigned e = 0; e < 4; ++e) {
-    const unsigned row = g + (e >= 2 ? 8 : 0), col = 2 * t + (e & 1);
-    float acc = 0.f;
-    for (unsigned k = 0; k < 16; ++k) acc += A[row][k] * B[k][col];
-    d[e] += acc;
-  }
-  sync_warp();
+  for (unsigned e = 0; e < 4; ++e) d[e] += w.d[f->lane][e];
 }
 
 // ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16, with the layout of the PTX ISA ("Warp-level
@@ -368,19 +388,30 @@ inline void ldmatrix(uint32_t (&r)[N], const void* row, bool trans) {
   }
   f->slot[0] = reinterpret_cast<std::uintptr_t>(row);
   sync_warp();
-  const unsigned base = f->warp * 32, g = f->lane / 4, t = f->lane % 4;
-  const auto element = [&](unsigned matrix, unsigned row_in, unsigned col) {
-    const unsigned src = base + 8 * matrix + row_in;
-    if (src >= blk->fibers.size() || blk->fibers[src].state == Fiber::Done)
-      die("ldmatrix with a lane that is not running");
-    uint16_t e;
-    std::memcpy(&e, reinterpret_cast<const unsigned char*>(blk->fibers[src].slot[0]) + 2 * col, 2);
-    return uint32_t{e};
-  };
-  for (unsigned i = 0; i < static_cast<unsigned>(N); ++i)
-    r[i] = trans ? element(i, 2 * t, g) | (element(i, 2 * t + 1, g) << 16)
-                 : element(i, g, 2 * t) | (element(i, g, 2 * t + 1) << 16);
-  sync_warp();
+  WarpResult& w = blk->warp_results[f->warp];
+  if (w.seq != ++f->collectives) {  // the first lane back loads every lane's registers
+    const unsigned base = f->warp * 32;
+    for (unsigned i = 0; i < static_cast<unsigned>(N); ++i)
+      for (unsigned row_in = 0; row_in < 8; ++row_in) {
+        const unsigned src = base + 8 * i + row_in;
+        if (src >= blk->fibers.size() || blk->fibers[src].state == Fiber::Done)
+          die("ldmatrix with a lane that is not running");
+      }
+    const auto element = [&](unsigned matrix, unsigned row_in, unsigned col) {
+      uint16_t e;
+      std::memcpy(&e, reinterpret_cast<const unsigned char*>(blk->fibers[base + 8 * matrix + row_in].slot[0]) + 2 * col,
+                  2);
+      return uint32_t{e};
+    };
+    for (unsigned L = 0; L < 32; ++L) {
+      const unsigned g = L / 4, t = L % 4;
+      for (unsigned i = 0; i < static_cast<unsigned>(N); ++i)
+        w.r[L][i] = trans ? element(i, 2 * t, g) | (element(i, 2 * t + 1, g) << 16)
+                          : element(i, g, 2 * t) | (element(i, g, 2 * t + 1) << 16);
+    }
+    w.seq = f->collectives;
+  }
+  for (unsigned i = 0; i < static_cast<unsigned>(N); ++i) r[i] = w.r[f->lane][i];
 }
 
 }  // namespace headroom::kernels::emu
