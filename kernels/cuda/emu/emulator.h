@@ -70,7 +70,9 @@ headroom_emu_switch:
 #endif
 
 struct Fiber {
-  ucontext_t ctx;
+#ifndef HEADROOM_EMU_FAST_SWITCH
+  ucontext_t ctx;  // a kilobyte: kept out of the fast path's fibers, which the scheduler scans
+#endif
   void* sp = nullptr;
   uint3_t tid;
   unsigned linear = 0, warp = 0, lane = 0;
