@@ -111,7 +111,8 @@ struct Activations {
   // weight precision where the GEMM inputs are, else null (both products read them in T), each
   // over scratch that is not live while it is:
   //   out_grad_op  [BT, d]      the MLP's or the attention's output gradient, over dx (the block
-  //                             before is done with it; the block's input gradient writes it last);
+  //                             back-propagated before is done with it; this block's input
+  //                             gradient writes it last);
   //   att_op       [BT, Hq·dv]  the attention output, the other operand of wo's gradient, over dact
   //                             (which the attention backward does not use);
   //   qkv_grad_op  [BT, width]  the Q, K and V projections' output gradients in turn, over dact

@@ -77,10 +77,10 @@ void linear_weight_grad(const kernels::BasicOps<T>& ops, const std::byte* dy, co
   ops.matmul_both_stored(dy, x, dw, out, in, rows, true, false, true);
 }
 
-// A GEMM input that several products read (a_in, m_in, act, LayerActs::a_op; the gradients of
-// Activations' *_grad_op): stored once into its copy in the weight precision where there is one
-// (rounded to bf16 once instead of in each product), else read as it is. stored_operand: the same
-// input later, as stored.
+// A GEMM input that several products read (a_in, m_in, act into LayerActs::a_op, m_op, act_op; in
+// the backward pass the gradients and att into Activations' out_grad_op, qkv_grad_op, att_op):
+// stored once into its copy in the weight precision where there is one (rounded to bf16 once
+// instead of in each product), else read as it is. stored_operand: the same input later, as stored.
 template <class T>
 const std::byte* operand(const Model<T>& m, const T* x, std::byte* copy, int64_t n) {
   if (!copy) return reinterpret_cast<const std::byte*>(x);
