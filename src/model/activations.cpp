@@ -153,7 +153,9 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   a.head_dx = cv.take(mul(a.chunk_rows, d));
   a.dh = cv.take(mul(R, d));
   a.dres = lay.sp > 1 ? cv.take(mul(R, d)) : a.dx;
-  a.dfull = lay.sp > 1 ? cv.take(mul(BT, d)) : nullptr;
+  // The output gradients' rows gathered in T (sequence parallelism; a stored copy is gathered
+  // instead where there is one: out_grad_op).
+  a.dfull = lay.sp > 1 && stored_bytes == 0 ? cv.take(mul(BT, d)) : nullptr;
   a.dbranch = cv.take(mul(R, d));
   // The attention backward's gradients and the gate|up products' stored output gradient (dgu_op)
   // are never live at once (a layer's MLP backward is done with dgu_op before its attention

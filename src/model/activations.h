@@ -14,10 +14,10 @@
 //     weight precision when it is narrower than T (bf16 on a GPU): each is stored once (a_op,
 //     m_op, act_op) and read by its forward products and its weight gradients. Their producers
 //     write the stored copy directly where they can (add_rms_norm_stored, swiglu_fwd_stored); the
-//     fp32 values, where a producer still writes them (sequence-parallel rows, the first block's
-//     input norm), go to the backward pass's scratch (dx). The gate|up products' output
-//     gradient (dgu_op), and the other gradients that two backward products read, are stored so
-//     too.
+//     fp32 values, where a producer still writes them (the first block's input norm), go to the
+//     backward pass's scratch (dx). Under sequence parallelism each rank stores its own rows and
+//     the stored copy is gathered. The gate|up products' output gradient (dgu_op), and the other
+//     gradients that two backward products read, are stored so too.
 // activation_floats() counts the same carving without allocating: the memory plan's figure.
 #pragma once
 

@@ -169,18 +169,35 @@ struct RowSplit {
   int64_t row0 = 0;
 };
 
-// A normed input for the column-parallel products: the residual rows `x` ([R, d], normed with w
-// when w is set, else taken as they are) into `full` ([BT, d]), gathered over the tp ranks when
-// the rows are split.
+// The stored form's gather: this rank's res_rows rows at its slot of `full` ([rows, n] in the
+// weight precision, 16-bit words), afterwards every slot its rank's rows.
 template <class T>
-void column_input(const Model<T>& m, const Dims& s, const RowSplit& rs, const T* x, const T* w, T* full, T* rstd,
-                  T* stat) {
-  T* mine = full + rs.row0 * s.d;
-  if (w)
-    rms_forward(*m.ops, x, w, mine, rstd, stat, s.R, s.d, s.eps);
-  else if (mine != x)
-    m.ops->copy(mine, x, static_cast<size_t>(s.R * s.d) * sizeof(T));
-  if (rs.split) gather_rows(m, full, s.R, s.d);
+void gather_stored_rows(const Model<T>& m, std::byte* full, int64_t res_rows, int64_t n) {
+  if (m.ops->weight_bytes != 2) fail("sequence parallelism gathers stored rows of 16-bit words only");
+  std::vector<int64_t> displs;
+  const auto counts = equal_blocks(m.tp.size, res_rows * n, displs);
+  m.tp.comm->allgather(reinterpret_cast<std::uint16_t*>(full), counts.data(), displs.data());
+}
+
+// A whole input of the column-parallel products, or a whole output gradient of the row-parallel
+// ones, as their products read it (an operand()), from this rank's rows `mine` ([R, d] in T; null:
+// already in their slot of `copy`), gathered over the tp ranks when the rows are split. Where there
+// is a copy in the weight precision, the rows are stored into their slot and the copy is gathered
+// in that precision (half the traffic of gathering T, the same values); else they are gathered in T
+// into `full` ([BT, d]; mine may be its slot).
+template <class T>
+const std::byte* whole_rows(const Model<T>& m, const Dims& s, const RowSplit& rs, const T* mine, T* full,
+                            std::byte* copy) {
+  if (copy) {
+    if (mine) m.ops->weight_store(copy + rs.row0 * s.d * m.ops->weight_bytes, mine, s.R * s.d);
+    if (rs.split) gather_stored_rows(m, copy, s.R, s.d);
+    return copy;
+  }
+  if (!rs.split) return reinterpret_cast<const std::byte*>(mine);
+  T* slot = full + rs.row0 * s.d;
+  if (slot != mine) m.ops->copy(slot, mine, static_cast<size_t>(s.R * s.d) * sizeof(T));
+  gather_rows(m, full, s.R, s.d);
+  return reinterpret_cast<const std::byte*>(full);
 }
 
 // The sum of a row-parallel product's partial sums over the tp ranks (Megatron's g): all-reduced
@@ -189,16 +206,6 @@ template <class T>
 void row_output(const Model<T>& m, const Dims& s, const RowSplit& rs, T* partial, T* out) {
   if (rs.split) return scatter_rows(m, partial, out, s.R, s.d);
   if (m.tp.comm) m.tp.comm->allreduce_sum(partial, s.BT * s.d);
-}
-
-// The gradient flowing into a row-parallel product's output: this rank's rows `dy` ([R, d]), whole
-// over the tp ranks when the rows are split (gathered into `full`), else as they are.
-template <class T>
-const T* row_output_grad(const Model<T>& m, const Dims& s, const RowSplit& rs, const T* dy, T* full) {
-  if (!rs.split) return dy;
-  m.ops->copy(full + rs.row0 * s.d, dy, static_cast<size_t>(s.R * s.d) * sizeof(T));
-  gather_rows(m, full, s.R, s.d);
-  return full;
 }
 
 // --- the attention of one block over its tokens' segments -------------------------------------------
@@ -514,16 +521,15 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   const auto& sw = m.sw[static_cast<size_t>(i)];
   const bool qk = s.qk_norm != config::QkNorm::kNone;
   mark(m.timer, kFwdProjections);
-  // The previous block's output add normed this block's input, into its stored copy where it could.
-  const std::byte* normed_stored = s.pre && input_normed ? normed_into_store(l.a_op, rs.split) : nullptr;
-  if (s.pre && input_normed) {
-    if (rs.split) gather_rows(m, l.a_in, s.R, s.d);
-  } else if (s.pre || rs.split) {
-    column_input(m, s, rs, l.x_in, s.pre ? w.attn_norm : nullptr, l.a_in, l.a_rstd, stat);
-  }
+  // Pre-norm: this rank's rows of the normed input, written by the previous block's output add
+  // (into their slot of the stored copy where there is one) or here. Post-norm: the residual rows.
+  const T* mine = l.x_in;
+  if (s.pre && !input_normed)
+    rms_forward(ops, l.x_in, w.attn_norm, l.a_in + rs.row0 * s.d, l.a_rstd, stat, s.R, s.d, s.eps);
+  if (s.pre) mine = input_normed && l.a_op ? nullptr : l.a_in + rs.row0 * s.d;
+  const std::byte* a_in = whole_rows(m, s, rs, mine, l.a_in, l.a_op);
   T* q_lin = qk ? l.q_pre : l.q;
   T* k_lin = qk ? l.k_pre : l.k;
-  const std::byte* a_in = normed_stored ? normed_stored : operand(m, l.a_in, l.a_op, s.BT * s.d);
   linear(m, a_in, sw.wq, q_lin, s.BT, s.Q, s.d);
   linear(m, a_in, sw.wk, k_lin, s.BT, s.K, s.d);
   linear(m, a_in, sw.wv, l.v, s.BT, s.VD, s.d);
@@ -543,7 +549,7 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
     // The residual add and the MLP's input norm in one pass over h_mid (mlp_block only gathers or
     // stores), the norm's output into its stored copy where it can.
     add_and_norm(ops, l.x_in, l.o, l.h_mid,
-                 {w.mlp_norm, l.m_in + rs.row0 * s.d, l.m_rstd, normed_into_store(l.m_op, rs.split)}, s);
+                 {w.mlp_norm, l.m_in + rs.row0 * s.d, l.m_rstd, normed_into_store(l.m_op, rs.row0 * s.d, ops)}, s);
   } else {
     rms_forward(ops, l.o, w.attn_norm, l.h_mid, l.a_rstd, stat, s.R, s.d, s.eps);
     ops.axpy(l.h_mid, l.x_in, T(1), s.R * s.d);
@@ -571,13 +577,10 @@ void mlp_block(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs
   const auto& w = m.w[static_cast<size_t>(i)];
   const auto& sw = m.sw[static_cast<size_t>(i)];
   mark(m.timer, "forward: MLP");
-  if (s.pre && rs.split)
-    gather_rows(m, l.m_in, s.R, s.d);  // this rank's rows normed by attention_block
-  else if (rs.split)
-    column_input<T>(m, s, rs, l.h_mid, nullptr, l.m_in, l.m_rstd, stat);
-  const std::byte* normed_stored = s.pre ? normed_into_store(l.m_op, rs.split) : nullptr;  // by attention_block
-  const std::byte* act =
-      mlp_products(m, s, i, l, normed_stored ? normed_stored : operand(m, l.m_in, l.m_op, s.BT * s.d));
+  // Pre-norm: this rank's rows normed by attention_block (into their slot of the stored copy where
+  // there is one). Post-norm: the residual rows.
+  const T* mine = s.pre ? (l.m_op ? nullptr : l.m_in + rs.row0 * s.d) : l.h_mid;
+  const std::byte* act = mlp_products(m, s, i, l, whole_rows(m, s, rs, mine, l.m_in, l.m_op));
   T* dn_sum = rs.split ? partial : l.dn;
   linear(m, act, sw.w_down, dn_sum, s.BT, s.d, s.F);
   row_output(m, s, rs, dn_sum, l.dn);
@@ -626,7 +629,7 @@ void mlp_backward(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerA
     rms_backward(ops, l.dn, w.mlp_norm, l.m_rstd, a.dh, a.dbranch, g.mlp_norm, a.dot, s.R, s.d);
     d_dn = a.dbranch;
   }
-  const std::byte* dn_grad = operand(m, row_output_grad(m, s, rs, d_dn, a.dfull), a.out_grad_op, s.BT * s.d);
+  const std::byte* dn_grad = whole_rows(m, s, rs, d_dn, a.dfull, a.out_grad_op);
   linear_weight_grad(ops, dn_grad, act, g.w_down, s.BT, s.d, s.F);
   linear_input_grad(m, dn_grad, sw.w_down, a.dact, s.BT, s.d, s.F, false);
   // [dgate | dup]: stored once where the GEMM inputs are (both products below read it), else in
@@ -656,7 +659,7 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
     rms_backward(ops, l.o, w.attn_norm, l.a_rstd, a.dh, a.dbranch, g.attn_norm, a.dot, s.R, s.d);
     d_o = a.dbranch;
   }
-  const std::byte* o_grad = operand(m, row_output_grad(m, s, rs, d_o, a.dfull), a.out_grad_op, s.BT * s.d);
+  const std::byte* o_grad = whole_rows(m, s, rs, d_o, a.dfull, a.out_grad_op);
   linear_weight_grad(ops, o_grad, operand(m, l.att, a.att_op, s.BT * s.A), g.wo, s.BT, s.d, s.A);
   linear_input_grad(m, o_grad, sw.wo, a.datt, s.BT, s.d, s.A, false);
   mark(m.timer, "backward: attention (kernel and context-parallel exchange)");

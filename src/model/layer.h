@@ -43,11 +43,13 @@ struct NextNorm {
   std::byte* y_stored = nullptr;  // where set, y is written there in the weight precision instead
 };
 
-// Where a norm writes a block's normed input (LayerActs::a_in, m_in) straight into its stored copy
-// (a_op, m_op) in the weight precision: where there is one and this rank's rows are the whole input
-// (sequence parallelism gathers T rows before storing them). Null: T rows, stored afterwards.
-inline std::byte* normed_into_store(std::byte* stored, bool sequence_parallel) {
-  return sequence_parallel ? nullptr : stored;
+// Where a norm writes this rank's rows of a block's normed input (LayerActs::a_in, m_in) straight
+// into its stored copy (a_op, m_op) in the weight precision: their slot, `offset` elements in (the
+// first row's times d; with sequence parallelism the block gathers the copy's rows afterwards).
+// Null where there is no copy: T rows.
+template <class T>
+std::byte* normed_into_store(std::byte* stored, int64_t offset, const kernels::BasicOps<T>& ops) {
+  return stored ? stored + offset * ops.weight_bytes : nullptr;
 }
 
 // Training: block i of a micro-batch under the activations' layout (context-parallel chunks,

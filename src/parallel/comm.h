@@ -23,8 +23,10 @@ class Comm {
   virtual void allreduce_sum(int64_t* x, int64_t n) = 0;
   virtual void allreduce_max(int64_t* x, int64_t n) = 0;
   virtual void broadcast(void* x, std::size_t bytes, int root) = 0;
-  // In place: rank r's block x[displs[r], displs[r] + counts[r]) is sent to every rank.
+  // In place: rank r's block x[displs[r], displs[r] + counts[r]) is sent to every rank. The 16-bit
+  // form moves bf16 words as they are (sequence parallelism's stored GEMM inputs and gradients).
   virtual void allgather(float* x, const int64_t* counts, const int64_t* displs) = 0;
+  virtual void allgather(std::uint16_t* x, const int64_t* counts, const int64_t* displs) = 0;
   // in holds size() blocks of `count`; block r, summed over the ranks, lands in rank r's out. The
   // backward of an all-gather (sequence and context parallelism). in and out must not overlap.
   virtual void reduce_scatter_sum(const float* in, float* out, int64_t count) = 0;

@@ -46,6 +46,9 @@ class EmulatedDeviceComm final : public Comm {
   void allgather(float* x, const int64_t* counts, const int64_t* displs) override {
     run(x, "allgather", [&] { host_.allgather(x, counts, displs); });
   }
+  void allgather(std::uint16_t* x, const int64_t* counts, const int64_t* displs) override {
+    run(x, "allgather (16-bit)", [&] { host_.allgather(x, counts, displs); });
+  }
   void reduce_scatter_sum(const float* in, float* out, int64_t count) override {
     if (size() == 1) {  // NcclComm copies on the device: the same here, with the arena open
       const emu::DeviceAccess open;

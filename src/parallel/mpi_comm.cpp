@@ -85,10 +85,13 @@ void MpiComm::broadcast(void* x, std::size_t bytes, int root) {
   }
 }
 
-void MpiComm::allgather(float* x, const int64_t* counts, const int64_t* displs) {
-  if (size_ == 1) return;
-  std::vector<int> c(static_cast<size_t>(size_)), d(static_cast<size_t>(size_));
-  for (int r = 0; r < size_; ++r) {
+namespace {
+
+void allgather_in_place(MPI_Comm comm, int size, void* x, const int64_t* counts, const int64_t* displs,
+                        MPI_Datatype type) {
+  if (size == 1) return;
+  std::vector<int> c(static_cast<size_t>(size)), d(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r) {
     if (displs[r] + counts[r] > INT_MAX)
       fail("allgather: ", displs[r] + counts[r],
            " elements exceed MPI's int counts; use more "
@@ -96,8 +99,17 @@ void MpiComm::allgather(float* x, const int64_t* counts, const int64_t* displs) 
     c[static_cast<size_t>(r)] = static_cast<int>(counts[r]);
     d[static_cast<size_t>(r)] = static_cast<int>(displs[r]);
   }
-  mpi_check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, c.data(), d.data(), MPI_FLOAT, comm_),
-            "MPI_Allgatherv");
+  mpi_check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, c.data(), d.data(), type, comm), "MPI_Allgatherv");
+}
+
+}  // namespace
+
+void MpiComm::allgather(float* x, const int64_t* counts, const int64_t* displs) {
+  allgather_in_place(comm_, size_, x, counts, displs, MPI_FLOAT);
+}
+
+void MpiComm::allgather(std::uint16_t* x, const int64_t* counts, const int64_t* displs) {
+  allgather_in_place(comm_, size_, x, counts, displs, MPI_UINT16_T);
 }
 
 void MpiComm::reduce_scatter_sum(const float* in, float* out, int64_t count) {

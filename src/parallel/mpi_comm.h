@@ -33,6 +33,7 @@ class MpiComm final : public Comm {
   void allreduce_max(int64_t* x, int64_t n) override;
   void broadcast(void* x, std::size_t bytes, int root) override;
   void allgather(float* x, const int64_t* counts, const int64_t* displs) override;
+  void allgather(std::uint16_t* x, const int64_t* counts, const int64_t* displs) override;
   void reduce_scatter_sum(const float* in, float* out, int64_t count) override;
   void start_allreduce_sum(float* x, int64_t n, WirePrecision wire) override;
   void start_reduce_scatter_sum(float* x, const int64_t* counts, const int64_t* displs, WirePrecision wire) override;

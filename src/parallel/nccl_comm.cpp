@@ -77,25 +77,11 @@ class NcclComm final : public Comm {
   }
 
   void allgather(float* x, const int64_t* counts, const int64_t* displs) override {
-    if (size() == 1) return;
-    if (!on_device(x)) return host_.allgather(x, counts, displs);
-    bool regular = true;  // equal, back-to-back blocks: one in-place ncclAllGather
-    for (int r = 0; r < size(); ++r) regular = regular && counts[r] == counts[0] && displs[r] == r * counts[0];
-    if (regular) {
-      if (counts[0] == 0) return;
-      nccl_check(ncclAllGather(x + displs[rank()], x, static_cast<std::size_t>(counts[0]), ncclFloat, comm_,
-                               kernels::cuda::stream()),
-                 "ncclAllGather");
-      return;
-    }
-    // Uneven blocks: every rank broadcasts its own, fused into one NCCL group.
-    nccl_check(ncclGroupStart(), "ncclGroupStart");
-    for (int r = 0; r < size(); ++r)
-      if (counts[r] > 0)
-        nccl_check(ncclBroadcast(x + displs[r], x + displs[r], static_cast<std::size_t>(counts[r]), ncclFloat, r, comm_,
-                                 kernels::cuda::stream()),
-                   "ncclBroadcast(allgather block)");
-    nccl_check(ncclGroupEnd(), "ncclGroupEnd(allgather)");
+    gather(x, counts, displs, ncclFloat);
+  }
+  // The words move as they are: a 16-bit type for their size only.
+  void allgather(std::uint16_t* x, const int64_t* counts, const int64_t* displs) override {
+    gather(x, counts, displs, ncclFloat16);
   }
 
   void reduce_scatter_sum(const float* in, float* out, int64_t count) override {
@@ -179,6 +165,29 @@ class NcclComm final : public Comm {
   }
 
  private:
+  template <class W>
+  void gather(W* x, const int64_t* counts, const int64_t* displs, ncclDataType_t type) {
+    if (size() == 1) return;
+    if (!on_device(x)) return host_.allgather(x, counts, displs);
+    bool regular = true;  // equal, back-to-back blocks: one in-place ncclAllGather
+    for (int r = 0; r < size(); ++r) regular = regular && counts[r] == counts[0] && displs[r] == r * counts[0];
+    if (regular) {
+      if (counts[0] == 0) return;
+      nccl_check(ncclAllGather(x + displs[rank()], x, static_cast<std::size_t>(counts[0]), type, comm_,
+                               kernels::cuda::stream()),
+                 "ncclAllGather");
+      return;
+    }
+    // Uneven blocks: every rank broadcasts its own, fused into one NCCL group.
+    nccl_check(ncclGroupStart(), "ncclGroupStart");
+    for (int r = 0; r < size(); ++r)
+      if (counts[r] > 0)
+        nccl_check(ncclBroadcast(x + displs[r], x + displs[r], static_cast<std::size_t>(counts[r]), type, r, comm_,
+                                 kernels::cuda::stream()),
+                   "ncclBroadcast(allgather block)");
+    nccl_check(ncclGroupEnd(), "ncclGroupEnd(allgather)");
+  }
+
   template <class T>
   void reduce(T* x, int64_t n, ncclDataType_t type, ncclRedOp_t op, const char* what) {
     if (size() == 1 || n == 0) return;
