@@ -1,7 +1,8 @@
 // MpiComm's overlapped reductions (start_allreduce_sum, start_reduce_scatter_sum, wait_all) on 4
 // ranks, fp32 and bf16 on the wire, against sums computed here. On 2 ranks a bf16 sum is one
 // rounded addition, so it is checked bit for bit; on 4 its order is MPI's, so it is checked against
-// the bound of three rounded additions of positive numbers.
+// the bound of three rounded additions of positive numbers. And the all-gather of 16-bit words
+// that sequence parallelism moves its stored bf16 rows with: every word as sent.
 #include "parallel/grid.h"
 #include "parallel/mpi_comm.h"
 #include "util/bf16.h"
@@ -111,6 +112,23 @@ TEST(MpiComm, FourRanksReduceScatterUnevenBlocks) {
         else
           expect_fp32_sum_of_4(got, i);
       }
+  }
+}
+
+// Uneven blocks (one empty) and even ones; the even ones hold every 16-bit pattern once (NaN and
+// infinity bits included), which a conversion on the way would change.
+TEST(MpiComm, FourRanksAllGatherWordsAsSent) {
+  parallel::MpiComm comm(MPI_COMM_WORLD);
+  const int r = comm.rank();
+  const auto word = [](int q, int64_t i) { return static_cast<uint16_t>(q * 16384 + i); };
+  for (const std::vector<int64_t>& counts : {std::vector<int64_t>{5, 0, 16384, 33}, std::vector<int64_t>(4, 16384)}) {
+    std::vector<int64_t> displs(4);
+    std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), int64_t{0});
+    std::vector<uint16_t> x(static_cast<size_t>(displs[3] + counts[3]), 0);
+    for (int64_t i = 0; i < counts[r]; ++i) x[static_cast<size_t>(displs[r] + i)] = word(r, i);
+    comm.allgather(x.data(), counts.data(), displs.data());
+    for (int q = 0; q < 4; ++q)
+      for (int64_t i = 0; i < counts[q]; ++i) ASSERT_EQ(x[static_cast<size_t>(displs[q] + i)], word(q, i)) << q;
   }
 }
 

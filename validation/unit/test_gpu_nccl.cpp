@@ -127,6 +127,15 @@ TEST(NcclComm, DeviceAndHostCollectives) {
     ops.copy_to_host(g.data(), dx, total * sizeof(float));
     for (int q = 0; q < n; ++q)
       for (int64_t i = 0; i < counts[q]; ++i) EXPECT_EQ(g[displs[q] + i], static_cast<float>(100 * q + i));
+    // The 16-bit form (sequence parallelism's stored bf16 rows): every word as sent, NaN bits too.
+    const auto word = [](int q, int64_t i) { return static_cast<uint16_t>(0x7fc1 + 1000 * q + i); };
+    std::vector<uint16_t> h(total, 0);
+    for (int64_t i = 0; i < counts[r]; ++i) h[displs[r] + i] = word(r, i);
+    ops.copy_from_host(dx, h.data(), total * sizeof(uint16_t));
+    comm->allgather(reinterpret_cast<uint16_t*>(dx), counts.data(), displs.data());
+    ops.copy_to_host(h.data(), dx, total * sizeof(uint16_t));
+    for (int q = 0; q < n; ++q)
+      for (int64_t i = 0; i < counts[q]; ++i) EXPECT_EQ(h[displs[q] + i], word(q, i));
   }
   comm->barrier();
   for (void* p : {static_cast<void*>(dx), static_cast<void*>(dd), static_cast<void*>(dc), static_cast<void*>(dm)})
