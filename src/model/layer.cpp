@@ -136,8 +136,9 @@ void qk_norm_backward(const Model<T>& m, const Dims& s, const T* x, const T* w, 
 // Sequence parallelism's two collectives over the tp group. gather_rows: this rank's res_rows rows
 // sit at its slot of `full` ([rows, n]); afterwards every slot holds its rank's rows. scatter_rows:
 // a row-parallel product's partial sums [rows, n] become this rank's rows of the sum [res_rows, n].
-// Like context parallelism's, they move fp32 (the training precision); the fp64 model exists for
-// single-rank gradient checks.
+// Like context parallelism's, they move fp32 (the training precision; where the GEMM inputs are
+// stored in bf16, gather_stored_rows moves those instead); the fp64 model exists for single-rank
+// gradient checks.
 std::vector<int64_t> equal_blocks(int ranks, int64_t block, std::vector<int64_t>& displs) {
   displs.resize(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) displs[static_cast<size_t>(r)] = r * block;
