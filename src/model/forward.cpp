@@ -124,7 +124,7 @@ void run_layers(Model<T>& m, Activations<T>& a) {
     if (pre && i + 1 < L) {
       const LayerActs<T>& n = a.layers[static_cast<size_t>(i + 1)];
       next = {m.w[static_cast<size_t>(i + 1)].attn_norm, n.a_in + row0 * d, n.a_rstd,
-              normed_into_store(n.a_op, row0 * d, ops)};
+              stored_slot(n.a_op, row0 * d, ops)};
     } else if (pre) {
       next = {m.final_norm, a.xf, a.f_rstd};
     }

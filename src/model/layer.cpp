@@ -133,27 +133,34 @@ void qk_norm_backward(const Model<T>& m, const Dims& s, const T* x, const T* w, 
   m.ops->rms_bwd_apply(x, w, dy, rstd, dot, dx, dw, r.rows, r.n, r.n_total);
 }
 
+// An all-gather of one equal block per rank, back to back in x (rank r's at r · block).
+template <class W>
+void allgather_blocks(parallel::Comm& comm, W* x, int64_t block) {
+  std::vector<int64_t> displs(static_cast<size_t>(comm.size()));
+  for (int r = 0; r < comm.size(); ++r) displs[static_cast<size_t>(r)] = r * block;
+  const std::vector<int64_t> counts(static_cast<size_t>(comm.size()), block);
+  comm.allgather(x, counts.data(), displs.data());
+}
+
 // Sequence parallelism's two collectives over the tp group. gather_rows: this rank's res_rows rows
 // sit at its slot of `full` ([rows, n]); afterwards every slot holds its rank's rows. scatter_rows:
 // a row-parallel product's partial sums [rows, n] become this rank's rows of the sum [res_rows, n].
 // Like context parallelism's, they move fp32 (the training precision; where the GEMM inputs are
 // stored in bf16, gather_stored_rows moves those instead); the fp64 model exists for single-rank
 // gradient checks.
-std::vector<int64_t> equal_blocks(int ranks, int64_t block, std::vector<int64_t>& displs) {
-  displs.resize(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) displs[static_cast<size_t>(r)] = r * block;
-  return std::vector<int64_t>(static_cast<size_t>(ranks), block);
-}
-
 template <class T>
 void gather_rows(const Model<T>& m, T* full, int64_t res_rows, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
-    std::vector<int64_t> displs;
-    const auto counts = equal_blocks(m.tp.size, res_rows * n, displs);
-    m.tp.comm->allgather(full, counts.data(), displs.data());
+    allgather_blocks(*m.tp.comm, full, res_rows * n);
   } else {
     fail("sequence parallelism runs in fp32 only");
   }
+}
+// gather_rows on the stored form ([rows, n] in the weight precision, 16-bit words).
+template <class T>
+void gather_stored_rows(const Model<T>& m, std::byte* full, int64_t res_rows, int64_t n) {
+  if (m.ops->weight_bytes != 2) fail("sequence parallelism gathers stored rows of 16-bit words only");
+  allgather_blocks(*m.tp.comm, reinterpret_cast<std::uint16_t*>(full), res_rows * n);
 }
 template <class T>
 void scatter_rows(const Model<T>& m, const T* partial, T* mine, int64_t res_rows, int64_t n) {
@@ -170,16 +177,6 @@ struct RowSplit {
   int64_t row0 = 0;
 };
 
-// The stored form's gather: this rank's res_rows rows at its slot of `full` ([rows, n] in the
-// weight precision, 16-bit words), afterwards every slot its rank's rows.
-template <class T>
-void gather_stored_rows(const Model<T>& m, std::byte* full, int64_t res_rows, int64_t n) {
-  if (m.ops->weight_bytes != 2) fail("sequence parallelism gathers stored rows of 16-bit words only");
-  std::vector<int64_t> displs;
-  const auto counts = equal_blocks(m.tp.size, res_rows * n, displs);
-  m.tp.comm->allgather(reinterpret_cast<std::uint16_t*>(full), counts.data(), displs.data());
-}
-
 // A whole input of the column-parallel products, or a whole output gradient of the row-parallel
 // ones, as their products read it (an operand()), from this rank's rows `mine` ([R, d] in T; null:
 // already in their slot of `copy`), gathered over the tp ranks when the rows are split. Where there
@@ -190,7 +187,7 @@ template <class T>
 const std::byte* whole_rows(const Model<T>& m, const Dims& s, const RowSplit& rs, const T* mine, T* full,
                             std::byte* copy) {
   if (copy) {
-    if (mine) m.ops->weight_store(copy + rs.row0 * s.d * m.ops->weight_bytes, mine, s.R * s.d);
+    if (mine) m.ops->weight_store(stored_slot(copy, rs.row0 * s.d, *m.ops), mine, s.R * s.d);
     if (rs.split) gather_stored_rows(m, copy, s.R, s.d);
     return copy;
   }
@@ -244,9 +241,7 @@ void gather_context(const Model<T>& m, const Activations<T>& a, const T* mine, T
     const int64_t block = a.rows * width;
     T* stage = a.context.stage;
     m.ops->copy(stage + m.cp.rank * block, mine, static_cast<size_t>(block) * sizeof(T));
-    std::vector<int64_t> displs;
-    const auto counts = equal_blocks(m.cp.size, block, displs);
-    m.cp.comm->allgather(stage, counts.data(), displs.data());
+    allgather_blocks(*m.cp.comm, stage, block);
     m.ops->embedding_fwd(stage, a.cp_gather.get(), out, a.B * a.layout.T_full, width);  // a row gather
   } else {
     fail("context parallelism runs in fp32 only");
@@ -277,9 +272,7 @@ T* halo_slot(const Activations<T>& a, T* stage, int64_t H, int rank, int64_t b, 
 template <class T>
 void exchange_halos(const Model<T>& m, const Activations<T>& a, T* stage, int64_t H, int64_t width) {
   if constexpr (std::is_same_v<T, float>) {
-    std::vector<int64_t> displs;
-    const auto counts = equal_blocks(m.cp.size, a.B * 2 * H * width, displs);
-    m.cp.comm->allgather(stage, counts.data(), displs.data());
+    allgather_blocks(*m.cp.comm, stage, a.B * 2 * H * width);
   } else {
     fail("context parallelism runs in fp32 only");
   }
@@ -550,7 +543,7 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
     // The residual add and the MLP's input norm in one pass over h_mid (mlp_block only gathers or
     // stores), the norm's output into its stored copy where it can.
     add_and_norm(ops, l.x_in, l.o, l.h_mid,
-                 {w.mlp_norm, l.m_in + rs.row0 * s.d, l.m_rstd, normed_into_store(l.m_op, rs.row0 * s.d, ops)}, s);
+                 {w.mlp_norm, l.m_in + rs.row0 * s.d, l.m_rstd, stored_slot(l.m_op, rs.row0 * s.d, ops)}, s);
   } else {
     rms_forward(ops, l.o, w.attn_norm, l.h_mid, l.a_rstd, stat, s.R, s.d, s.eps);
     ops.axpy(l.h_mid, l.x_in, T(1), s.R * s.d);

@@ -43,12 +43,12 @@ struct NextNorm {
   std::byte* y_stored = nullptr;  // where set, y is written there in the weight precision instead
 };
 
-// Where a norm writes this rank's rows of a block's normed input (LayerActs::a_in, m_in) straight
-// into its stored copy (a_op, m_op) in the weight precision: their slot, `offset` elements in (the
-// first row's times d; with sequence parallelism the block gathers the copy's rows afterwards).
-// Null where there is no copy: T rows.
+// This rank's rows in a stored copy in the weight precision (a block's normed input a_op, m_op,
+// where a norm writes them straight in; the stored output gradients): their slot, `offset`
+// elements in (the first row's times d; with sequence parallelism the block gathers the copy's
+// rows afterwards). Null where there is no copy: T rows.
 template <class T>
-std::byte* normed_into_store(std::byte* stored, int64_t offset, const kernels::BasicOps<T>& ops) {
+std::byte* stored_slot(std::byte* stored, int64_t offset, const kernels::BasicOps<T>& ops) {
   return stored ? stored + offset * ops.weight_bytes : nullptr;
 }
 
