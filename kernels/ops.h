@@ -124,13 +124,15 @@ using RmsBwdApply = void(const T* x, const T* w, const T* dy, const T* rstd, con
                          int64_t n, int64_t n_total);
 
 // --- RoPE -------------------------------------------------------------------------------------------
-// In place on x [rows = B*Tq, n_heads, head_dim]; row r has position pos0 + (r % Tq). The first
-// rot_dims of each head rotate as pairs (i, i + rot_dims/2) ("rotate half"); cos/sin are
-// [max_pos, rot_dims/2] tables (YaRN's attention factor already folded in). inverse applies the
-// transposed rotation (the backward pass).
+// y [rows = B*Tq, n_heads, head_dim] from x, whose rows start ldx elements apart (≥ n_heads·head_dim:
+// one part of the fused QKV product's rows); row r has position pos0 + (r % Tq). The first rot_dims
+// of each head rotate as pairs (i, i + rot_dims/2) ("rotate half"), the rest are copied; cos/sin
+// are [max_pos, rot_dims/2] tables (YaRN's attention factor already folded in). inverse applies the
+// transposed rotation (the backward pass). In place when y == x and ldx == n_heads·head_dim; other
+// overlaps are not allowed. rot_dims = 0 is a copy of the columns (the unpack of V).
 template <class T>
-using Rope = void(T* x, const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0, int64_t n_heads,
-                  int64_t head_dim, int64_t rot_dims, bool inverse);
+using Rope = void(const T* x, int64_t ldx, T* y, const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0,
+                  int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse);
 
 // --- attention --------------------------------------------------------------------------------------
 // Memory linear in T: no T×Tk score matrix is ever formed.
@@ -150,6 +152,11 @@ using AttentionBwd = void(const T* q, const T* k, const T* v, const T* out, cons
 // cache's, weight_store for the weights'.
 template <class T>
 using StoreAs = void(void* dst, const T* src, int64_t n);
+// The same for a [rows, n] block into columns of wider rows: row r of src at dst + r · ld elements
+// of the storage precision (ld ≥ n). weight_store_columns packs the Q, K and V products' output
+// gradients side by side for the fused QKV products' two backward GEMMs.
+template <class T>
+using StoreColumns = void(void* dst, int64_t ld, const T* src, int64_t rows, int64_t n);
 // attention_fwd with k and v in the cache precision.
 template <class T>
 using AttentionFwdCached = void(const T* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,
@@ -202,6 +209,7 @@ struct BasicOps {
   sig::Matmul<T>* matmul;
   int64_t weight_bytes;  // the weight precision's element size
   sig::StoreAs<T>* weight_store;
+  sig::StoreColumns<T>* weight_store_columns;
   sig::MatmulStored<T>* matmul_stored;
   sig::MatmulBothStored<T>* matmul_both_stored;
   sig::MatmulStrided<T>* matmul_strided;
@@ -239,6 +247,11 @@ using Ops = BasicOps<float>;
 template <class T>
 void store_host(void* dst, const T* src, int64_t n) {
   std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(T));
+}
+template <class T>
+void store_columns_host(void* dst, int64_t ld, const T* src, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(static_cast<T*>(dst) + r * ld, src + r * n, static_cast<std::size_t>(n) * sizeof(T));
 }
 template <class T, sig::Matmul<T>* Mm>
 void matmul_on_stored(const T* A, const void* B, T* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,

@@ -17,6 +17,7 @@ const Ops& cpu_ops() {
       .matmul = cpu::matmul,
       .weight_bytes = sizeof(float),
       .weight_store = store_host<float>,
+      .weight_store_columns = store_columns_host<float>,
       .matmul_stored = matmul_on_stored<float, cpu::matmul>,
       .matmul_both_stored = matmul_on_both_stored<float, cpu::matmul>,
       .matmul_strided = cpu::matmul_strided,

@@ -106,19 +106,21 @@ void rms_bwd_apply(const D* x, const D* w, const D* dy, const D* rstd, const D* 
   }
 }
 
-void rope(D* x, const D* cos, const D* sin, int64_t B, int64_t T, int64_t pos0, int64_t H, int64_t hd, int64_t rot,
-          bool inverse) {
+void rope(const D* x, int64_t ldx, D* y, const D* cos, const D* sin, int64_t B, int64_t T, int64_t pos0, int64_t H,
+          int64_t hd, int64_t rot, bool inverse) {
   const int64_t half = rot / 2;
   for (int64_t r = 0; r < B * T; ++r)
     for (int64_t h = 0; h < H; ++h) {
-      D* v = x + (r * H + h) * hd;
+      const D* u = x + r * ldx + h * hd;
+      D* v = y + (r * H + h) * hd;
       const int64_t p = pos0 + r % T;
       for (int64_t i = 0; i < half; ++i) {
         const D c = cos[p * half + i], s = inverse ? -sin[p * half + i] : sin[p * half + i];
-        const D a = v[i], b = v[i + half];
+        const D a = u[i], b = u[i + half];
         v[i] = a * c - b * s;
         v[i + half] = b * c + a * s;
       }
+      for (int64_t i = rot; i < hd; ++i) v[i] = u[i];
     }
 }
 
@@ -255,6 +257,7 @@ const BasicOps<double>& cpu_ops_f64() {
       .matmul = matmul,
       .weight_bytes = sizeof(double),
       .weight_store = store_host<double>,
+      .weight_store_columns = store_columns_host<double>,
       .matmul_stored = matmul_on_stored<double, matmul>,
       .matmul_both_stored = matmul_on_both_stored<double, matmul>,
       .matmul_strided = matmul_strided,

@@ -29,6 +29,8 @@ sig::MatmulBothStored<float> matmul_fp32_both_stored;
 // ops.h's kv_store and weight_store: rounded to bf16, or copied in fp32.
 sig::StoreAs<float> store_bf16;
 sig::StoreAs<float> store_fp32;
+sig::StoreColumns<float> store_columns_bf16;
+sig::StoreColumns<float> store_columns_fp32;
 // fp32 like matmul_fp32, in both tables.
 sig::MatmulStrided<float> matmul_strided;
 

@@ -85,19 +85,33 @@ __global__ void embedding_bwd_kernel(const float* dout, const int32_t* ids, floa
   }
 }
 
-// One thread per rotating pair (row, head, i < half).
-__global__ void rope_kernel(float* x, const float* cos, const float* sin, int64_t rows, int64_t T, int64_t pos0,
-                            int64_t n_heads, int64_t head_dim, int64_t half, float sign) {
-  HR_GRID_STRIDE(idx, rows * n_heads * half) {
-    const int64_t i = idx % half, rh = idx / half;
-    const int64_t r = rh / n_heads;
+// One thread per rotating pair (row, head, i < half) and, out of place (copies = true), per
+// unrotated element (half ≤ i < head_dim − half: element i + half). x's rows start ldx apart.
+__global__ void rope_kernel(const float* x, int64_t ldx, float* y, const float* cos, const float* sin, int64_t rows,
+                            int64_t T, int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t half, float sign,
+                            bool copies) {
+  const int64_t per_head = copies ? head_dim - half : half;
+  HR_GRID_STRIDE(idx, rows * n_heads * per_head) {
+    const int64_t i = idx % per_head, rh = idx / per_head;
+    const int64_t r = rh / n_heads, h = rh % n_heads;
+    const float* xh = x + r * ldx + h * head_dim;
+    float* yh = y + rh * head_dim;
+    if (i >= half) {
+      yh[i + half] = xh[i + half];
+      continue;
+    }
     const int64_t pos = pos0 + r % T;
-    float* xh = x + rh * head_dim;
     const float c = cos[pos * half + i], s = sin[pos * half + i];
     const float a = xh[i], b = xh[i + half];
-    xh[i] = a * c - sign * b * s;
-    xh[i + half] = b * c + sign * a * s;
+    yh[i] = a * c - sign * b * s;
+    yh[i + half] = b * c + sign * a * s;
   }
+}
+
+// dst row r at r · ld, in fp32 or bf16.
+template <class Out>
+__global__ void store_columns_kernel(Out* dst, int64_t ld, const float* src, int64_t n, int64_t count) {
+  HR_GRID_STRIDE(i, count) store_as(dst + i / n * ld + i % n, src[i]);
 }
 
 #undef HR_GRID_STRIDE
@@ -183,15 +197,20 @@ void embedding_bwd(const float* dout, const int32_t* ids, float* dtable, int64_t
          dim3(pointwise::kThreads), 0, dout, ids, dtable, n, d);
 }
 
-void rope(float* x, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0, int64_t n_heads,
-          int64_t head_dim, int64_t rot_dims, bool inverse) {
+void rope(const float* x, int64_t ldx, float* y, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0,
+          int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse) {
   if (rot_dims < 0 || rot_dims % 2 != 0 || rot_dims > head_dim)
     fail("cuda rope: rot_dims = ", rot_dims, " must be even and within [0, head_dim = ", head_dim, "]");
   if (pos0 < 0) fail("cuda rope: pos0 = ", pos0, " is negative");
-  if (rot_dims == 0 || B * T == 0 || n_heads == 0) return;
-  const int64_t half = rot_dims / 2, rows = B * T;
-  launch("rope", pointwise::rope_kernel, grid_1d(rows * n_heads * half, pointwise::kThreads), dim3(pointwise::kThreads),
-         0, x, cos, sin, rows, T, pos0, n_heads, head_dim, half, inverse ? -1.f : 1.f);
+  const int64_t width = n_heads * head_dim;
+  if (ldx < width) fail("cuda rope: ldx = ", ldx, " is less than a row's width ", width);
+  const bool in_place = x == y;
+  if (in_place && ldx != width) fail("cuda rope: in place with ldx = ", ldx, " != the row's width ", width);
+  const int64_t half = rot_dims / 2, rows = B * T, per_head = in_place ? half : head_dim - half;
+  if (rows == 0 || per_head == 0) return;
+  launch("rope", pointwise::rope_kernel, grid_1d(rows * n_heads * per_head, pointwise::kThreads),
+         dim3(pointwise::kThreads), 0, x, ldx, y, cos, sin, rows, T, pos0, n_heads, head_dim, half,
+         inverse ? -1.f : 1.f, !in_place);
 }
 
 // The storage entries (ops.h's kv_store and weight_store): bf16 in the bf16 tables, fp32 copies in
@@ -200,5 +219,20 @@ void store_bf16(void* dst, const float* src, int64_t n) {
   round_to_bf16(src, static_cast<uint16_t*>(dst), n, "store (bf16)");
 }
 void store_fp32(void* dst, const float* src, int64_t n) { copy(dst, src, sizeof(float) * static_cast<size_t>(n)); }
+
+// weight_store_columns (ops.h) in the bf16 and fp32 tables.
+template <class Out>
+void store_columns(void* dst, int64_t ld, const float* src, int64_t rows, int64_t n, const char* what) {
+  if (ld < n) fail("cuda ", what, ": ld = ", ld, " is less than a row's width ", n);
+  if (rows * n <= 0) return;
+  launch(what, pointwise::store_columns_kernel<Out>, grid_1d(rows * n, pointwise::kThreads), dim3(pointwise::kThreads),
+         0, static_cast<Out*>(dst), ld, src, n, rows * n);
+}
+void store_columns_bf16(void* dst, int64_t ld, const float* src, int64_t rows, int64_t n) {
+  store_columns<uint16_t>(dst, ld, src, rows, n, "store_columns (bf16)");
+}
+void store_columns_fp32(void* dst, int64_t ld, const float* src, int64_t rows, int64_t n) {
+  store_columns<float>(dst, ld, src, rows, n, "store_columns (fp32)");
+}
 
 }  // namespace headroom::kernels::HR_CUDA_NS

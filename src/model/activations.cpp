@@ -117,12 +117,15 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   for (auto& r : a.resid) r = cv.take(mul(R, d));
   a.layers.assign(static_cast<size_t>(c.n_layers), LayerActs<T>{});
   a.dx = cv.take(mul(BT, d));
-  // dact also holds the attention backward's stored att_op and qkv_grad_op (larger only for
-  // unusually narrow MLPs); dx the stored out_grad_op (always smaller).
-  a.dact = cv.take(std::max(mul(BT, F), floats_for<T>(mul(mul(BT, std::max({A, Q, K, VD})), stored_bytes))));
+  // dact also holds the attention backward's stored att_op and its packed qkv_grad_op (larger only
+  // for narrow MLPs); dx the stored out_grad_op (always smaller).
+  const int64_t packed_bytes = stored_bytes > 0 ? stored_bytes : static_cast<int64_t>(sizeof(T));
+  a.dact = cv.take(std::max({mul(BT, F), floats_for<T>(mul(mul(BT, A), stored_bytes)),
+                             floats_for<T>(mul(mul(BT, add(add(Q, K), VD)), packed_bytes))}));
+  a.qkv_grad_op = reinterpret_cast<std::byte*>(a.dact);
   if (stored_bytes > 0) {
     a.out_grad_op = reinterpret_cast<std::byte*>(a.dx);
-    a.att_op = a.qkv_grad_op = reinterpret_cast<std::byte*>(a.dact);
+    a.att_op = reinterpret_cast<std::byte*>(a.dact);
   }
   // Post-norm without sequence parallelism feeds the layer's input itself to the projections.
   const bool own_a_in = c.norm_order == config::NormOrder::kPre || lay.sp > 1;
@@ -167,6 +170,7 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   a.dk_pre = cv.take(mul(BT, K));
   a.dv = cv.take(mul(BT, VD));
   a.datt = cv.take(mul(BT, A));
+  for (auto& l : a.layers) l.qkv = a.dq;  // the region is at least Q + K + VD wide
   if (stored_bytes > 0) {
     const int64_t dgu = mul(mul(BT, mul(2, c.d_ff)), stored_bytes),
                   region = mul(cv.used - region0, static_cast<int64_t>(sizeof(T)));

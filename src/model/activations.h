@@ -54,6 +54,9 @@ struct LayerActs {
               // overwritten by its gradient in the backward pass
   T* act;     // [BT, d_ff] silu(gate) * up; null where act_op holds it
   T* dn;      // [R, d] MLP output projection
+  T* qkv;     // [BT, Q + K + VD] the fused QKV product's output, unpacked into q (or q_pre), k (or
+              //         k_pre) and v at once: scratch over Activations::dq's region, which the
+              //         backward pass writes only after a (recomputed) forward is done with it
   // a_in, m_in and act in the weight precision (BasicOps::weight_bytes per element) where it is
   // narrower than T; null where it is T (the GEMMs read a_in, m_in and act themselves).
   std::byte *a_op = nullptr, *m_op = nullptr, *act_op = nullptr;
@@ -107,16 +110,18 @@ struct Activations {
   // inputs are stored so (read by their weight and input gradients; over dq … datt, which are not
   // live then); else null (in place over gu).
   std::byte* dgu_op = nullptr;
-  // The other gradients that a weight gradient and an input gradient both read, stored once in the
-  // weight precision where the GEMM inputs are, else null (both products read them in T), each
-  // over scratch that is not live while it is:
+  // The other gradients that a weight gradient and an input gradient both read, each over scratch
+  // that is not live while it is. Stored once in the weight precision where the GEMM inputs are,
+  // else null (both products read them in T):
   //   out_grad_op  [BT, d]      the MLP's or the attention's output gradient, over dx (the block
   //                             back-propagated before is done with it; this block's input
   //                             gradient writes it last);
   //   att_op       [BT, Hq·dv]  the attention output, the other operand of wo's gradient, over dact
-  //                             (which the attention backward does not use);
-  //   qkv_grad_op  [BT, width]  the Q, K and V projections' output gradients in turn, over dact
-  //                             too (att_op is read by then).
+  //                             (which the attention backward does not use).
+  // In every table (in the weight precision, which may be T):
+  //   qkv_grad_op  [BT, Q+K+VD] the Q, K and V projections' output gradients side by side: the
+  //                             fused QKV product's, for its weight and input gradients; over
+  //                             dact too (att_op is read by then).
   std::byte *out_grad_op = nullptr, *att_op = nullptr, *qkv_grad_op = nullptr;
 };
 

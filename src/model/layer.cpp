@@ -63,12 +63,11 @@ template <class T>
 void linear(const Model<T>& m, const std::byte* x, const std::byte* w, T* y, int64_t rows, int64_t out, int64_t in) {
   m.ops->matmul_both_stored(x, stored_weight(m, w), y, rows, out, in, false, true, false);
 }
-// dx = dy · w, or dx += when accumulating the input gradients of several products of one input;
-// dy as stored (an operand(): Activations::dgu_op and the other stored gradients).
+// dx = dy · w, dy as stored (an operand(): Activations::dgu_op and the other stored gradients).
 template <class T>
 void linear_input_grad(const Model<T>& m, const std::byte* dy, const std::byte* w, T* dx, int64_t rows, int64_t out,
-                       int64_t in, bool accumulate) {
-  m.ops->matmul_both_stored(dy, stored_weight(m, w), dx, rows, in, out, false, false, accumulate);
+                       int64_t in) {
+  m.ops->matmul_both_stored(dy, stored_weight(m, w), dx, rows, in, out, false, false, false);
 }
 // dw += dyᵀ · x (weight gradients accumulate over micro-batches), both as stored.
 template <class T>
@@ -78,7 +77,7 @@ void linear_weight_grad(const kernels::BasicOps<T>& ops, const std::byte* dy, co
 }
 
 // A GEMM input that several products read (a_in, m_in, act into LayerActs::a_op, m_op, act_op; in
-// the backward pass the gradients and att into Activations' out_grad_op, qkv_grad_op, att_op):
+// the backward pass the output gradients and att into Activations' out_grad_op, att_op):
 // stored once into its copy in the weight precision where there is one (rounded to bf16 once
 // instead of in each product), else read as it is. stored_operand: the same input later, as stored.
 template <class T>
@@ -206,6 +205,12 @@ void row_output(const Model<T>& m, const Dims& s, const RowSplit& rs, T* partial
   if (m.tp.comm) m.tp.comm->allreduce_sum(partial, s.BT * s.d);
 }
 
+// Columns [0, width) of x's rows (ldx apart) into y ([rows, width]): RoPE with nothing to rotate.
+template <class T>
+void copy_columns(const Model<T>& m, const T* x, int64_t ldx, T* y, int64_t rows, int64_t width) {
+  m.ops->rope(x, ldx, y, nullptr, nullptr, 1, rows, 0, 1, width, 0, false);
+}
+
 // --- the attention of one block over its tokens' segments -------------------------------------------
 
 // A call's queries: B windows of T_len tokens in `layout`'s segments; keys either the call's own
@@ -218,19 +223,26 @@ struct Attend {
   Activations<T>* a;        // training: the micro-batch (context buffers, row maps)
 };
 
+// RoPE over a call's segments, from x (rows ldx apart: a part of the fused QKV product's output,
+// or y itself in place) into y ([rows, heads · dqk]).
 template <class T>
-void rope_segments(const Model<T>& m, const Dims& s, const Attend<T>& at, T* x, int64_t heads, bool inverse) {
-  if (s.rot == 0) return;
+void rope_segments(const Model<T>& m, const Dims& s, const Attend<T>& at, const T* x, int64_t ldx, T* y, int64_t heads,
+                   bool inverse) {
+  const int64_t width = heads * s.dqk;
+  if (s.rot == 0) {
+    if (x != y) copy_columns(m, x, ldx, y, s.BT, width);
+    return;
+  }
   const int kind = s.sliding ? 1 : 0;
   const TokenLayout& lay = at.layout;
-  const auto rope = [&](T* p, int64_t B, int64_t len, int64_t pos0) {
-    m.ops->rope(p, m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, len, pos0, heads, s.dqk, s.rot, inverse);
+  const auto rope = [&](int64_t row, int64_t B, int64_t len, int64_t pos0) {
+    m.ops->rope(x + row * ldx, ldx, y + row * width, m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, len, pos0,
+                heads, s.dqk, s.rot, inverse);
   };
-  if (lay.segments() == 1) return rope(x, at.B, lay.T_len(), lay.segment_pos0(0));
-  const int64_t C = lay.segment_len(), width = heads * s.dqk;
+  if (lay.segments() == 1) return rope(0, at.B, lay.T_len(), lay.segment_pos0(0));
+  const int64_t C = lay.segment_len();
   for (int64_t b = 0; b < at.B; ++b)
-    for (int seg = 0; seg < lay.segments(); ++seg)
-      rope(x + (b * lay.T_len() + seg * C) * width, 1, C, lay.segment_pos0(seg));
+    for (int seg = 0; seg < lay.segments(); ++seg) rope(b * lay.T_len() + seg * C, 1, C, lay.segment_pos0(seg));
 }
 
 // The keys (or values) of whole windows in position order from every cp rank's rows `mine`
@@ -522,17 +534,19 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
     rms_forward(ops, l.x_in, w.attn_norm, l.a_in + rs.row0 * s.d, l.a_rstd, stat, s.R, s.d, s.eps);
   if (s.pre) mine = input_normed && l.a_op ? nullptr : l.a_in + rs.row0 * s.d;
   const std::byte* a_in = whole_rows(m, s, rs, mine, l.a_in, l.a_op);
-  T* q_lin = qk ? l.q_pre : l.q;
-  T* k_lin = qk ? l.k_pre : l.k;
-  linear(m, a_in, sw.wq, q_lin, s.BT, s.Q, s.d);
-  linear(m, a_in, sw.wk, k_lin, s.BT, s.K, s.d);
-  linear(m, a_in, sw.wv, l.v, s.BT, s.VD, s.d);
+  // One GEMM over [wq; wk; wv] (adjacent: make_model), its output unpacked into q, k and v, with
+  // RoPE on the way where no QK norm comes between.
+  const int64_t QKV = s.Q + s.K + s.VD;
+  linear(m, a_in, sw.wq, l.qkv, s.BT, QKV, s.d);
   if (qk) {
+    copy_columns(m, l.qkv, QKV, l.q_pre, s.BT, s.Q);
+    copy_columns(m, l.qkv + s.Q, QKV, l.k_pre, s.BT, s.K);
     qk_norm_forward(m, s, l.q_pre, w.q_norm, l.q, l.q_rstd, stat, false);
     qk_norm_forward(m, s, l.k_pre, w.k_norm, l.k, l.k_rstd, stat, true);
   }
-  rope_segments(m, s, at, l.q, s.Hq, false);
-  rope_segments(m, s, at, l.k, s.Hkv, false);
+  rope_segments(m, s, at, qk ? l.q : l.qkv, qk ? s.Q : QKV, l.q, s.Hq, false);
+  rope_segments(m, s, at, qk ? l.k : l.qkv + s.Q, qk ? s.K : QKV, l.k, s.Hkv, false);
+  copy_columns(m, l.qkv + s.Q + s.K, QKV, l.v, s.BT, s.VD);
   mark(m.timer, "forward: attention (kernel and context-parallel exchange)");
   attention_forward(m, s, at, l);
   mark(m.timer, kFwdProjections);
@@ -625,7 +639,7 @@ void mlp_backward(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerA
   }
   const std::byte* dn_grad = whole_rows(m, s, rs, d_dn, a.dfull, a.out_grad_op);
   linear_weight_grad(ops, dn_grad, act, g.w_down, s.BT, s.d, s.F);
-  linear_input_grad(m, dn_grad, sw.w_down, a.dact, s.BT, s.d, s.F, false);
+  linear_input_grad(m, dn_grad, sw.w_down, a.dact, s.BT, s.d, s.F);
   // [dgate | dup]: stored once where the GEMM inputs are (both products below read it), else in
   // place (the backward pass is gu's last reader). Then w_gate's and w_up's gradients, and the input's.
   if (a.dgu_op)
@@ -634,7 +648,7 @@ void mlp_backward(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerA
     ops.swiglu_bwd(l.gu, a.dact, l.gu, s.BT, s.F);
   const std::byte* dgu = a.dgu_op ? a.dgu_op : reinterpret_cast<const std::byte*>(l.gu);
   linear_weight_grad(ops, dgu, m_in, g.w_gate, s.BT, 2 * s.F, s.d);
-  linear_input_grad(m, dgu, sw.w_gate, a.dx, s.BT, 2 * s.F, s.d, false);
+  linear_input_grad(m, dgu, sw.w_gate, a.dx, s.BT, 2 * s.F, s.d);
   column_input_grad(m, s, rs, a, l.h_mid, w.mlp_norm, l.m_rstd, g.mlp_norm);
 }
 
@@ -655,12 +669,12 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
   }
   const std::byte* o_grad = whole_rows(m, s, rs, d_o, a.dfull, a.out_grad_op);
   linear_weight_grad(ops, o_grad, operand(m, l.att, a.att_op, s.BT * s.A), g.wo, s.BT, s.d, s.A);
-  linear_input_grad(m, o_grad, sw.wo, a.datt, s.BT, s.d, s.A, false);
+  linear_input_grad(m, o_grad, sw.wo, a.datt, s.BT, s.d, s.A);
   mark(m.timer, "backward: attention (kernel and context-parallel exchange)");
   attention_backward(m, s, at, l);
   mark(m.timer, kBwdProjections);
-  rope_segments(m, s, at, a.dq, s.Hq, true);
-  rope_segments(m, s, at, a.dk, s.Hkv, true);
+  rope_segments(m, s, at, a.dq, s.Q, a.dq, s.Hq, true);
+  rope_segments(m, s, at, a.dk, s.K, a.dk, s.Hkv, true);
   const T* dq_lin = a.dq;
   const T* dk_lin = a.dk;
   if (qk) {
@@ -669,22 +683,15 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
     dq_lin = a.dq_pre;
     dk_lin = a.dk_pre;
   }
-  // Each projection's output gradient, stored once (in turn, into one scratch), for its weight
-  // gradient and its share of the input gradient.
-  const std::byte* a_in = stored_operand(l.a_in, l.a_op);
-  const struct {
-    const T* dy;
-    const std::byte* w;
-    T* dw;
-    int64_t width;
-  } projections[] = {{dq_lin, sw.wq, g.wq, s.Q}, {dk_lin, sw.wk, g.wk, s.K}, {a.dv, sw.wv, g.wv, s.VD}};
-  bool accumulate = false;
-  for (const auto& p : projections) {
-    const std::byte* dy = operand(m, p.dy, a.qkv_grad_op, s.BT * p.width);
-    linear_weight_grad(ops, dy, a_in, p.dw, s.BT, p.width, s.d);
-    linear_input_grad(m, dy, p.w, a.dx, s.BT, p.width, s.d, accumulate);
-    accumulate = true;
-  }
+  // The projections' output gradients side by side, stored once, for the fused product's weight
+  // gradient (into the adjacent g.wq, g.wk, g.wv) and input gradient.
+  const int64_t QKV = s.Q + s.K + s.VD;
+  std::byte* dqkv = a.qkv_grad_op;
+  ops.weight_store_columns(dqkv, QKV, dq_lin, s.BT, s.Q);
+  ops.weight_store_columns(stored_slot(dqkv, s.Q, ops), QKV, dk_lin, s.BT, s.K);
+  ops.weight_store_columns(stored_slot(dqkv, s.Q + s.K, ops), QKV, a.dv, s.BT, s.VD);
+  linear_weight_grad(ops, dqkv, stored_operand(l.a_in, l.a_op), g.wq, s.BT, QKV, s.d);
+  linear_input_grad(m, dqkv, sw.wq, a.dx, s.BT, QKV, s.d);
   // Ranks sharing a KV head each added that head's input gradient only for their own query
   // heads, so the sum over the group is exact.
   column_input_grad(m, s, rs, a, l.x_in, w.attn_norm, l.a_rstd, g.attn_norm);

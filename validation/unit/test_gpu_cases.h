@@ -458,14 +458,49 @@ TEST_P(GpuOps, Rope) {
         }
       const auto x = random_floats(B * T * H * hd, 12);
       std::vector<float> want = x;
-      cpu().rope(want.data(), cs.data(), sn.data(), B, T, pos0, H, hd, rot, inv);
+      cpu().rope(want.data(), H * hd, want.data(), cs.data(), sn.data(), B, T, pos0, H, hd, rot, inv);
+      const std::string what = "rope rot=" + std::to_string(rot) + " inverse=" + std::to_string(inv);
       Dev<float> X(d, x), C(d, cs), S(d, sn);
-      d.rope(X.get(), C.get(), S.get(), B, T, pos0, H, hd, rot, inv);
-      EXPECT_TRUE(
-          close(X.download(), want, kExactTol, "rope rot=" + std::to_string(rot) + " inverse=" + std::to_string(inv)));
+      d.rope(X.get(), H * hd, X.get(), C.get(), S.get(), B, T, pos0, H, hd, rot, inv);
+      EXPECT_TRUE(close(X.download(), want, kExactTol, what + " in place"));
+      // Out of place from wider rows (the fused QKV product's output): the same values.
+      const int64_t ld = 2 * H * hd + 5, col0 = H * hd + 1;
+      std::vector<float> wide = random_floats(B * T * ld, 16);
+      for (int64_t r = 0; r < B * T; ++r) std::copy_n(x.begin() + r * H * hd, H * hd, wide.begin() + r * ld + col0);
+      Dev<float> Wide(d, wide), Y(d, B * T * H * hd);
+      d.rope(Wide.get() + col0, ld, Y.get(), C.get(), S.get(), B, T, pos0, H, hd, rot, inv);
+      EXPECT_TRUE(close(Y.download(), want, kExactTol, what + " from wider rows"));
     }
   Dev<float> X(d, 10), C(d, 10), S(d, 10);
-  EXPECT_THROW(d.rope(X.get(), C.get(), S.get(), 1, 1, 0, 1, 4, 3, false), headroom::Error);
+  EXPECT_THROW(d.rope(X.get(), 4, X.get(), C.get(), S.get(), 1, 1, 0, 1, 4, 3, false), headroom::Error);
+  EXPECT_THROW(d.rope(X.get(), 5, X.get(), C.get(), S.get(), 1, 1, 0, 1, 4, 4, false), headroom::Error);
+}
+
+// weight_store_columns: each row what weight_store stores from it, bit for bit, at its place in the
+// wider rows; the columns around it untouched.
+TEST_P(GpuOps, WeightStoreColumnsPacksRowsAsWeightStoreStoresThem) {
+  const Ops& d = dev();
+  const int64_t rows = large() ? 1001 : 37, n = large() ? 515 : 21, ld = 3 * n + 2, col0 = n + 1;
+  const auto src = random_floats(rows * n, 17);
+  const auto wb = static_cast<std::size_t>(d.weight_bytes);
+  Dev<float> Src(d, src);
+  Dev<unsigned char> Row(d, static_cast<std::size_t>(rows * n) * wb),
+      Packed(d, static_cast<std::size_t>(rows * ld) * wb);
+  d.fill(reinterpret_cast<float*>(Packed.get()), 3.f, rows * ld * static_cast<int64_t>(wb) / 4);
+  const auto before = Packed.download();
+  d.weight_store(Row.get(), Src.get(), rows * n);
+  d.weight_store_columns(Packed.get() + col0 * wb, ld, Src.get(), rows, n);
+  const auto row = Row.download(), packed = Packed.download();
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto at = [&](int64_t col) { return static_cast<std::ptrdiff_t>((r * ld + col) * static_cast<int64_t>(wb)); };
+    ASSERT_TRUE(std::equal(packed.begin() + at(col0), packed.begin() + at(col0 + n),
+                           row.begin() + static_cast<std::ptrdiff_t>(r * n * static_cast<int64_t>(wb))))
+        << "row " << r;
+    ASSERT_TRUE(std::equal(packed.begin() + at(0), packed.begin() + at(col0), before.begin() + at(0))) << "row " << r;
+    ASSERT_TRUE(std::equal(packed.begin() + at(col0 + n), packed.begin() + at(ld), before.begin() + at(col0 + n)))
+        << "row " << r;
+  }
+  EXPECT_THROW(d.weight_store_columns(Packed.get(), n - 1, Src.get(), rows, n), headroom::Error);
 }
 
 TEST_P(GpuOps, SwiGlu) {

@@ -23,6 +23,7 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
                                  reinterpret_cast<const void*>(o.synchronize),
                                  reinterpret_cast<const void*>(o.matmul),
                                  reinterpret_cast<const void*>(o.weight_store),
+                                 reinterpret_cast<const void*>(o.weight_store_columns),
                                  reinterpret_cast<const void*>(o.matmul_stored),
                                  reinterpret_cast<const void*>(o.matmul_both_stored),
                                  reinterpret_cast<const void*>(o.matmul_strided),

@@ -189,11 +189,35 @@ TEST(KernelRope, ForwardMatchesRotateHalfIncludingPartialRotation) {
     const auto tab = rope_tables(pos0 + T, r, 10000.0, 1.0);
     const auto x = random_floats(B * T * H * hd, 81);
     auto y = x;
-    cpu().rope(y.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r, false);
+    cpu().rope(y.data(), H * hd, y.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r, false);
     EXPECT_TRUE(close_elementwise(y, naive_rope(x, tab, B, T, pos0, H, hd, r, false), 1e-6, 1e-7));
     for (int64_t row = 0; row < B * T * H; ++row)  // dims past rot_dims are untouched, bit for bit
       for (int64_t i = r; i < hd; ++i) ASSERT_EQ(y[row * hd + i], x[row * hd + i]);
   }
+}
+
+// Out of place from rows wider than the heads (the fused QKV product's output): the bits of the
+// in-place op on those columns, the unrotated dims copied; rot_dims 0 is a plain copy.
+TEST(KernelRope, OutOfPlaceFromWiderRowsIsTheInPlaceOpOnThoseColumns) {
+  const int64_t B = 2, T = 5, pos0 = 3, H = 3, hd = 16, width = H * hd, ld = 2 * width + 7, col0 = width + 3;
+  const auto wide = random_floats(B * T * ld, 85);
+  for (int64_t r : {16, 8, 0}) {
+    SCOPED_TRACE(::testing::Message() << "rot_dims=" << r);
+    const auto tab = rope_tables(pos0 + T, std::max<int64_t>(r, 2), 10000.0, 1.1);
+    std::vector<float> want(B * T * width), got(B * T * width, -7.f);
+    for (int64_t row = 0; row < B * T; ++row)
+      std::copy_n(wide.begin() + row * ld + col0, width, want.begin() + row * width);
+    cpu().rope(want.data(), width, want.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r, r == 8);
+    cpu().rope(wide.data() + col0, ld, got.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r, r == 8);
+    EXPECT_EQ(got, want);
+  }
+  std::vector<float> y(B * T * ld);
+  const auto tab = rope_tables(pos0 + T, hd, 10000.0, 1.0);
+  EXPECT_THROW(cpu().rope(y.data(), ld, y.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, hd, false),
+               headroom::Error);  // in place only over rows of exactly the heads' width
+  EXPECT_THROW(
+      cpu().rope(y.data(), width - 1, y.data() + 1, tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, hd, false),
+      headroom::Error);  // x's rows narrower than the heads
 }
 
 TEST(KernelRope, InverseUndoesForward) {
@@ -201,9 +225,9 @@ TEST(KernelRope, InverseUndoesForward) {
   const auto tab = rope_tables(pos0 + T, r, 500000.0, 1.0);
   const auto x = random_floats(B * T * H * hd, 82);
   auto y = x;
-  cpu().rope(y.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r, false);
+  cpu().rope(y.data(), H * hd, y.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r, false);
   EXPECT_FALSE(close_elementwise(y, to_double(x), 1e-3, 0)) << "forward must change x";
-  cpu().rope(y.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r, true);
+  cpu().rope(y.data(), H * hd, y.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r, true);
   EXPECT_TRUE(close_elementwise(y, to_double(x), 1e-6, 1e-6));
 }
 
@@ -213,8 +237,8 @@ TEST(KernelRope, InverseIsTheTransposeEvenWithAnAttentionFactor) {
   const auto tab = rope_tables(pos0 + T, r, 10000.0, 1.3);
   const auto x = random_floats(B * T * H * hd, 83), g = random_floats(B * T * H * hd, 84);
   auto rx = x, rtg = g;
-  cpu().rope(rx.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r, false);
-  cpu().rope(rtg.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r, true);
+  cpu().rope(rx.data(), H * hd, rx.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r, false);
+  cpu().rope(rtg.data(), H * hd, rtg.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r, true);
   EXPECT_TRUE(close_elementwise(rtg, naive_rope(g, tab, B, T, pos0, H, hd, r, true), 1e-6, 1e-7));
   double lhs = 0, rhs = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
@@ -224,14 +248,16 @@ TEST(KernelRope, InverseIsTheTransposeEvenWithAnAttentionFactor) {
   EXPECT_NEAR(lhs, rhs, 1e-5 * std::abs(lhs));
 }
 
-TEST(KernelRope, ZeroRotDimsIsANoOpAndBadRotDimsAreRejected) {
+TEST(KernelRope, ZeroRotDimsInPlaceIsANoOpAndBadRotDimsAreRejected) {
   const auto tab = rope_tables(4, 8, 10000.0, 1.0);
   const auto x = random_floats(4 * 8, 85);
   auto y = x;
-  cpu().rope(y.data(), tab.cos.data(), tab.sin.data(), 1, 4, 0, 1, 8, 0, false);
+  cpu().rope(y.data(), 8, y.data(), tab.cos.data(), tab.sin.data(), 1, 4, 0, 1, 8, 0, false);
   EXPECT_EQ(y, x);
-  EXPECT_THROW(cpu().rope(y.data(), tab.cos.data(), tab.sin.data(), 1, 4, 0, 1, 8, 5, false), headroom::Error);
-  EXPECT_THROW(cpu().rope(y.data(), tab.cos.data(), tab.sin.data(), 1, 4, 0, 1, 8, 10, false), headroom::Error);
+  EXPECT_THROW(cpu().rope(y.data(), 8, y.data(), tab.cos.data(), tab.sin.data(), 1, 4, 0, 1, 8, 5, false),
+               headroom::Error);
+  EXPECT_THROW(cpu().rope(y.data(), 8, y.data(), tab.cos.data(), tab.sin.data(), 1, 4, 0, 1, 8, 10, false),
+               headroom::Error);
 }
 
 }  // namespace
