@@ -106,7 +106,8 @@ using RmsApply = void(const T* x, const T* w, const T* sumsq, T* y, T* rstd, int
                       T eps);
 // h = a + b, then y = rms_norm(h) * w over whole rows (n == n_total), rstd as rms_apply: a residual add
 // and the next block's input norm in one pass over h. Equal, bit for bit, to add, row_sumsq and
-// rms_apply in turn. rstd may be null.
+// rms_apply in turn. rstd may be null. b null: no add, y = rms_norm(a) * w (the first block's input
+// norm), h not written (may be null).
 template <class T>
 using AddRmsNorm = void(const T* a, const T* b, T* h, const T* w, T* y, T* rstd, int64_t rows, int64_t n, T eps);
 // add_rms_norm with y written in the weight precision (weight_store's format): the values

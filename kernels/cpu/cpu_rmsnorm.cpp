@@ -60,11 +60,15 @@ void add_rms_norm(const float* a, const float* b, float* h, const float* w, floa
                   int64_t n, float eps) {
 #pragma omp parallel for if (rows * n >= kParallelMinElements)
   for (int64_t r = 0; r < rows; ++r) {
-    const float *ar = a + r * n, *br = b + r * n;
-    float* hr = h + r * n;
+    const float* ar = a + r * n;
+    if (b != nullptr) {
+      const float* br = b + r * n;
+      float* hr = h + r * n;
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) hr[i] = ar[i] + br[i];
-    apply_row(hr, w, sumsq_of(hr, n), y + r * n, rstd != nullptr ? rstd + r : nullptr, n, n, eps);
+      for (int64_t i = 0; i < n; ++i) hr[i] = ar[i] + br[i];
+      ar = hr;
+    }
+    apply_row(ar, w, sumsq_of(ar, n), y + r * n, rstd != nullptr ? rstd + r : nullptr, n, n, eps);
   }
 }
 

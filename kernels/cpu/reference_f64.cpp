@@ -84,10 +84,12 @@ void rms_apply(const D* x, const D* w, const D* s, D* y, D* rstd, int64_t rows, 
   }
 }
 void add_rms_norm(const D* a, const D* b, D* h, const D* w, D* y, D* rstd, int64_t rows, int64_t n, D eps) {
-  for (int64_t i = 0; i < rows * n; ++i) h[i] = a[i] + b[i];
+  if (b)
+    for (int64_t i = 0; i < rows * n; ++i) h[i] = a[i] + b[i];
+  const D* x = b ? h : a;
   std::vector<D> s(static_cast<size_t>(rows));
-  row_sumsq(h, s.data(), rows, n);
-  rms_apply(h, w, s.data(), y, rstd, rows, n, n, eps);
+  row_sumsq(x, s.data(), rows, n);
+  rms_apply(x, w, s.data(), y, rstd, rows, n, n, eps);
 }
 void rms_bwd_dot(const D* x, const D* w, const D* dy, D* dot, int64_t rows, int64_t n) {
   for (int64_t r = 0; r < rows; ++r) {

@@ -80,27 +80,30 @@ __global__ void rms_apply_kernel(const float* x, const float* w, const float* su
 }
 
 // row_sumsq_kernel and rms_apply_kernel in one, in their order of operations: h's row is read back
-// from the cache lines the warp has just written. y in fp32 or, for a stored GEMM input, bf16.
+// from the cache lines the warp has just written. y in fp32 or, for a stored GEMM input, bf16. b
+// null: a's row normed alone.
 template <class Y>
 __global__ void add_rms_norm_kernel(const float* a, const float* b, float* h, const float* w, Y* y, float* rstd,
                                     int64_t rows, int64_t n, float eps) {
   const int64_t r = warp_row();
   if (r >= rows) return;
   const unsigned lane = threadIdx.x % 32;
-  const float *ar = a + r * n, *br = b + r * n;
-  float* hr = h + r * n;
+  const float* ar = a + r * n;
+  const float* br = b ? b + r * n : nullptr;
+  float* hr = b ? h + r * n : nullptr;
   double ss = 0.0;
   for (int64_t i = lane; i < n; i += 32) {
-    const float v = ar[i] + br[i];
-    hr[i] = v;
+    const float v = br ? ar[i] + br[i] : ar[i];
+    if (hr) hr[i] = v;
     ss += static_cast<double>(v) * v;
   }
+  const float* xr = hr ? hr : ar;  // the row normed: h, or a where nothing is added
   ss = warp_sum(ss);
   const float sumsq = static_cast<float>(ss);
   const float s = static_cast<float>(1.0 / sqrt(static_cast<double>(sumsq) / static_cast<double>(n) + eps));
   if (rstd != nullptr && lane == 0) rstd[r] = s;
   Y* yr = y + r * n;
-  for (int64_t i = lane; i < n; i += 32) store_as(yr + i, hr[i] * s * w[i]);
+  for (int64_t i = lane; i < n; i += 32) store_as(yr + i, xr[i] * s * w[i]);
 }
 
 __global__ void rms_bwd_dot_kernel(const float* x, const float* w, const float* dy, float* dot, int64_t rows,

@@ -31,18 +31,6 @@ struct Carver {
   }
 };
 
-// The GEMM inputs kept in the weight precision (LayerActs::a_op, m_op, act_op): `bytes` per element
-// where that precision is narrower than T, else 0 (none kept apart); the scratch the normed inputs'
-// T values are computed in where a producer writes T first (activations.h), one for all layers.
-// The scratch is the backward pass's a.dx: every input is stored before the backward pass writes it
-// (the forward pass never does; a layer recomputed in the backward pass stores its inputs before
-// its own gradients are formed). The SwiGLU output is written in the weight precision alone.
-template <class T>
-struct StoredInputs {
-  int64_t bytes = 0;
-  T* normed = nullptr;  // [BT, d]: a_in and m_in (pre-norm or sequence-parallel)
-};
-
 // T elements that hold `bytes`.
 template <class T>
 int64_t floats_for(int64_t bytes) {
@@ -55,25 +43,27 @@ std::byte* take_stored(Carver<T>& cv, int64_t n, int64_t bytes) {
 }
 
 template <class T>
-void carve_mlp(const config::ModelConfig& c, int64_t BT, LayerActs<T>& l, const StoredInputs<T>& in, Carver<T>& cv) {
+void carve_mlp(const config::ModelConfig& c, int64_t BT, LayerActs<T>& l, int64_t stored_bytes, Carver<T>& cv) {
   l.gu = cv.take(mul(BT, mul(2, c.d_ff)));
-  l.act = in.bytes ? nullptr : cv.take(mul(BT, c.d_ff));
-  l.act_op = in.bytes ? take_stored(cv, mul(BT, c.d_ff), in.bytes) : nullptr;
+  l.act = stored_bytes ? nullptr : cv.take(mul(BT, c.d_ff));
+  l.act_op = stored_bytes ? take_stored(cv, mul(BT, c.d_ff), stored_bytes) : nullptr;
 }
 
 // The blocks one layer keeps (or, under recompute, shares): everything but x_in.
 template <class T>
 void carve_layer(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, LayerActs<T>& l, bool mlp,
-                 const StoredInputs<T>& in, Carver<T>& cv) {
+                 int64_t stored_bytes, Carver<T>& cv) {
   const int64_t BT = mul(B, lay.T_len()), R = lay.res_rows(B), d = c.d_model;
   const int64_t Q = config::q_width(c), K = config::k_width(c), VD = config::v_width(c), A = config::attn_out_width(c);
   const bool pre = c.norm_order == config::NormOrder::kPre, qk = c.qk_norm != config::QkNorm::kNone;
   const bool split = lay.sp > 1;  // the normed inputs are gathered into buffers of their own
   const int64_t qk_rows = c.qk_norm == config::QkNorm::kHead ? mul(BT, c.n_heads) : BT;
   const int64_t k_rows = c.qk_norm == config::QkNorm::kHead ? mul(BT, c.n_kv_heads) : BT;
-  const auto normed = [&] { return in.bytes ? in.normed : cv.take(mul(BT, d)); };
+  // The normed inputs in T where they are not stored in the weight precision (a_op, m_op) instead:
+  // their producers write the stored copy directly (add_rms_norm_stored).
+  const auto normed = [&] { return stored_bytes ? nullptr : cv.take(mul(BT, d)); };
   l.a_in = pre || split ? normed() : l.x_in;
-  l.a_op = in.bytes ? take_stored(cv, mul(BT, d), in.bytes) : nullptr;
+  l.a_op = stored_bytes ? take_stored(cv, mul(BT, d), stored_bytes) : nullptr;
   l.a_rstd = cv.take(R);
   l.q_pre = qk ? cv.take(mul(BT, Q)) : nullptr;
   l.k_pre = qk ? cv.take(mul(BT, K)) : nullptr;
@@ -87,9 +77,9 @@ void carve_layer(const config::ModelConfig& c, const TokenLayout& lay, int64_t B
   l.o = cv.take(mul(R, d));
   l.h_mid = cv.take(mul(R, d));
   l.m_in = pre || split ? normed() : l.h_mid;
-  l.m_op = in.bytes ? take_stored(cv, mul(BT, d), in.bytes) : nullptr;
+  l.m_op = stored_bytes ? take_stored(cv, mul(BT, d), stored_bytes) : nullptr;
   l.m_rstd = cv.take(R);
-  if (mlp) carve_mlp(c, BT, l, in, cv);
+  if (mlp) carve_mlp(c, BT, l, stored_bytes, cv);
   l.dn = cv.take(mul(R, d));
 }
 
@@ -129,11 +119,10 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   }
   // Post-norm without sequence parallelism feeds the layer's input itself to the projections.
   const bool own_a_in = c.norm_order == config::NormOrder::kPre || lay.sp > 1;
-  const StoredInputs<T> in{stored_bytes, stored_bytes > 0 ? a.dx : nullptr};
   // Under recompute the layers share one set of blocks (full) or one MLP block (selective).
   LayerActs<T> shared{};
-  if (rc == config::Recompute::kFull) carve_layer(c, lay, B, shared, true, in, cv);
-  if (rc == config::Recompute::kSelective) carve_mlp(c, BT, shared, in, cv);
+  if (rc == config::Recompute::kFull) carve_layer(c, lay, B, shared, true, stored_bytes, cv);
+  if (rc == config::Recompute::kSelective) carve_mlp(c, BT, shared, stored_bytes, cv);
   for (long i = 0; i < c.n_layers; ++i) {
     LayerActs<T>& l = a.layers[static_cast<size_t>(i)];
     if (rc == config::Recompute::kFull) l = shared;
@@ -142,7 +131,7 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
       if (!own_a_in) l.a_in = l.x_in;
       continue;
     }
-    carve_layer(c, lay, B, l, rc != config::Recompute::kSelective, in, cv);
+    carve_layer(c, lay, B, l, rc != config::Recompute::kSelective, stored_bytes, cv);
     if (rc == config::Recompute::kSelective) l.gu = shared.gu, l.act = shared.act, l.act_op = shared.act_op;
   }
   carve_context(c, lay, B, a.context, cv);

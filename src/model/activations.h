@@ -13,10 +13,9 @@
 //   - the inputs of the GEMMs that several products read (a_in, m_in, act) are kept in the tables'
 //     weight precision when it is narrower than T (bf16 on a GPU): each is stored once (a_op,
 //     m_op, act_op) and read by its forward products and its weight gradients. Their producers
-//     write the stored copy directly where they can (add_rms_norm_stored, swiglu_fwd_stored); the
-//     fp32 values, where a producer still writes them (the first block's input norm), go to the
-//     backward pass's scratch (dx). Under sequence parallelism each rank stores its own rows and
-//     the stored copy is gathered. The gate|up products' output gradient (dgu_op), and the other
+//     write the stored copy alone (add_rms_norm_stored, swiglu_fwd_stored): the normed inputs have
+//     no T buffer then (a_in, m_in null). Under sequence parallelism each rank stores its own rows
+//     and the stored copy is gathered. The gate|up products' output gradient (dgu_op), and the other
 //     gradients that two backward products read, are stored so too.
 // activation_floats() counts the same carving without allocating: the memory plan's figure.
 #pragma once
@@ -35,7 +34,8 @@ template <class T>
 struct LayerActs {
   T* x_in;    // [R, d] residual entering the layer (points into Activations::resid)
   T* a_in;    // [BT, d] attention input: RMSNorm(x_in) (pre-norm) or x_in itself (post-norm),
-              //         gathered over the tp ranks under sequence parallelism
+              //         gathered over the tp ranks under sequence parallelism; null where a_op
+              //         holds the normed or gathered rows instead
   T* a_rstd;  // [R]     pre: rstd of the attention-input norm; post: of the output norm
   T* q_pre;   // [BT, Hq·dqk] projections before QK norm (null without QK norm)
   T* k_pre;   // [BT, Hkv·dqk]
@@ -48,7 +48,7 @@ struct LayerActs {
   T* lse;     // per attention call (token_layout.h: lse_at): B · Hq · T_len in all
   T* o;       // [R, d] attention output projection
   T* h_mid;   // [R, d] residual after the attention block
-  T* m_in;    // [BT, d] MLP input (pre: normed h_mid; post: h_mid), gathered like a_in
+  T* m_in;    // [BT, d] MLP input (pre: normed h_mid; post: h_mid), gathered like a_in; null like a_in
   T* m_rstd;  // [R]
   T* gu;      // [BT, 2 d_ff]: each row [gate | up], one GEMM over the adjacent w_gate and w_up;
               // overwritten by its gradient in the backward pass

@@ -123,7 +123,7 @@ void run_layers(Model<T>& m, Activations<T>& a) {
     NextNorm<T> next;
     if (pre && i + 1 < L) {
       const LayerActs<T>& n = a.layers[static_cast<size_t>(i + 1)];
-      next = {m.w[static_cast<size_t>(i + 1)].attn_norm, n.a_in + row0 * d, n.a_rstd,
+      next = {m.w[static_cast<size_t>(i + 1)].attn_norm, rows_slot(n.a_in, row0 * d), n.a_rstd,
               stored_slot(n.a_op, row0 * d, ops)};
     } else if (pre) {
       next = {m.final_norm, a.xf, a.f_rstd};

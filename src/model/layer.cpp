@@ -506,8 +506,9 @@ void attention_backward(const Model<T>& m, const Dims& s, const Attend<T>& at, c
   }
 }
 
-// h = a + b and the norm `n` of h (a pre-norm block's residual add and the next norm), n's output
-// in T or, where n says, in its stored copy.
+// h = a + b and the norm `n` of h (a pre-norm block's residual add and the next norm; b null: the
+// norm of a alone, the first block's input norm), n's output in T or, where n says, in its stored
+// copy.
 template <class T>
 void add_and_norm(const kernels::BasicOps<T>& ops, const T* a, const T* b, T* h, const NextNorm<T>& n, const Dims& s) {
   const auto eps = static_cast<T>(s.eps);
@@ -527,12 +528,12 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   const auto& sw = m.sw[static_cast<size_t>(i)];
   const bool qk = s.qk_norm != config::QkNorm::kNone;
   mark(m.timer, kFwdProjections);
-  // Pre-norm: this rank's rows of the normed input, written by the previous block's output add
-  // (into their slot of the stored copy where there is one) or here. Post-norm: the residual rows.
-  const T* mine = l.x_in;
+  // Pre-norm: this rank's rows of the normed input, written by the previous block's output add or
+  // here (into their slot of the stored copy where there is one). Post-norm: the residual rows.
   if (s.pre && !input_normed)
-    rms_forward(ops, l.x_in, w.attn_norm, l.a_in + rs.row0 * s.d, l.a_rstd, stat, s.R, s.d, s.eps);
-  if (s.pre) mine = input_normed && l.a_op ? nullptr : l.a_in + rs.row0 * s.d;
+    add_and_norm(ops, l.x_in, static_cast<const T*>(nullptr), static_cast<T*>(nullptr),
+                 {w.attn_norm, rows_slot(l.a_in, rs.row0 * s.d), l.a_rstd, stored_slot(l.a_op, rs.row0 * s.d, ops)}, s);
+  const T* mine = !s.pre ? l.x_in : l.a_op ? nullptr : l.a_in + rs.row0 * s.d;
   const std::byte* a_in = whole_rows(m, s, rs, mine, l.a_in, l.a_op);
   // One GEMM over [wq; wk; wv] (adjacent: make_model), its output unpacked into q, k and v, with
   // RoPE on the way where no QK norm comes between.
@@ -557,7 +558,7 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
     // The residual add and the MLP's input norm in one pass over h_mid (mlp_block only gathers or
     // stores), the norm's output into its stored copy where it can.
     add_and_norm(ops, l.x_in, l.o, l.h_mid,
-                 {w.mlp_norm, l.m_in + rs.row0 * s.d, l.m_rstd, stored_slot(l.m_op, rs.row0 * s.d, ops)}, s);
+                 {w.mlp_norm, rows_slot(l.m_in, rs.row0 * s.d), l.m_rstd, stored_slot(l.m_op, rs.row0 * s.d, ops)}, s);
   } else {
     rms_forward(ops, l.o, w.attn_norm, l.h_mid, l.a_rstd, stat, s.R, s.d, s.eps);
     ops.axpy(l.h_mid, l.x_in, T(1), s.R * s.d);

@@ -43,6 +43,12 @@ struct NextNorm {
   std::byte* y_stored = nullptr;  // where set, y is written there in the weight precision instead
 };
 
+// This rank's rows of a block's normed input in T, which is null where only its stored copy is kept.
+template <class T>
+T* rows_slot(T* rows, int64_t offset) {
+  return rows ? rows + offset : nullptr;
+}
+
 // This rank's rows in a stored copy in the weight precision (a block's normed input a_op, m_op,
 // where a norm writes them straight in; the stored output gradients): their slot, `offset`
 // elements in (the first row's times d; with sequence parallelism the block gathers the copy's

@@ -440,6 +440,18 @@ TEST_P(GpuOps, AddRmsNorm) {
   d.add_rms_norm_stored(A.get(), B.get(), H.get(), W.get(), Got.get(), nullptr, rows, n, eps);
   EXPECT_EQ(Got.download(), Want.download());
   EXPECT_EQ(H.download(), h_fused);
+  // b null: a's rows normed alone (the first block's input norm), as row_sumsq and rms_apply give them.
+  d.row_sumsq(A.get(), S.get(), rows, n);
+  d.rms_apply(A.get(), W.get(), S.get(), Y.get(), R.get(), rows, n, n, eps);
+  const auto y_alone = Y.download(), r_alone = R.download();
+  d.weight_store(Want.get(), Y.get(), rows * n);
+  Y.poison();
+  R.poison();
+  d.add_rms_norm(A.get(), nullptr, nullptr, W.get(), Y.get(), R.get(), rows, n, eps);
+  EXPECT_EQ(Y.download(), y_alone);
+  EXPECT_EQ(R.download(), r_alone);
+  d.add_rms_norm_stored(A.get(), nullptr, nullptr, W.get(), Got.get(), nullptr, rows, n, eps);
+  EXPECT_EQ(Got.download(), Want.download());
 }
 
 TEST_P(GpuOps, Rope) {

@@ -163,8 +163,8 @@ std::vector<double> naive_rope(const std::vector<float>& x, const RopeTables& ta
 }
 
 // The pre-norm layer's residual add and the MLP's input norm in one op: the same bits as the three
-// ops it replaces, h and y and rstd, with and without rstd (rms_apply's agreement with fp64 is the
-// test above's).
+// ops it replaces, h and y and rstd, with and without rstd, and without the add (rms_apply's
+// agreement with fp64 is the test above's).
 TEST(KernelRmsNorm, AddRmsNormIsTheAddAndTheNormBitForBit) {
   const int64_t rows = 300, n = 1000;  // the parallel path
   const auto a = random_floats(rows * n, 21, -2.f, 2.f), b = random_floats(rows * n, 22), w = random_floats(n, 23);
@@ -180,6 +180,12 @@ TEST(KernelRmsNorm, AddRmsNormIsTheAddAndTheNormBitForBit) {
   std::fill(y2.begin(), y2.end(), 0.f);
   cpu().add_rms_norm(a.data(), b.data(), h2.data(), w.data(), y2.data(), nullptr, rows, n, kEps);
   EXPECT_EQ(y2, y);
+  // b null: the norm of a alone, as row_sumsq and rms_apply give it; h untouched.
+  cpu().row_sumsq(a.data(), sumsq.data(), rows, n);
+  cpu().rms_apply(a.data(), w.data(), sumsq.data(), y.data(), rstd.data(), rows, n, n, kEps);
+  cpu().add_rms_norm(a.data(), nullptr, nullptr, w.data(), y2.data(), rstd2.data(), rows, n, kEps);
+  EXPECT_EQ(y2, y);
+  EXPECT_EQ(rstd2, rstd);
 }
 
 TEST(KernelRope, ForwardMatchesRotateHalfIncludingPartialRotation) {
