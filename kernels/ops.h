@@ -22,6 +22,8 @@
 #include <cstring>
 #include <string>
 
+#include "headroom_error.h"
+
 namespace headroom::kernels {
 
 // The shape of one attention call (the layouts and the visibility rule above): batch rows, queries,
@@ -251,6 +253,7 @@ void store_host(void* dst, const T* src, int64_t n) {
 }
 template <class T>
 void store_columns_host(void* dst, int64_t ld, const T* src, int64_t rows, int64_t n) {
+  if (ld < n) fail("weight_store_columns: ld = ", ld, " is less than a row's width ", n);
   for (int64_t r = 0; r < rows; ++r)
     std::memcpy(static_cast<T*>(dst) + r * ld, src + r * n, static_cast<std::size_t>(n) * sizeof(T));
 }

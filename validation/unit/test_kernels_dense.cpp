@@ -70,6 +70,19 @@ TEST(KernelTable, CudaOpsExplainsABuildWithoutCuda) {
 }
 #endif
 
+// The CPU's weight precision is its compute type: the rows land unchanged at their columns, the
+// others stay.
+TEST(KernelMemory, WeightStoreColumnsPlacesEachRowAtItsColumns) {
+  const int64_t rows = 5, n = 3, ld = 8, col0 = 2;
+  const auto src = random_floats(rows * n, 2);
+  std::vector<float> packed(rows * ld, -1.f);
+  cpu().weight_store_columns(packed.data() + col0, ld, src.data(), rows, n);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < ld; ++c)
+      ASSERT_EQ(packed[r * ld + c], c >= col0 && c < col0 + n ? src[r * n + c - col0] : -1.f) << r << ", " << c;
+  EXPECT_THROW(cpu().weight_store_columns(packed.data(), n - 1, src.data(), rows, n), headroom::Error);
+}
+
 TEST(KernelMemory, AllocCopyFillRoundTrip) {
   const Ops& o = cpu();
   const auto src = random_floats(1000, 1);
