@@ -531,9 +531,10 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   // Pre-norm: this rank's rows of the normed input, written by the previous block's output add or
   // here (into their slot of the stored copy where there is one). Post-norm: the residual rows.
   if (s.pre && !input_normed)
-    add_and_norm(ops, l.x_in, static_cast<const T*>(nullptr), static_cast<T*>(nullptr),
-                 {w.attn_norm, rows_slot(l.a_in, rs.row0 * s.d), l.a_rstd, stored_slot(l.a_op, rs.row0 * s.d, ops)}, s);
-  const T* mine = !s.pre ? l.x_in : l.a_op ? nullptr : l.a_in + rs.row0 * s.d;
+    add_and_norm<T>(ops, l.x_in, nullptr, nullptr,
+                    {w.attn_norm, rows_slot(l.a_in, rs.row0 * s.d), l.a_rstd, stored_slot(l.a_op, rs.row0 * s.d, ops)},
+                    s);
+  const T* mine = s.pre ? rows_slot(l.a_in, rs.row0 * s.d) : l.x_in;
   const std::byte* a_in = whole_rows(m, s, rs, mine, l.a_in, l.a_op);
   // One GEMM over [wq; wk; wv] (adjacent: make_model), its output unpacked into q, k and v, with
   // RoPE on the way where no QK norm comes between.
@@ -588,7 +589,7 @@ void mlp_block(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerActs
   mark(m.timer, "forward: MLP");
   // Pre-norm: this rank's rows normed by attention_block (into their slot of the stored copy where
   // there is one). Post-norm: the residual rows.
-  const T* mine = s.pre ? (l.m_op ? nullptr : l.m_in + rs.row0 * s.d) : l.h_mid;
+  const T* mine = s.pre ? rows_slot(l.m_in, rs.row0 * s.d) : l.h_mid;
   const std::byte* act = mlp_products(m, s, i, l, whole_rows(m, s, rs, mine, l.m_in, l.m_op));
   T* dn_sum = rs.split ? partial : l.dn;
   linear(m, act, sw.w_down, dn_sum, s.BT, s.d, s.F);

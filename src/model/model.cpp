@@ -104,11 +104,11 @@ Model<T> make_model(const config::ModelConfig& cfg, const kernels::BasicOps<T>& 
   // (layer.cpp): adjacent in every arena, as param_specs lists them.
   const int64_t q = config::q_width(m.local) * cfg.d_model, k = config::k_width(m.local) * cfg.d_model,
                 gate = m.local.d_ff * cfg.d_model;
+  const auto follows = [&](const std::byte* next, const std::byte* first, T* g_next, T* g_first, int64_t n) {
+    return next == first + n * wb && (!g_first || g_next == g_first + n);
+  };
   for (long i = 0; i < cfg.n_layers; ++i) {
     const auto &s = m.sw[static_cast<size_t>(i)], &gr = m.g[static_cast<size_t>(i)];
-    const auto follows = [&](const std::byte* next, const std::byte* first, T* g_next, T* g_first, int64_t n) {
-      return next == first + n * wb && (!g_first || g_next == g_first + n);
-    };
     if (!follows(s.wk, s.wq, gr.wk, gr.wq, q) || !follows(s.wv, s.wk, gr.wv, gr.wk, k))
       fail("make_model: layer ", i, "'s wq, wk and wv are not adjacent in the parameter layout");
     if (!follows(s.w_up, s.w_gate, gr.w_up, gr.w_gate, gate))
