@@ -146,13 +146,26 @@ template <class T>
 using AttentionBwd = void(const T* q, const T* k, const T* v, const T* out, const T* lse, const T* dout, T* dq, T* dk,
                           T* dv, const AttentionShape& shape, T scale);
 
-// --- decoding caches -------------------------------------------------------------------------------
-// A decoding cache keeps keys and values in the table's cache precision, BasicOps::kv_bytes per
-// element, laid out as k/v above: T on the CPU, in the fp32 CUDA table and under kSimt; bf16 in
-// the other CUDA tables, whose attention rounds K and V to bf16 anyway (so their results do not
-// change and the cache takes half the memory).
-// dst[0, n) = src[0, n) in a storage precision (bf16: rounded to nearest even): kv_store for the
-// cache's, weight_store for the weights'.
+// --- keys and values in the cache precision ---------------------------------------------------------
+// The attention reads keys and values in the table's cache precision, BasicOps::kv_bytes per
+// element, laid out as k/v above: T on the CPU, in the fp32 CUDA table and under kSimt; bf16 in the
+// other CUDA tables, whose attention rounds K and V to bf16 anyway (so their results do not change,
+// and the keys and values a training step keeps, or a decoding cache holds, take half the memory).
+// kv_rope is rope (out of place) with y written in that precision (bf16: rounded to nearest even);
+// rot_dims = 0 stores the columns as they are (the values).
+template <class T>
+using RopeStored = void(const T* x, int64_t ldx, void* y, const T* cos, const T* sin, int64_t B, int64_t Tq,
+                        int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims);
+// attention_fwd and attention_bwd with k and v in the cache precision.
+template <class T>
+using AttentionFwdCached = void(const T* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,
+                                T scale);
+template <class T>
+using AttentionBwdCached = void(const T* q, const void* k, const void* v, const T* out, const T* lse, const T* dout,
+                                T* dq, T* dk, T* dv, const AttentionShape& shape, T scale);
+
+// --- the weight precision ----------------------------------------------------------------------------
+// dst[0, n) = src[0, n) in the weight precision (bf16: rounded to nearest even): weight_store.
 template <class T>
 using StoreAs = void(void* dst, const T* src, int64_t n);
 // The same for a [rows, n] block into columns of wider rows: row r of src at dst + r · ld elements
@@ -160,10 +173,6 @@ using StoreAs = void(void* dst, const T* src, int64_t n);
 // gradients side by side for the fused QKV products' two backward GEMMs.
 template <class T>
 using StoreColumns = void(void* dst, int64_t ld, const T* src, int64_t rows, int64_t n);
-// attention_fwd with k and v in the cache precision.
-template <class T>
-using AttentionFwdCached = void(const T* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,
-                                T scale);
 
 // --- MLP ---------------------------------------------------------------------------------------------
 // The gate and up projections come from one GEMM over the adjacent w_gate and w_up: each of the
@@ -233,8 +242,9 @@ struct BasicOps {
   sig::AttentionFwd<T>* attention_fwd;
   sig::AttentionBwd<T>* attention_bwd;
   int64_t kv_bytes;  // the cache precision's element size
-  sig::StoreAs<T>* kv_store;
+  sig::RopeStored<T>* kv_rope;
   sig::AttentionFwdCached<T>* attention_fwd_cached;
+  sig::AttentionBwdCached<T>* attention_bwd_cached;
   sig::SwigluFwd<T>* swiglu_fwd;
   sig::SwigluFwdStored<T>* swiglu_fwd_stored;
   sig::SwigluBwd<T>* swiglu_bwd;
@@ -284,6 +294,16 @@ template <class T, sig::AttentionFwd<T>* Fwd>
 void attention_fwd_on_cache(const T* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,
                             T scale) {
   Fwd(q, static_cast<const T*>(k), static_cast<const T*>(v), out, lse, shape, scale);
+}
+template <class T, sig::AttentionBwd<T>* Bwd>
+void attention_bwd_on_cache(const T* q, const void* k, const void* v, const T* out, const T* lse, const T* dout, T* dq,
+                            T* dk, T* dv, const AttentionShape& shape, T scale) {
+  Bwd(q, static_cast<const T*>(k), static_cast<const T*>(v), out, lse, dout, dq, dk, dv, shape, scale);
+}
+template <class T, sig::Rope<T>* Op>
+void rope_on_store(const T* x, int64_t ldx, void* y, const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0,
+                   int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
+  Op(x, ldx, static_cast<T*>(y), cos, sin, B, Tq, pos0, n_heads, head_dim, rot_dims, false);
 }
 
 // The fp32 CPU backend: the reference for every other backend, and fast (OpenBLAS, OpenMP,

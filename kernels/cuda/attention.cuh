@@ -248,14 +248,14 @@ void attention_bwd_fp32(const float* q, const float* k, const float* v, const fl
   attention::simt_backward(q, k, v, out, lse, dout, dq, dk, dv, s);
 }
 
-void attention_bwd_bf16_with(const float* q, const float* k, const float* v, const float* out, const float* lse,
-                             const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
-                             float scale, int max_stages) {
-  const AttnShape s{shape, scale};
-  validate_attention(s, "attention_bwd");
-  if (!attention::zero_gradients(dq, dk, dv, s)) return;
+namespace attention {
+// The tensor-core backward on K and V in fp32 (activations) or bf16 (kept in the cache precision).
+template <class Kv>
+void flash_backward(const float* q, const Kv* k, const Kv* v, const float* out, const float* lse, const float* dout,
+                    float* dq, float* dk, float* dv, const AttnShape& s, int max_stages) {
+  if (!zero_gradients(dq, dk, dv, s)) return;
   const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hq = s.Hq, Hkv = s.Hkv, dqk = s.dqk, dv_dim = s.dv;
-  const mma::Dims d = attention::padded(s);
+  const mma::Dims d = padded(s);
   const int64_t nq = B * Hq * d.Tp, nk = B * Hkv * d.Tkp;
   Carver sizes;
   sizes.take<uint16_t>(nq * d.dqkp);  // qb
@@ -269,11 +269,11 @@ void attention_bwd_bf16_with(const float* q, const float* k, const float* v, con
   uint16_t* vb = parts.take<uint16_t>(nk * d.dvp);
   uint16_t* dob = parts.take<uint16_t>(nq * d.dvp);
   float* D = parts.take<float>(B * Hq * T);
-  attention::row_dots(out, dout, D, s);
-  attention::pack(q, qb, B, T, Hq, dqk, d.Tp, d.dqkp);
-  attention::pack(k, kb, B, Tk, Hkv, dqk, d.Tkp, d.dqkp);
-  attention::pack(v, vb, B, Tk, Hkv, dv_dim, d.Tkp, d.dvp);
-  attention::pack(dout, dob, B, T, Hq, dv_dim, d.Tp, d.dvp);
+  row_dots(out, dout, D, s);
+  pack(q, qb, B, T, Hq, dqk, d.Tp, d.dqkp);
+  pack(k, kb, B, Tk, Hkv, dqk, d.Tkp, d.dqkp);
+  pack(v, vb, B, Tk, Hkv, dv_dim, d.Tkp, d.dvp);
+  pack(dout, dob, B, T, Hq, dv_dim, d.Tp, d.dvp);
   const mma::BwdOperands x{qb, kb, vb, dob, lse, D, dq, dk, dv};
   const mma::ResidentBwd r = mma::resident_bwd_launch(d, max_dynamic_smem(), max_stages);
   if (r.stages > 0) {
@@ -286,6 +286,15 @@ void attention_bwd_bf16_with(const float* q, const float* k, const float* v, con
   launch("attention_bwd(mma)", mma::bwd_kernel,
          dim3(static_cast<unsigned>(d.Tkp / mma::kTile), static_cast<unsigned>(Hkv), static_cast<unsigned>(B)),
          dim3(mma::kThreads), mma::kBwdSmemBytes, x, s, d);
+}
+}  // namespace attention
+
+void attention_bwd_bf16_with(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                             const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
+                             float scale, int max_stages) {
+  const AttnShape s{shape, scale};
+  validate_attention(s, "attention_bwd");
+  attention::flash_backward(q, k, v, out, lse, dout, dq, dk, dv, s, max_stages);
 }
 
 int attention_bwd_resident_stages(int64_t dqk, int64_t dv, int max_stages) {
@@ -332,16 +341,34 @@ void attention_fwd_auto(const float* q, const float* k, const float* v, float* o
   attention::auto_forward(q, k, v, out, lse, s, 1);
 }
 
+namespace attention {
+inline void blocked_backward(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                             const float* dout, float* dq, float* dk, float* dv, const AttnShape& s) {
+  attention_bwd_blocked(q, k, v, out, lse, dout, dq, dk, dv, s, s.scale);
+}
+inline void blocked_backward(const float* q, const uint16_t* k, const uint16_t* v, const float* out, const float* lse,
+                             const float* dout, float* dq, float* dk, float* dv, const AttnShape& s) {
+  attention_bwd_cached_blocked(q, k, v, out, lse, dout, dq, dk, dv, s, s.scale);
+}
+
+template <class Kv>
+void auto_backward(const float* q, const Kv* k, const Kv* v, const float* out, const float* lse, const float* dout,
+                   float* dq, float* dk, float* dv, const AttnShape& s) {
+  const AttentionShape& shape = s;
+  const cuda::AttentionCall c{shape, true};
+  const cuda::AttentionPath p = run_path(
+      c, [&](std::string* why) { return cudnn_attention_bwd(c, s.scale, q, k, v, out, lse, dout, dq, dk, dv, why); });
+  if (p == cuda::AttentionPath::kCudnn) return;
+  if (p == cuda::AttentionPath::kBlocked) return blocked_backward(q, k, v, out, lse, dout, dq, dk, dv, s);
+  flash_backward(q, k, v, out, lse, dout, dq, dk, dv, s, 2);
+}
+}  // namespace attention
+
 void attention_bwd_auto(const float* q, const float* k, const float* v, const float* out, const float* lse,
                         const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape, float scale) {
-  validate_attention({shape, scale}, "attention_bwd");
-  const cuda::AttentionCall c{shape, true};
-  const cuda::AttentionPath p = attention::run_path(
-      c, [&](std::string* why) { return cudnn_attention_bwd(c, scale, q, k, v, out, lse, dout, dq, dk, dv, why); });
-  if (p == cuda::AttentionPath::kCudnn) return;
-  if (p == cuda::AttentionPath::kBlocked)
-    return attention_bwd_blocked(q, k, v, out, lse, dout, dq, dk, dv, shape, scale);
-  attention_bwd_bf16(q, k, v, out, lse, dout, dq, dk, dv, shape, scale);
+  const AttnShape s{shape, scale};
+  validate_attention(s, "attention_bwd");
+  attention::auto_backward(q, k, v, out, lse, dout, dq, dk, dv, s);
 }
 
 // The decoding-cache entries (ops.h): a bf16 cache in the bf16 tables, fp32 under kSimt and in the
@@ -370,6 +397,27 @@ int attention_decode_splits(const AttentionShape& shape) {
 void attention_fwd_cached_fp32(const float* q, const void* k, const void* v, float* out, float* lse,
                                const AttentionShape& shape, float scale) {
   attention_fwd_fp32(q, static_cast<const float*>(k), static_cast<const float*>(v), out, lse, shape, scale);
+}
+
+void attention_bwd_cached_auto(const float* q, const void* k, const void* v, const float* out, const float* lse,
+                               const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
+                               float scale) {
+  const AttnShape s{shape, scale};
+  validate_attention(s, "attention_bwd");
+  attention::auto_backward(q, attention::bf16_cache(k), attention::bf16_cache(v), out, lse, dout, dq, dk, dv, s);
+}
+void attention_bwd_cached_bf16(const float* q, const void* k, const void* v, const float* out, const float* lse,
+                               const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
+                               float scale) {
+  const AttnShape s{shape, scale};
+  validate_attention(s, "attention_bwd");
+  attention::flash_backward(q, attention::bf16_cache(k), attention::bf16_cache(v), out, lse, dout, dq, dk, dv, s, 2);
+}
+void attention_bwd_cached_fp32(const float* q, const void* k, const void* v, const float* out, const float* lse,
+                               const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
+                               float scale) {
+  attention_bwd_fp32(q, static_cast<const float*>(k), static_cast<const float*>(v), out, lse, dout, dq, dk, dv, shape,
+                     scale);
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

@@ -157,12 +157,13 @@ void attention_fwd_blocked_with(const float* q, const float* k, const float* v, 
   blocked::forward(q, k, v, out, lse, s, block);
 }
 
-void attention_bwd_blocked_with(const float* q, const float* k, const float* v, const float* out, const float* lse,
-                                const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
-                                float scale, int64_t block) {
-  const AttnShape s{shape, scale};
-  validate_attention(s, "attention_bwd");
+namespace blocked {
+// K and V in fp32 (activations) or bf16 (kept in the cache precision).
+template <class Kv>
+void backward(const float* q, const Kv* k, const Kv* v, const float* out, const float* lse, const float* dout,
+              float* dq, float* dk, float* dv, const AttnShape& s, int64_t block) {
   if (block <= 0) fail("cuda attention_bwd (blocked): block size ", block, " must be positive");
+  const AttentionShape& shape = s;
   const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hkv = s.Hkv, G = s.group();
   if (B * T == 0 || Tk == 0) {  // nothing visible: every gradient is zero
     zero_async(dq, sizeof(float) * B * T * s.Hq * s.dqk);
@@ -171,18 +172,27 @@ void attention_bwd_blocked_with(const float* q, const float* k, const float* v, 
     return;
   }
   const int64_t dqp = cuda::packed_width(s.dqk), dvp = cuda::packed_width(s.dv), batch = B * Hkv;
-  const blocked::Workspace w = blocked::carve(shape, block, true);
+  const Workspace w = carve(shape, block, true);
   launch("attention_bwd(blocked row dots)", attention_row_dots, dim3(static_cast<unsigned>(ceil_div(B * T * s.Hq, 8))),
          dim3(256), 0, out, dout, w.D, s);
-  blocked::pack(q, w.q, B, T, Hkv, G, s.dqk);
-  blocked::pack(k, w.k, B, Tk, Hkv, 1, s.dqk);
-  blocked::pack(v, w.v, B, Tk, Hkv, 1, s.dv);
-  blocked::pack(dout, w.dout, B, T, Hkv, G, s.dv);
+  pack(q, w.q, B, T, Hkv, G, s.dqk);
+  pack(k, w.k, B, Tk, Hkv, 1, s.dqk);
+  pack(v, w.v, B, Tk, Hkv, 1, s.dv);
+  pack(dout, w.dout, B, T, Hkv, G, s.dv);
   zero_async(w.dk, sizeof(float) * batch * Tk * dqp);
   zero_async(w.dv, sizeof(float) * batch * Tk * dvp);
-  blocked::for_each_block(s, block, [&](const blocked::ScoreBlock& x) { blocked::backward_block(s, w, x, lse, dq); });
-  blocked::unpack(w.dk, dk, B, Tk, Hkv, 1, s.dqk, 0, Tk, Tk * dqp);
-  blocked::unpack(w.dv, dv, B, Tk, Hkv, 1, s.dv, 0, Tk, Tk * dvp);
+  for_each_block(s, block, [&](const ScoreBlock& x) { backward_block(s, w, x, lse, dq); });
+  unpack(w.dk, dk, B, Tk, Hkv, 1, s.dqk, 0, Tk, Tk * dqp);
+  unpack(w.dv, dv, B, Tk, Hkv, 1, s.dv, 0, Tk, Tk * dvp);
+}
+}  // namespace blocked
+
+void attention_bwd_blocked_with(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                                const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
+                                float scale, int64_t block) {
+  const AttnShape s{shape, scale};
+  validate_attention(s, "attention_bwd");
+  blocked::backward(q, k, v, out, lse, dout, dq, dk, dv, s, block);
 }
 
 void attention_fwd_blocked(const float* q, const float* k, const float* v, float* out, float* lse,
@@ -202,6 +212,15 @@ void attention_fwd_cached_blocked(const float* q, const void* k, const void* v, 
   validate_attention(s, "attention_fwd");
   blocked::forward(q, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), out, lse, s,
                    cuda::attention_block());
+}
+
+void attention_bwd_cached_blocked(const float* q, const void* k, const void* v, const float* out, const float* lse,
+                                  const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
+                                  float scale) {
+  const AttnShape s{shape, scale};
+  validate_attention(s, "attention_bwd");
+  blocked::backward(q, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), out, lse, dout, dq, dk, dv, s,
+                    cuda::attention_block());
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

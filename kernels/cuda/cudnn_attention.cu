@@ -3,7 +3,8 @@
 // per shape and kept with their execution plan.
 //
 // Operands: fp32 in ops.h's layouts ([B, T, H, d]), rounded to bf16 copies in the scratch
-// workspace (cuDNN's attention takes fp16/bf16 only), described to cuDNN as [B, H, T, d] views with
+// workspace (cuDNN's attention takes fp16/bf16 only), or K and V already in bf16 (kept in the cache
+// precision) and taken as they are; described to cuDNN as [B, H, T, d] views with
 // strides, so no transpose is materialised; outputs come back as bf16 and are widened to fp32. The
 // softmax statistics are fp32 natural-log log-sum-exp, ops.h's lse layout [B, H, T] exactly.
 #include "cuda/cudnn_attention.h"
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -467,20 +469,25 @@ bool cudnn_attention_fwd(const AttentionCall& c, float scale, const float* q, co
   return forward(c, scale, q, k, v, out, lse, why);
 }
 
-bool cudnn_attention_bwd(const AttentionCall& c, float scale, const float* q, const float* k, const float* v,
-                         const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
-                         std::string* why) {
+namespace {
+
+template <class Kv>
+bool backward(const AttentionCall& c, float scale, const float* q, const Kv* k, const Kv* v, const float* out,
+              const float* lse, const float* dout, float* dq, float* dk, float* dv, std::string* why) {
   const Cached* x = usable_plan(c, why);
   if (x == nullptr) return false;
   const Counts n(c);
   const auto ws = static_cast<std::size_t>(x->plan.workspace);
+  constexpr bool round_kv = std::is_same_v<Kv, float>;
   Carver sizes;
-  for (int64_t e : {n.q, n.k, n.v, n.o, n.o, n.q, n.k, n.v}) sizes.take<uint16_t>(e);
+  sizes.take<uint16_t>(n.q);
+  if (round_kv) sizes.take<uint16_t>(n.k), sizes.take<uint16_t>(n.v);
+  for (int64_t e : {n.o, n.o, n.q, n.k, n.v}) sizes.take<uint16_t>(e);
   sizes.take<float>(n.stats), sizes.take<float>(n.stats), sizes.take<float>(n.q), sizes.take<unsigned char>(ws);
   Carver parts(scratch(sizes.used()));
   uint16_t* qb = parts.take<uint16_t>(n.q);
-  uint16_t* kb = parts.take<uint16_t>(n.k);
-  uint16_t* vb = parts.take<uint16_t>(n.v);
+  const uint16_t* kb = bf16_operand(k, parts, n.k, "cudnn attention_bwd (bf16 k)");
+  const uint16_t* vb = bf16_operand(v, parts, n.v, "cudnn attention_bwd (bf16 v)");
   uint16_t* ob = parts.take<uint16_t>(n.o);
   uint16_t* dob = parts.take<uint16_t>(n.o);
   uint16_t* dqb = parts.take<uint16_t>(n.q);
@@ -491,8 +498,6 @@ bool cudnn_attention_bwd(const AttentionCall& c, float scale, const float* q, co
   float* dq_accum = parts.take<float>(n.q);
   void* workspace = parts.take<unsigned char>(ws);
   round_to_bf16(q, qb, n.q, "cudnn attention_bwd (bf16 q)");
-  round_to_bf16(k, kb, n.k, "cudnn attention_bwd (bf16 k)");
-  round_to_bf16(v, vb, n.v, "cudnn attention_bwd (bf16 v)");
   round_to_bf16(out, ob, n.o, "cudnn attention_bwd (bf16 out)");
   round_to_bf16(dout, dob, n.o, "cudnn attention_bwd (bf16 dout)");
   HEADROOM_CUDA_CHECK(cudaMemcpyAsync(stats, lse, sizeof(float) * n.stats, cudaMemcpyDeviceToDevice, stream()));
@@ -500,8 +505,8 @@ bool cudnn_attention_bwd(const AttentionCall& c, float scale, const float* q, co
   zero_async(dq_accum, sizeof(float) * n.q);
   Scalars scalars{scale, static_cast<float>(c.window)};
   std::vector<std::pair<int64_t, void*>> b{{kQ, qb},
-                                           {kKT, kb},
-                                           {kVT, vb},
+                                           {kKT, const_cast<uint16_t*>(kb)},
+                                           {kVT, const_cast<uint16_t*>(vb)},
                                            {kO, ob},
                                            {kDO, dob},
                                            {kStats, stats},
@@ -516,6 +521,20 @@ bool cudnn_attention_bwd(const AttentionCall& c, float scale, const float* q, co
   widen_from_bf16(dkb, dk, n.k, "cudnn attention_bwd (fp32 dk)");
   widen_from_bf16(dvb, dv, n.v, "cudnn attention_bwd (fp32 dv)");
   return true;
+}
+
+}  // namespace
+
+bool cudnn_attention_bwd(const AttentionCall& c, float scale, const float* q, const float* k, const float* v,
+                         const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                         std::string* why) {
+  return backward(c, scale, q, k, v, out, lse, dout, dq, dk, dv, why);
+}
+
+bool cudnn_attention_bwd(const AttentionCall& c, float scale, const float* q, const uint16_t* k, const uint16_t* v,
+                         const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                         std::string* why) {
+  return backward(c, scale, q, k, v, out, lse, dout, dq, dk, dv, why);
 }
 
 }  // namespace headroom::kernels::cuda

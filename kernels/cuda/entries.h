@@ -26,7 +26,7 @@ sig::MatmulStored<float> matmul_fp32_stored;
 // The same with A stored too: ops.h's matmul_both_stored.
 sig::MatmulBothStored<float> matmul_bf16_both_stored;
 sig::MatmulBothStored<float> matmul_fp32_both_stored;
-// ops.h's kv_store and weight_store: rounded to bf16, or copied in fp32.
+// ops.h's weight_store: rounded to bf16, or copied in fp32.
 sig::StoreAs<float> store_bf16;
 sig::StoreAs<float> store_fp32;
 sig::StoreColumns<float> store_columns_bf16;
@@ -62,6 +62,9 @@ sig::AddRmsNorm<float> add_rms_norm;
 sig::RmsBwdApply<float> rms_bwd_apply;
 
 sig::Rope<float> rope;
+// rope into the cache precision (ops.h's kv_rope): bf16, or fp32 (the fp32 table and kSimt).
+sig::RopeStored<float> kv_rope_bf16;
+sig::RopeStored<float> kv_rope_fp32;
 
 // Flash attention. _bf16: tensor-core (mma.sync) kernels on bf16 copies of q/k/v, fp32 softmax
 // statistics and accumulators. _fp32: exact fp32 SIMT kernels.
@@ -98,12 +101,17 @@ void attention_bwd_blocked_with(const float* q, const float* k, const float* v, 
 sig::AttentionFwd<float> attention_fwd_auto;
 sig::AttentionBwd<float> attention_bwd_auto;
 
-// Decoding caches (ops.h): the bf16 tables keep bf16 K/V and attend through the same paths as
-// their attention_fwd (the cached entries' K/V are bf16 bits); the fp32 table and kSimt keep fp32.
+// K/V in the cache precision (ops.h: decoding caches, and training's keys and values): the bf16
+// tables keep bf16 K/V and attend through the same paths as their attention_fwd/_bwd (the cached
+// entries' K/V are bf16 bits); the fp32 table and kSimt keep fp32.
 sig::AttentionFwdCached<float> attention_fwd_cached_auto;
 sig::AttentionFwdCached<float> attention_fwd_cached_bf16;
 sig::AttentionFwdCached<float> attention_fwd_cached_blocked;
 sig::AttentionFwdCached<float> attention_fwd_cached_fp32;
+sig::AttentionBwdCached<float> attention_bwd_cached_auto;
+sig::AttentionBwdCached<float> attention_bwd_cached_bf16;
+sig::AttentionBwdCached<float> attention_bwd_cached_blocked;
+sig::AttentionBwdCached<float> attention_bwd_cached_fp32;
 // Into how many parts the decoding-cache entries' flash path splits the keys of this call
 // (split-key decoding: calls with one query block over many keys; 1: not split).
 int attention_decode_splits(const AttentionShape& shape);

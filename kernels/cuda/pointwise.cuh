@@ -9,6 +9,7 @@
 #include "headroom_error.h"
 
 #include <cmath>
+#include <type_traits>
 
 namespace headroom::kernels::HR_CUDA_NS {
 
@@ -86,8 +87,10 @@ __global__ void embedding_bwd_kernel(const float* dout, const int32_t* ids, floa
 }
 
 // One thread per rotating pair (row, head, i < half) and, out of place (copies = true), per
-// unrotated element (half ≤ i < head_dim − half: element i + half). x's rows start ldx apart.
-__global__ void rope_kernel(const float* x, int64_t ldx, float* y, const float* cos, const float* sin, int64_t rows,
+// unrotated element (half ≤ i < head_dim − half: element i + half). x's rows start ldx apart; y
+// in fp32 or bf16 (the keys and values as the attention reads them: kv_rope).
+template <class Out>
+__global__ void rope_kernel(const float* x, int64_t ldx, Out* y, const float* cos, const float* sin, int64_t rows,
                             int64_t T, int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t half, float sign,
                             bool copies) {
   const int64_t per_head = copies ? head_dim - half : half;
@@ -95,16 +98,16 @@ __global__ void rope_kernel(const float* x, int64_t ldx, float* y, const float* 
     const int64_t i = idx % per_head, rh = idx / per_head;
     const int64_t r = rh / n_heads, h = rh % n_heads;
     const float* xh = x + r * ldx + h * head_dim;
-    float* yh = y + rh * head_dim;
+    Out* yh = y + rh * head_dim;
     if (i >= half) {
-      yh[i + half] = xh[i + half];
+      store_as(yh + i + half, xh[i + half]);
       continue;
     }
     const int64_t pos = pos0 + r % T;
     const float c = cos[pos * half + i], s = sin[pos * half + i];
     const float a = xh[i], b = xh[i + half];
-    yh[i] = a * c - sign * b * s;
-    yh[i + half] = b * c + sign * a * s;
+    store_as(yh + i, a * c - sign * b * s);
+    store_as(yh + i + half, b * c + sign * a * s);
   }
 }
 
@@ -197,23 +200,42 @@ void embedding_bwd(const float* dout, const int32_t* ids, float* dtable, int64_t
          dim3(pointwise::kThreads), 0, dout, ids, dtable, n, d);
 }
 
-void rope(const float* x, int64_t ldx, float* y, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0,
-          int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse) {
+namespace pointwise {
+// rope (ops.h) into y in fp32 or, out of place, bf16 (kv_rope).
+template <class Out>
+void rope_into(const float* x, int64_t ldx, Out* y, const float* cos, const float* sin, int64_t B, int64_t T,
+               int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse, const char* what) {
   if (rot_dims < 0 || rot_dims % 2 != 0 || rot_dims > head_dim)
-    fail("cuda rope: rot_dims = ", rot_dims, " must be even and within [0, head_dim = ", head_dim, "]");
-  if (pos0 < 0) fail("cuda rope: pos0 = ", pos0, " is negative");
+    fail("cuda ", what, ": rot_dims = ", rot_dims, " must be even and within [0, head_dim = ", head_dim, "]");
+  if (pos0 < 0) fail("cuda ", what, ": pos0 = ", pos0, " is negative");
   const int64_t width = n_heads * head_dim;
-  if (ldx < width) fail("cuda rope: ldx = ", ldx, " is less than a row's width ", width);
-  const bool in_place = x == y;
-  if (in_place && ldx != width) fail("cuda rope: in place with ldx = ", ldx, " != the row's width ", width);
+  if (ldx < width) fail("cuda ", what, ": ldx = ", ldx, " is less than a row's width ", width);
+  const bool in_place = static_cast<const void*>(x) == static_cast<const void*>(y);
+  if (in_place && (ldx != width || !std::is_same_v<Out, float>))
+    fail("cuda ", what, ": in place with ldx = ", ldx, " (the row's width is ", width, ") or a bf16 output");
   const int64_t half = rot_dims / 2, rows = B * T, per_head = in_place ? half : head_dim - half;
   if (rows == 0 || per_head == 0) return;
-  launch("rope", pointwise::rope_kernel, grid_1d(rows * n_heads * per_head, pointwise::kThreads),
-         dim3(pointwise::kThreads), 0, x, ldx, y, cos, sin, rows, T, pos0, n_heads, head_dim, half,
-         inverse ? -1.f : 1.f, !in_place);
+  launch(what, rope_kernel<Out>, grid_1d(rows * n_heads * per_head, kThreads), dim3(kThreads), 0, x, ldx, y, cos, sin,
+         rows, T, pos0, n_heads, head_dim, half, inverse ? -1.f : 1.f, !in_place);
+}
+}  // namespace pointwise
+
+void rope(const float* x, int64_t ldx, float* y, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0,
+          int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse) {
+  pointwise::rope_into(x, ldx, y, cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, inverse, "rope");
+}
+void kv_rope_bf16(const float* x, int64_t ldx, void* y, const float* cos, const float* sin, int64_t B, int64_t T,
+                  int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
+  pointwise::rope_into(x, ldx, static_cast<uint16_t*>(y), cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, false,
+                       "kv_rope (bf16)");
+}
+void kv_rope_fp32(const float* x, int64_t ldx, void* y, const float* cos, const float* sin, int64_t B, int64_t T,
+                  int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
+  pointwise::rope_into(x, ldx, static_cast<float*>(y), cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, false,
+                       "kv_rope (fp32)");
 }
 
-// The storage entries (ops.h's kv_store and weight_store): bf16 in the bf16 tables, fp32 copies in
+// The storage entries (ops.h's weight_store): bf16 in the bf16 tables, fp32 copies in
 // the fp32 one.
 void store_bf16(void* dst, const float* src, int64_t n) {
   round_to_bf16(src, static_cast<uint16_t*>(dst), n, "store (bf16)");

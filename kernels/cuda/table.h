@@ -29,6 +29,12 @@ inline sig::AttentionFwdCached<float>* attention_fwd_cached_entry(bool bf16, Att
   return a == AttentionKernel::kAuto ? HR_CUDA_NS::attention_fwd_cached_auto : HR_CUDA_NS::attention_fwd_cached_bf16;
 }
 
+inline sig::AttentionBwdCached<float>* attention_bwd_cached_entry(bool bf16, AttentionKernel a) {
+  if (!cuda_precision::bf16_cache(bf16, a)) return HR_CUDA_NS::attention_bwd_cached_fp32;
+  if (a == AttentionKernel::kBlocked) return HR_CUDA_NS::attention_bwd_cached_blocked;
+  return a == AttentionKernel::kAuto ? HR_CUDA_NS::attention_bwd_cached_auto : HR_CUDA_NS::attention_bwd_cached_bf16;
+}
+
 inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = AttentionKernel::kFlash) {
   Ops t{};
   t.name = name;
@@ -63,8 +69,9 @@ inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = A
   t.attention_fwd = attention_fwd_entry(bf16, attention);
   t.attention_bwd = attention_bwd_entry(bf16, attention);
   t.kv_bytes = cuda_precision::kv_bytes(bf16, attention);
-  t.kv_store = t.kv_bytes == 2 ? HR_CUDA_NS::store_bf16 : HR_CUDA_NS::store_fp32;
+  t.kv_rope = t.kv_bytes == 2 ? HR_CUDA_NS::kv_rope_bf16 : HR_CUDA_NS::kv_rope_fp32;
   t.attention_fwd_cached = attention_fwd_cached_entry(bf16, attention);
+  t.attention_bwd_cached = attention_bwd_cached_entry(bf16, attention);
   t.swiglu_fwd = HR_CUDA_NS::swiglu_fwd;
   t.swiglu_fwd_stored = bf16 ? HR_CUDA_NS::swiglu_fwd_stored_bf16 : HR_CUDA_NS::swiglu_fwd_stored_fp32;
   t.swiglu_bwd = HR_CUDA_NS::swiglu_bwd;

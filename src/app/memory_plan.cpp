@@ -216,7 +216,8 @@ MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, co
   const int64_t moments = zero ? ceil_div(P, replicas) : P;  // ZeRO-1: the largest range, ⌈P / (cp·dp)⌉
   const bool cuda = t.device == config::Device::kCuda;
   const model::ActivationFloats act =
-      model::activation_floats(l, tokens, micro, t.recompute, cuda ? kernels::cuda_weight_bytes() : kFloat);
+      model::activation_floats(l, tokens, micro, t.recompute, cuda ? kernels::cuda_weight_bytes() : kFloat,
+                               cuda ? kernels::cuda_kv_bytes(t.attention_kernel) : kFloat);
   const RopeFloats rope = rope_floats(m, T);
   const std::string seq = key("train.seq_len", T), batch = batch_keys(t, layout.dp);
   const std::string lay = keys(key("parallel.tp", tp), key("parallel.cp", layout.cp),
@@ -281,8 +282,9 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
   const int64_t P = params_per_rank(m, e.tp);
   config::ModelConfig one_layer = l;
   one_layer.n_layers = 1;
-  const model::ActivationFloats act = model::activation_floats(
-      one_layer, model::TokenLayout{chunk}, 1, config::Recompute::kNone, cuda ? kernels::cuda_weight_bytes() : kFloat);
+  const model::ActivationFloats act =
+      model::activation_floats(one_layer, model::TokenLayout{chunk}, 1, config::Recompute::kNone,
+                               cuda ? kernels::cuda_weight_bytes() : kFloat, e.kv_bytes);
   const RopeFloats rope = rope_floats(m, mul(2, cap));
   const std::string len = key(e.length_key, e.max_length), pre = key(e.chunk_key, e.prefill_chunk);
 

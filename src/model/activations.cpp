@@ -50,9 +50,10 @@ void carve_mlp(const config::ModelConfig& c, int64_t BT, LayerActs<T>& l, int64_
 }
 
 // The blocks one layer keeps (or, under recompute, shares): everything but x_in.
+// kv_bytes: the cache precision's element size (the keys and values).
 template <class T>
 void carve_layer(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, LayerActs<T>& l, bool mlp,
-                 int64_t stored_bytes, Carver<T>& cv) {
+                 int64_t stored_bytes, int64_t kv_bytes, Carver<T>& cv) {
   const int64_t BT = mul(B, lay.T_len()), R = lay.res_rows(B), d = c.d_model;
   const int64_t Q = config::q_width(c), K = config::k_width(c), VD = config::v_width(c), A = config::attn_out_width(c);
   const bool pre = c.norm_order == config::NormOrder::kPre, qk = c.qk_norm != config::QkNorm::kNone;
@@ -70,8 +71,8 @@ void carve_layer(const config::ModelConfig& c, const TokenLayout& lay, int64_t B
   l.q_rstd = qk ? cv.take(qk_rows) : nullptr;
   l.k_rstd = qk ? cv.take(k_rows) : nullptr;
   l.q = cv.take(mul(BT, Q));
-  l.k = cv.take(mul(BT, K));
-  l.v = cv.take(mul(BT, VD));
+  l.k = take_stored(cv, mul(BT, K), kv_bytes);
+  l.v = take_stored(cv, mul(BT, VD), kv_bytes);
   l.att = cv.take(mul(BT, A));
   l.lse = cv.take(mul(mul(B, c.n_heads), lay.T_len()));
   l.o = cv.take(mul(R, d));
@@ -84,12 +85,12 @@ void carve_layer(const config::ModelConfig& c, const TokenLayout& lay, int64_t B
 }
 
 template <class T>
-void carve_context(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, ContextBuffers<T>& x,
-                   Carver<T>& cv) {
+void carve_context(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, int64_t kv_bytes,
+                   ContextBuffers<T>& x, Carver<T>& cv) {
   if (lay.cp == 1) return;
   const int64_t K = config::k_width(c), VD = config::v_width(c), rows = mul(B, lay.T_full);
-  x.k = cv.take(mul(rows, K));
-  x.v = cv.take(mul(rows, VD));
+  x.k = take_stored(cv, mul(rows, K), kv_bytes);
+  x.v = take_stored(cv, mul(rows, VD), kv_bytes);
   x.dk = cv.take(mul(rows, K));
   x.dv = cv.take(mul(rows, VD));
   x.stage = cv.take(mul(rows, std::max(K, VD)));
@@ -100,7 +101,7 @@ void carve_context(const config::ModelConfig& c, const TokenLayout& lay, int64_t
 // stored_bytes: the weight precision's element size where the GEMM inputs are kept in it, else 0.
 template <class T>
 void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, config::Recompute rc, int64_t stored_bytes,
-           Activations<T>& a, Carver<T>& cv) {
+           int64_t kv_bytes, Activations<T>& a, Carver<T>& cv) {
   const int64_t BT = mul(B, lay.T_len()), R = lay.res_rows(B), d = c.d_model, F = c.d_ff;
   const int64_t Q = config::q_width(c), K = config::k_width(c), VD = config::v_width(c), A = config::attn_out_width(c);
   a.resid.assign(static_cast<size_t>(c.n_layers + 1), nullptr);
@@ -121,7 +122,7 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   const bool own_a_in = c.norm_order == config::NormOrder::kPre || lay.sp > 1;
   // Under recompute the layers share one set of blocks (full) or one MLP block (selective).
   LayerActs<T> shared{};
-  if (rc == config::Recompute::kFull) carve_layer(c, lay, B, shared, true, stored_bytes, cv);
+  if (rc == config::Recompute::kFull) carve_layer(c, lay, B, shared, true, stored_bytes, kv_bytes, cv);
   if (rc == config::Recompute::kSelective) carve_mlp(c, BT, shared, stored_bytes, cv);
   for (long i = 0; i < c.n_layers; ++i) {
     LayerActs<T>& l = a.layers[static_cast<size_t>(i)];
@@ -131,10 +132,10 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
       if (!own_a_in) l.a_in = l.x_in;
       continue;
     }
-    carve_layer(c, lay, B, l, rc != config::Recompute::kSelective, stored_bytes, cv);
+    carve_layer(c, lay, B, l, rc != config::Recompute::kSelective, stored_bytes, kv_bytes, cv);
     if (rc == config::Recompute::kSelective) l.gu = shared.gu, l.act = shared.act, l.act_op = shared.act_op;
   }
-  carve_context(c, lay, B, a.context, cv);
+  carve_context(c, lay, B, kv_bytes, a.context, cv);
   a.partial = lay.sp > 1 ? cv.take(mul(BT, d)) : nullptr;
   a.xf = cv.take(mul(R, d));
   a.f_rstd = cv.take(R);
@@ -170,45 +171,23 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   a.dot = cv.take(mul(BT, std::max<int64_t>(c.n_heads, 1)));
 }
 
-// ids, targets, document starts and the head's rows and targets; with cp, the two row maps and the
-// windowed calls' document starts.
+// ids, targets, document starts and the head's rows and targets; with cp, the windowed calls'
+// document starts.
 int64_t index_ints(const TokenLayout& lay, int64_t B) {
   const int64_t rows = mul(B, lay.T_len());
-  return add(mul(5, rows), lay.cp > 1 ? add(mul(2, mul(B, lay.T_full)), rows) : 0);
+  return add(mul(5, rows), lay.cp > 1 ? rows : 0);
 }
 
 template <class T>
 using IntBuffer = kernels::Buffer<int32_t, kernels::BasicOps<T>>;
 
-// The row maps between the cp ranks' rank-major blocks [cp][B][T_len] and window order [B][T_full].
-template <class T>
-void upload_context_maps(const kernels::BasicOps<T>& ops, const TokenLayout& lay, int64_t B, Activations<T>& a) {
-  if (lay.cp == 1) return;
-  const int64_t T_len = lay.T_len(), n = B * lay.T_full;
-  std::vector<int32_t> gather(static_cast<size_t>(n)), scatter(static_cast<size_t>(n));
-  for (int r = 0; r < lay.cp; ++r) {
-    TokenLayout of_r = lay;
-    of_r.cp_rank = r;
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t t = 0; t < T_len; ++t) {
-        const int64_t staged = (r * B + b) * T_len + t, ordered = b * lay.T_full + of_r.position(t);
-        gather[static_cast<size_t>(ordered)] = static_cast<int32_t>(staged);
-        scatter[static_cast<size_t>(staged)] = static_cast<int32_t>(ordered);
-      }
-  }
-  a.cp_gather = IntBuffer<T>(ops, n);
-  a.cp_scatter = IntBuffer<T>(ops, n);
-  ops.copy_from_host(a.cp_gather.get(), gather.data(), gather.size() * sizeof(int32_t));
-  ops.copy_from_host(a.cp_scatter.get(), scatter.data(), scatter.size() * sizeof(int32_t));
-}
-
 }  // namespace
 
 ActivationFloats activation_floats(const config::ModelConfig& local, const TokenLayout& layout, int64_t B,
-                                   config::Recompute recompute, int weight_bytes) {
+                                   config::Recompute recompute, int weight_bytes, int kv_bytes) {
   Activations<float> a;
   Carver<float> count;
-  carve(local, layout, B, recompute, weight_bytes < 4 ? weight_bytes : 0, a, count);
+  carve(local, layout, B, recompute, weight_bytes < 4 ? weight_bytes : 0, kv_bytes, a, count);
   Carver<float> logits;
   logits.take(mul(a.chunk_rows, local.vocab_size));
   return {count.used, logits.used, index_ints(layout, B)};
@@ -227,17 +206,16 @@ Activations<T> make_activations(const config::ModelConfig& c, const kernels::Bas
   a.res_rows = layout.res_rows(B);
   const int64_t stored_bytes = ops.weight_bytes < int64_t{sizeof(T)} ? ops.weight_bytes : 0;
   Carver<T> count;
-  carve(c, layout, B, recompute, stored_bytes, a, count);
+  carve(c, layout, B, recompute, stored_bytes, ops.kv_bytes, a, count);
   a.arena = kernels::Buffer<T, kernels::BasicOps<T>>(ops, count.used);
   Carver<T> hand_out{a.arena.get(), 0};
-  carve(c, layout, B, recompute, stored_bytes, a, hand_out);
+  carve(c, layout, B, recompute, stored_bytes, ops.kv_bytes, a, hand_out);
   a.ids = IntBuffer<T>(ops, a.rows);
   a.targets = IntBuffer<T>(ops, a.rows);
   a.doc_start = IntBuffer<T>(ops, a.rows);
   if (layout.cp > 1) a.doc_start_window = IntBuffer<T>(ops, a.rows);
   a.head_rows = IntBuffer<T>(ops, a.rows);
   a.head_targets = IntBuffer<T>(ops, a.rows);
-  upload_context_maps(ops, layout, B, a);
   return a;
 }
 

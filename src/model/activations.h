@@ -10,6 +10,8 @@
 //     between them and the row-parallel products stay whole (`rows`);
 //   - recompute selective points every layer's gu/act at one shared block (recomputed in the
 //     backward pass), full points everything but each layer's input at one shared layer;
+//   - the keys and values are kept in the cache precision (bf16 on a GPU), in which the attention
+//     reads them;
 //   - the inputs of the GEMMs that several products read (a_in, m_in, act) are kept in the tables'
 //     weight precision when it is narrower than T (bf16 on a GPU): each is stored once (a_op,
 //     m_op, act_op) and read by its forward products and its weight gradients. Their producers
@@ -41,22 +43,23 @@ struct LayerActs {
   T* k_pre;   // [BT, Hkv·dqk]
   T* q_rstd;  // [BT] (layer) or [BT·Hq] (head)
   T* k_rstd;
-  T* q;       // [BT, Hq·dqk] after QK norm and RoPE
-  T* k;       // [BT, Hkv·dqk]
-  T* v;       // [BT, Hkv·dv]
-  T* att;     // [BT, Hq·dv]
-  T* lse;     // per attention call (token_layout.h: lse_at): B · Hq · T_len in all
-  T* o;       // [R, d] attention output projection
-  T* h_mid;   // [R, d] residual after the attention block
-  T* m_in;    // [BT, d] MLP input (pre: normed h_mid; post: h_mid), gathered like a_in; null like a_in
-  T* m_rstd;  // [R]
-  T* gu;      // [BT, 2 d_ff]: each row [gate | up], one GEMM over the adjacent w_gate and w_up;
-              // overwritten by its gradient in the backward pass
-  T* act;     // [BT, d_ff] silu(gate) * up; null where act_op holds it
-  T* dn;      // [R, d] MLP output projection
-  T* qkv;     // [BT, Q + K + VD] the fused QKV product's output, unpacked into q (or q_pre), k (or
-              //         k_pre) and v at once: scratch over Activations::dq's region, which the
-              //         backward pass writes only after a (recomputed) forward is done with it
+  T* q;          // [BT, Hq·dqk] after QK norm and RoPE
+  std::byte* k;  // [BT, Hkv·dqk] likewise, in the cache precision (BasicOps::kv_bytes each: kv_rope)
+  std::byte* v;  // [BT, Hkv·dv] in the cache precision
+  T* att;        // [BT, Hq·dv]
+  T* lse;        // per attention call (token_layout.h: lse_at): B · Hq · T_len in all
+  T* o;          // [R, d] attention output projection
+  T* h_mid;      // [R, d] residual after the attention block
+  T* m_in;       // [BT, d] MLP input (pre: normed h_mid; post: h_mid), gathered like a_in; null like a_in
+  T* m_rstd;     // [R]
+  T* gu;         // [BT, 2 d_ff]: each row [gate | up], one GEMM over the adjacent w_gate and w_up;
+                 // overwritten by its gradient in the backward pass
+  T* act;        // [BT, d_ff] silu(gate) * up; null where act_op holds it
+  T* dn;         // [R, d] MLP output projection
+  T* qkv;        // [BT, Q + K + VD] the fused QKV product's output, unpacked into q (or q_pre), k (or
+                 //         k_pre) and v at once, then (QK norm) the normed keys before RoPE stores
+                 //         them: scratch over Activations::dq's region, which the backward pass
+                 //         writes only after a (recomputed) forward is done with it
   // a_in, m_in and act in the weight precision (BasicOps::weight_bytes per element) where it is
   // narrower than T; null where it is T (the GEMMs read a_in, m_in and act themselves).
   std::byte *a_op = nullptr, *m_op = nullptr, *act_op = nullptr;
@@ -65,8 +68,9 @@ struct LayerActs {
 // The whole-window keys and values a context-parallel rank attends over, and their gradients.
 template <class T>
 struct ContextBuffers {
-  T *k = nullptr, *v = nullptr;              // [B·T_full, Hkv·dqk] / [B·T_full, Hkv·dv], positions in order
-  T *dk = nullptr, *dv = nullptr;            // the same shapes: gradients of this rank's queries, summed
+  // [B·T_full, Hkv·dqk] / [B·T_full, Hkv·dv], positions in order, in the cache precision
+  std::byte *k = nullptr, *v = nullptr;
+  T *dk = nullptr, *dv = nullptr;            // the same shapes in T: gradients of this rank's queries, summed
   T* stage = nullptr;                        // [cp, B·T_len, width]: rank-major, what the collectives move
   T *call_dk = nullptr, *call_dv = nullptr;  // one attention call's key and value gradients
 };
@@ -90,9 +94,6 @@ struct Activations {
   bool documents_masked = false;
   // The LM head runs only on rows that have a target: their indices and targets, compacted [≤ res_rows].
   kernels::Buffer<int32_t, Ops> head_rows, head_targets;
-  // Context parallelism: row indices that reorder [cp, B·T_len] rank-major rows into window order
-  // (`gather`) and back (`scatter`).
-  kernels::Buffer<int32_t, Ops> cp_gather, cp_scatter;
   std::vector<LayerActs<T>> layers;
   std::vector<T*> resid;  // n_layers + 1 residual streams [R, d]
   ContextBuffers<T> context;
@@ -129,13 +130,14 @@ struct Activations {
 struct ActivationFloats {
   int64_t arena = 0;       // everything, the logits chunk included
   int64_t logits = 0;      // the [chunk_rows, vocab] block
-  int64_t index_ints = 0;  // int32 index buffers beside the arena (ids, targets, doc starts, head rows, cp maps)
+  int64_t index_ints = 0;  // int32 index buffers beside the arena (ids, targets, doc starts, head rows)
 };
 // `local` is one tensor-parallel rank's model config (local_config); `weight_bytes` the weight
 // precision's element size (BasicOps::weight_bytes: the stored GEMM inputs are in it when it is below
-// 4). Saturates at INT64_MAX.
+// 4), `kv_bytes` the cache precision's (BasicOps::kv_bytes: the keys and values). Saturates at
+// INT64_MAX.
 ActivationFloats activation_floats(const config::ModelConfig& local, const TokenLayout& layout, int64_t B,
-                                   config::Recompute recompute, int weight_bytes = 4);
+                                   config::Recompute recompute, int weight_bytes = 4, int kv_bytes = 4);
 
 template <class T>
 Activations<T> make_activations(const config::ModelConfig& local, const kernels::BasicOps<T>& ops,

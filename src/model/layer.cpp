@@ -140,6 +140,14 @@ void allgather_blocks(parallel::Comm& comm, W* x, int64_t block) {
   const std::vector<int64_t> counts(static_cast<size_t>(comm.size()), block);
   comm.allgather(x, counts.data(), displs.data());
 }
+// The same for blocks of `block` words of `word` bytes: context parallelism moves keys and values
+// in the cache precision (16 or 32 bits) and gradients in fp32; the fp64 model exists for
+// single-rank gradient checks.
+inline void allgather_words(parallel::Comm& comm, std::byte* x, int64_t block, int64_t word) {
+  if (word == 2) return allgather_blocks(comm, reinterpret_cast<std::uint16_t*>(x), block);
+  if (word == 4) return allgather_blocks(comm, reinterpret_cast<float*>(x), block);
+  fail("context parallelism runs in fp32 only (it moves 16- or 32-bit words, not ", 8 * word, "-bit ones)");
+}
 
 // Sequence parallelism's two collectives over the tp group. gather_rows: this rank's res_rows rows
 // sit at its slot of `full` ([rows, n]); afterwards every slot holds its rank's rows. scatter_rows:
@@ -205,10 +213,21 @@ void row_output(const Model<T>& m, const Dims& s, const RowSplit& rs, T* partial
   if (m.tp.comm) m.tp.comm->allreduce_sum(partial, s.BT * s.d);
 }
 
-// Columns [0, width) of x's rows (ldx apart) into y ([rows, width]): RoPE with nothing to rotate.
+// RoPE from x (rows ldx apart) into y: in T, or in the cache precision (the keys and values as the
+// attention reads them).
 template <class T>
-void copy_columns(const Model<T>& m, const T* x, int64_t ldx, T* y, int64_t rows, int64_t width) {
-  m.ops->rope(x, ldx, y, nullptr, nullptr, 1, rows, 0, 1, width, 0, false);
+void rope_rows(const Model<T>& m, bool kv_precision, const T* x, int64_t ldx, std::byte* y, const T* cos, const T* sin,
+               int64_t B, int64_t len, int64_t pos0, int64_t heads, int64_t head_dim, int64_t rot, bool inverse) {
+  if (kv_precision) return m.ops->kv_rope(x, ldx, y, cos, sin, B, len, pos0, heads, head_dim, rot);
+  m.ops->rope(x, ldx, reinterpret_cast<T*>(y), cos, sin, B, len, pos0, heads, head_dim, rot, inverse);
+}
+
+// Columns [0, width) of x's rows (ldx apart) into y ([rows, width], in T or the cache precision):
+// RoPE with nothing to rotate.
+template <class T>
+void copy_columns(const Model<T>& m, const T* x, int64_t ldx, void* y, int64_t rows, int64_t width,
+                  bool kv_precision = false) {
+  rope_rows<T>(m, kv_precision, x, ldx, static_cast<std::byte*>(y), nullptr, nullptr, 1, rows, 0, 1, width, 0, false);
 }
 
 // --- the attention of one block over its tokens' segments -------------------------------------------
@@ -224,20 +243,21 @@ struct Attend {
 };
 
 // RoPE over a call's segments, from x (rows ldx apart: a part of the fused QKV product's output,
-// or y itself in place) into y ([rows, heads · dqk]).
+// or y itself in place) into y ([rows, heads · dqk]; in T or the cache precision: the keys).
 template <class T>
-void rope_segments(const Model<T>& m, const Dims& s, const Attend<T>& at, const T* x, int64_t ldx, T* y, int64_t heads,
-                   bool inverse) {
+void rope_segments(const Model<T>& m, const Dims& s, const Attend<T>& at, const T* x, int64_t ldx, void* y,
+                   int64_t heads, bool inverse, bool kv_precision = false) {
   const int64_t width = heads * s.dqk;
   if (s.rot == 0) {
-    if (x != y) copy_columns(m, x, ldx, y, s.BT, width);
+    if (x != y) copy_columns(m, x, ldx, y, s.BT, width, kv_precision);
     return;
   }
   const int kind = s.sliding ? 1 : 0;
   const TokenLayout& lay = at.layout;
+  const int64_t row_bytes = width * (kv_precision ? m.ops->kv_bytes : int64_t{sizeof(T)});
   const auto rope = [&](int64_t row, int64_t B, int64_t len, int64_t pos0) {
-    m.ops->rope(x + row * ldx, ldx, y + row * width, m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, len, pos0,
-                heads, s.dqk, s.rot, inverse);
+    rope_rows(m, kv_precision, x + row * ldx, ldx, static_cast<std::byte*>(y) + row * row_bytes, m.rope_cos[kind].get(),
+              m.rope_sin[kind].get(), B, len, pos0, heads, s.dqk, s.rot, inverse);
   };
   if (lay.segments() == 1) return rope(0, at.B, lay.T_len(), lay.segment_pos0(0));
   const int64_t C = lay.segment_len();
@@ -245,26 +265,41 @@ void rope_segments(const Model<T>& m, const Dims& s, const Attend<T>& at, const 
     for (int seg = 0; seg < lay.segments(); ++seg) rope(b * lay.T_len() + seg * C, 1, C, lay.segment_pos0(seg));
 }
 
-// The keys (or values) of whole windows in position order from every cp rank's rows `mine`
-// ([B·T_len, width]) into `out` ([B·T_full, width]).
+// Rows of whole windows between the cp ranks' rank-major blocks ([cp][B·T_len] rows: what the
+// collectives move) and position order ([B][T_full]), `row` bytes each: a chunk (a zig-zag
+// segment's contiguous rows) per copy.
 template <class T>
-void gather_context(const Model<T>& m, const Activations<T>& a, const T* mine, T* out, int64_t width) {
-  if constexpr (std::is_same_v<T, float>) {
-    const int64_t block = a.rows * width;
-    T* stage = a.context.stage;
-    m.ops->copy(stage + m.cp.rank * block, mine, static_cast<size_t>(block) * sizeof(T));
-    allgather_blocks(*m.cp.comm, stage, block);
-    m.ops->embedding_fwd(stage, a.cp_gather.get(), out, a.B * a.layout.T_full, width);  // a row gather
-  } else {
-    fail("context parallelism runs in fp32 only");
-  }
+void reorder_chunks(const Model<T>& m, const Activations<T>& a, const void* from, void* to, int64_t row,
+                    bool to_windows) {
+  const TokenLayout& lay = a.layout;
+  const int64_t C = lay.segment_len();
+  for (int64_t b = 0; b < a.B; ++b)
+    for (int64_t c = 0; c < 2 * lay.cp; ++c) {
+      const int64_t staged = (lay.owner_rank(c) * a.B + b) * lay.T_len() + lay.owner_segment(c) * C;
+      const int64_t ordered = b * lay.T_full + c * C;
+      m.ops->copy(static_cast<std::byte*>(to) + (to_windows ? ordered : staged) * row,
+                  static_cast<const std::byte*>(from) + (to_windows ? staged : ordered) * row,
+                  static_cast<size_t>(C * row));
+    }
 }
 
-// The inverse: gradients of whole windows summed over the cp ranks, this rank's rows into `mine`.
+// The keys (or values) of whole windows in position order from every cp rank's rows `mine`
+// ([B·T_len, width]) into `out` ([B·T_full, width]), in the cache precision.
+template <class T>
+void gather_context(const Model<T>& m, const Activations<T>& a, const std::byte* mine, std::byte* out, int64_t width) {
+  const int64_t word = m.ops->kv_bytes, block = a.rows * width;
+  auto* stage = reinterpret_cast<std::byte*>(a.context.stage);
+  m.ops->copy(stage + m.cp.rank * block * word, mine, static_cast<size_t>(block * word));
+  allgather_words(*m.cp.comm, stage, block, word);
+  reorder_chunks(m, a, stage, out, width * word, true);
+}
+
+// The inverse for gradients (in T): whole windows summed over the cp ranks, this rank's rows into
+// `mine`.
 template <class T>
 void scatter_context(const Model<T>& m, const Activations<T>& a, const T* whole, T* mine, int64_t width) {
   if constexpr (std::is_same_v<T, float>) {
-    m.ops->embedding_fwd(whole, a.cp_scatter.get(), a.context.stage, a.B * a.layout.T_full, width);
+    reorder_chunks(m, a, whole, a.context.stage, width * int64_t{sizeof(T)}, false);
     m.cp.comm->reduce_scatter_sum(a.context.stage, mine, a.rows * width);
   } else {
     fail("context parallelism runs in fp32 only");
@@ -275,48 +310,48 @@ void scatter_context(const Model<T>& m, const Activations<T>& a, const T* whole,
 // (halo) rows of its chunks' keys (values) to every cp rank, and attends each of its chunks over the
 // previous chunk's halo and the chunk itself, laid out [B][2][H + C] in `out` (the whole-window
 // buffer, which is larger). Every move is a contiguous block: no row maps. The stage holds
-// [cp][B][2][H] rows: each rank's halos, in its slot.
+// [cp][B][2][H] rows of `row` bytes (keys in the cache precision, gradients in T): each rank's
+// halos, in its slot.
 template <class T>
-T* halo_slot(const Activations<T>& a, T* stage, int64_t H, int rank, int64_t b, int seg, int64_t width) {
-  return stage + (rank * a.B * 2 + b * 2 + seg) * H * width;
+std::byte* halo_slot(const Activations<T>& a, void* stage, int64_t H, int rank, int64_t b, int seg, int64_t row) {
+  return static_cast<std::byte*>(stage) + (rank * a.B * 2 + b * 2 + seg) * H * row;
 }
 
 template <class T>
-void exchange_halos(const Model<T>& m, const Activations<T>& a, T* stage, int64_t H, int64_t width) {
-  if constexpr (std::is_same_v<T, float>) {
-    allgather_blocks(*m.cp.comm, stage, a.B * 2 * H * width);
-  } else {
-    fail("context parallelism runs in fp32 only");
-  }
+void exchange_halos(const Model<T>& m, const Activations<T>& a, void* stage, int64_t H, int64_t width, int64_t word) {
+  allgather_words(*m.cp.comm, static_cast<std::byte*>(stage), a.B * 2 * H * width, word);
 }
 
+// The keys (values) in the cache precision.
 template <class T>
-void gather_window_keys(const Model<T>& m, const Activations<T>& a, int64_t H, const T* mine, T* out, int64_t width) {
+void gather_window_keys(const Model<T>& m, const Activations<T>& a, int64_t H, const std::byte* mine, std::byte* out,
+                        int64_t width) {
   const TokenLayout& lay = a.layout;
-  const int64_t C = lay.segment_len();
-  const auto bytes = [&](int64_t rows) { return static_cast<size_t>(rows * width) * sizeof(T); };
+  const int64_t C = lay.segment_len(), word = m.ops->kv_bytes, row = width * word;
+  const auto bytes = [&](int64_t rows) { return static_cast<size_t>(rows * row); };
   T* stage = a.context.stage;
   for (int64_t b = 0; b < a.B; ++b)
     for (int seg = 0; seg < 2; ++seg)
-      m.ops->copy(halo_slot(a, stage, H, lay.cp_rank, b, seg, width),
-                  mine + (b * lay.T_len() + seg * C + C - H) * width, bytes(H));
-  exchange_halos(m, a, stage, H, width);
+      m.ops->copy(halo_slot(a, stage, H, lay.cp_rank, b, seg, row), mine + (b * lay.T_len() + seg * C + C - H) * row,
+                  bytes(H));
+  exchange_halos(m, a, stage, H, width, word);
   for (int64_t b = 0; b < a.B; ++b)
     for (int seg = 0; seg < 2; ++seg) {
-      T* dst = out + (b * 2 + seg) * (H + C) * width;
+      std::byte* dst = out + (b * 2 + seg) * (H + C) * row;
       const int64_t c = lay.chunk_of(seg);
       if (c > 0)
-        m.ops->copy(dst, halo_slot(a, stage, H, lay.owner_rank(c - 1), b, lay.owner_segment(c - 1), width), bytes(H));
-      m.ops->copy(dst + H * width, mine + (b * lay.T_len() + seg * C) * width, bytes(C));
+        m.ops->copy(dst, halo_slot(a, stage, H, lay.owner_rank(c - 1), b, lay.owner_segment(c - 1), row), bytes(H));
+      m.ops->copy(dst + H * row, mine + (b * lay.T_len() + seg * C) * row, bytes(C));
     }
 }
 
-// Where segment seg's call finds its keys in gather_window_keys' layout: after the halo when its
-// chunk is the window's first (which has none).
+// Where segment seg's call finds its keys in gather_window_keys' layout (rows of `row` bytes): after
+// the halo when its chunk is the window's first (which has none).
 template <class T>
-const T* window_keys(const Activations<T>& a, const T* keys, int64_t H, int64_t b, int seg, int64_t width) {
+const std::byte* window_keys(const Activations<T>& a, const std::byte* keys, int64_t H, int64_t b, int seg,
+                             int64_t row) {
   const int64_t C = a.layout.segment_len(), skip = a.layout.chunk_of(seg) > 0 ? 0 : H;
-  return keys + ((b * 2 + seg) * (H + C) + skip) * width;
+  return keys + ((b * 2 + seg) * (H + C) + skip) * row;
 }
 
 // One backward call's key (value) gradients, [halo_before + C] rows: the chunk's own rows go to
@@ -325,11 +360,9 @@ template <class T>
 void place_window_grads(const Model<T>& m, const Activations<T>& a, int64_t H, const T* call, T* grad, T* stage,
                         int64_t b, int seg, int64_t width) {
   const TokenLayout& lay = a.layout;
-  const int64_t C = lay.segment_len(), before = lay.chunk_of(seg) > 0 ? H : 0;
-  m.ops->copy(grad + (b * lay.T_len() + seg * C) * width, call + before * width,
-              static_cast<size_t>(C * width) * sizeof(T));
-  if (before > 0)
-    m.ops->copy(halo_slot(a, stage, H, lay.cp_rank, b, seg, width), call, static_cast<size_t>(H * width) * sizeof(T));
+  const int64_t C = lay.segment_len(), before = lay.chunk_of(seg) > 0 ? H : 0, row = width * int64_t{sizeof(T)};
+  m.ops->copy(grad + (b * lay.T_len() + seg * C) * width, call + before * width, static_cast<size_t>(C * row));
+  if (before > 0) m.ops->copy(halo_slot(a, stage, H, lay.cp_rank, b, seg, row), call, static_cast<size_t>(H * row));
 }
 
 // After every rank placed its halos' gradients: each chunk's last H rows receive what the next
@@ -337,15 +370,16 @@ void place_window_grads(const Model<T>& m, const Activations<T>& a, int64_t H, c
 template <class T>
 void add_halo_grads(const Model<T>& m, const Activations<T>& a, int64_t H, T* grad, T* stage, int64_t width) {
   const TokenLayout& lay = a.layout;
-  const int64_t C = lay.segment_len();
-  exchange_halos(m, a, stage, H, width);
+  const int64_t C = lay.segment_len(), row = width * int64_t{sizeof(T)};
+  exchange_halos(m, a, stage, H, width, sizeof(T));
   for (int64_t b = 0; b < a.B; ++b)
     for (int seg = 0; seg < 2; ++seg) {
       const int64_t next = lay.chunk_of(seg) + 1;
       if (next == 2 * lay.cp) continue;
       T* rows = grad + (b * lay.T_len() + seg * C + C - H) * width;
-      m.ops->add(rows, rows, halo_slot(a, stage, H, lay.owner_rank(next), b, lay.owner_segment(next), width),
-                 H * width);
+      const auto* sent =
+          reinterpret_cast<const T*>(halo_slot(a, stage, H, lay.owner_rank(next), b, lay.owner_segment(next), row));
+      m.ops->add(rows, rows, sent, H * width);
     }
 }
 
@@ -380,22 +414,25 @@ const int32_t* window_documents(const Attend<T>& at, int64_t row) {
 
 // Where one context-parallel call (window b, segment seg, its queries from `row`) finds its keys
 // and values, the position of its first query among them, and its queries' document starts.
-template <class T>
+// Keys and values in the cache precision.
 struct SegmentKeys {
-  const T *k, *v;
+  const std::byte *k, *v;
   int64_t q_pos0;
   const int32_t* docs;
 };
 
 template <class T>
-SegmentKeys<T> segment_keys(const Dims& s, const Attend<T>& at, int64_t H, int64_t b, int seg, int64_t row) {
+SegmentKeys segment_keys(const Model<T>& m, const Dims& s, const Attend<T>& at, int64_t H, int64_t b, int seg,
+                         int64_t row) {
   const Activations<T>& a = *at.a;
   const ContextBuffers<T>& x = a.context;
   const TokenLayout& lay = at.layout;
+  const int64_t word = m.ops->kv_bytes;
   if (H > 0)
-    return {window_keys(a, x.k, H, b, seg, s.K), window_keys(a, x.v, H, b, seg, s.VD), lay.halo_before(seg, s.window),
-            window_documents(at, row)};
-  return {x.k + b * lay.T_full * s.K, x.v + b * lay.T_full * s.VD, lay.segment_pos0(seg), documents(at, row)};
+    return {window_keys(a, x.k, H, b, seg, s.K * word), window_keys(a, x.v, H, b, seg, s.VD * word),
+            lay.halo_before(seg, s.window), window_documents(at, row)};
+  return {x.k + b * lay.T_full * s.K * word, x.v + b * lay.T_full * s.VD * word, lay.segment_pos0(seg),
+          documents(at, row)};
 }
 
 // The keys and values this rank's queries attend over: the halos and its own chunks (sliding-window
@@ -412,24 +449,29 @@ void gather_keys(const Model<T>& m, const Dims& s, const Activations<T>& a, int6
   }
 }
 
-// Decoding: the call's keys and values (l.k, l.v) into the cache from row kv.row, then its
-// queries over the cache.
+// Where a call's keys and values go: the layer's (training), or a decoding cache's rows from kv.row
+// on. In the cache precision (the table's: kv_rope writes them), or in T (a kCompute cache, which
+// observers read back).
+struct KeysOut {
+  std::byte *k, *v;
+  bool kv_precision;
+};
+
 template <class T>
-void attend_cache(const Model<T>& m, const Dims& s, const CachedKeys& kv, LayerActs<T>& l,
-                  const kernels::AttentionShape& shape, T scale) {
-  const auto& ops = *m.ops;
-  const int64_t rows = shape.B * shape.Tq, bytes = kv.table ? ops.kv_bytes : static_cast<int64_t>(sizeof(T));
-  std::byte* k = static_cast<std::byte*>(kv.k) + kv.row * s.K * bytes;
-  std::byte* v = static_cast<std::byte*>(kv.v) + kv.row * s.VD * bytes;
-  if (kv.table) {
-    ops.kv_store(k, l.k, rows * s.K);
-    ops.kv_store(v, l.v, rows * s.VD);
-    ops.attention_fwd_cached(l.q, kv.k, kv.v, l.att, l.lse, shape, scale);
-    return;
-  }
-  ops.copy(k, l.k, static_cast<size_t>(rows * s.K) * sizeof(T));
-  ops.copy(v, l.v, static_cast<size_t>(rows * s.VD) * sizeof(T));
-  ops.attention_fwd(l.q, static_cast<const T*>(kv.k), static_cast<const T*>(kv.v), l.att, l.lse, shape, scale);
+KeysOut keys_out(const Model<T>& m, const Dims& s, const Attend<T>& at, const LayerActs<T>& l) {
+  if (!at.cache) return {l.k, l.v, true};
+  const CachedKeys& c = *at.cache;
+  const int64_t word = c.table ? m.ops->kv_bytes : int64_t{sizeof(T)};
+  return {static_cast<std::byte*>(c.k) + c.row * s.K * word, static_cast<std::byte*>(c.v) + c.row * s.VD * word,
+          c.table};
+}
+
+// Decoding: the queries over the cache, which holds the call's keys and values already.
+template <class T>
+void attend_cache(const Model<T>& m, const CachedKeys& kv, LayerActs<T>& l, const kernels::AttentionShape& shape,
+                  T scale) {
+  if (kv.table) return m.ops->attention_fwd_cached(l.q, kv.k, kv.v, l.att, l.lse, shape, scale);
+  m.ops->attention_fwd(l.q, static_cast<const T*>(kv.k), static_cast<const T*>(kv.v), l.att, l.lse, shape, scale);
 }
 
 template <class T>
@@ -443,8 +485,8 @@ void attention_forward(const Model<T>& m, const Dims& s, const Attend<T>& at, La
     // masks depend only on differences.
     const int64_t key_pos0 = at.cache ? at.cache->key_pos0 : 0;
     const kernels::AttentionShape shape = call_shape(s, at.B, T_len, pos0 - key_pos0, documents(at, 0));
-    if (at.cache) return attend_cache(m, s, *at.cache, l, shape, scale);
-    ops.attention_fwd(l.q, l.k, l.v, l.att, l.lse, shape, scale);
+    if (at.cache) return attend_cache(m, *at.cache, l, shape, scale);
+    ops.attention_fwd_cached(l.q, l.k, l.v, l.att, l.lse, shape, scale);
     return;
   }
   const int64_t H = lay.halo(s.window), C = lay.segment_len();
@@ -452,9 +494,9 @@ void attention_forward(const Model<T>& m, const Dims& s, const Attend<T>& at, La
   for (int64_t b = 0; b < at.B; ++b)
     for (int seg = 0; seg < lay.segments(); ++seg) {
       const int64_t row = b * lay.T_len() + seg * C;
-      const SegmentKeys<T> sk = segment_keys(s, at, H, b, seg, row);
-      ops.attention_fwd(l.q + row * s.Q, sk.k, sk.v, l.att + row * s.A, l.lse + lay.lse_at(b, seg, s.Hq),
-                        call_shape(s, 1, C, sk.q_pos0, sk.docs), scale);
+      const SegmentKeys sk = segment_keys(m, s, at, H, b, seg, row);
+      ops.attention_fwd_cached(l.q + row * s.Q, sk.k, sk.v, l.att + row * s.A, l.lse + lay.lse_at(b, seg, s.Hq),
+                               call_shape(s, 1, C, sk.q_pos0, sk.docs), scale);
     }
 }
 
@@ -466,8 +508,8 @@ void attention_backward(const Model<T>& m, const Dims& s, const Attend<T>& at, c
   const TokenLayout& lay = at.layout;
   const T scale = static_cast<T>(config::attention_scale(s.dqk));
   if (lay.cp == 1) {
-    ops.attention_bwd(l.q, l.k, l.v, l.att, l.lse, a.datt, a.dq, a.dk, a.dv,
-                      call_shape(s, at.B, lay.T_len(), 0, documents(at, 0)), scale);
+    ops.attention_bwd_cached(l.q, l.k, l.v, l.att, l.lse, a.datt, a.dq, a.dk, a.dv,
+                             call_shape(s, at.B, lay.T_len(), 0, documents(at, 0)), scale);
     return;
   }
   // The forward's gathered keys and values were overwritten by later layers: gather again. The
@@ -483,10 +525,10 @@ void attention_backward(const Model<T>& m, const Dims& s, const Attend<T>& at, c
   for (int64_t b = 0; b < at.B; ++b)
     for (int seg = 0; seg < lay.segments(); ++seg) {
       const int64_t row = b * lay.T_len() + seg * C;
-      const SegmentKeys<T> sk = segment_keys(s, at, H, b, seg, row);
-      ops.attention_bwd(l.q + row * s.Q, sk.k, sk.v, l.att + row * s.A, l.lse + lay.lse_at(b, seg, s.Hq),
-                        a.datt + row * s.A, a.dq + row * s.Q, x.call_dk, x.call_dv,
-                        call_shape(s, 1, C, sk.q_pos0, sk.docs), scale);
+      const SegmentKeys sk = segment_keys(m, s, at, H, b, seg, row);
+      ops.attention_bwd_cached(l.q + row * s.Q, sk.k, sk.v, l.att + row * s.A, l.lse + lay.lse_at(b, seg, s.Hq),
+                               a.datt + row * s.A, a.dq + row * s.Q, x.call_dk, x.call_dv,
+                               call_shape(s, 1, C, sk.q_pos0, sk.docs), scale);
       if (H > 0) {
         place_window_grads(m, a, H, x.call_dk, a.dk, x.dk, b, seg, s.K);
         place_window_grads(m, a, H, x.call_dv, a.dv, x.dv, b, seg, s.VD);
@@ -537,18 +579,21 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   const T* mine = s.pre ? rows_slot(l.a_in, rs.row0 * s.d) : l.x_in;
   const std::byte* a_in = whole_rows(m, s, rs, mine, l.a_in, l.a_op);
   // One GEMM over [wq; wk; wv] (adjacent: make_model), its output unpacked into q, k and v, with
-  // RoPE on the way where no QK norm comes between.
+  // RoPE on the way where no QK norm comes between; the keys and values stored as the attention
+  // reads them (the cache precision), into a decoding cache directly.
   const int64_t QKV = s.Q + s.K + s.VD;
   linear(m, a_in, sw.wq, l.qkv, s.BT, QKV, s.d);
+  const KeysOut keys = keys_out(m, s, at, l);
+  copy_columns(m, l.qkv + s.Q + s.K, QKV, keys.v, s.BT, s.VD, keys.kv_precision);
   if (qk) {
     copy_columns(m, l.qkv, QKV, l.q_pre, s.BT, s.Q);
     copy_columns(m, l.qkv + s.Q, QKV, l.k_pre, s.BT, s.K);
     qk_norm_forward(m, s, l.q_pre, w.q_norm, l.q, l.q_rstd, stat, false);
-    qk_norm_forward(m, s, l.k_pre, w.k_norm, l.k, l.k_rstd, stat, true);
+    // The normed keys in T over the product's output, which is read out by now.
+    qk_norm_forward(m, s, l.k_pre, w.k_norm, l.qkv, l.k_rstd, stat, true);
   }
   rope_segments(m, s, at, qk ? l.q : l.qkv, qk ? s.Q : QKV, l.q, s.Hq, false);
-  rope_segments(m, s, at, qk ? l.k : l.qkv + s.Q, qk ? s.K : QKV, l.k, s.Hkv, false);
-  copy_columns(m, l.qkv + s.Q + s.K, QKV, l.v, s.BT, s.VD);
+  rope_segments(m, s, at, qk ? l.qkv : l.qkv + s.Q, qk ? s.K : QKV, keys.k, s.Hkv, false, keys.kv_precision);
   mark(m.timer, "forward: attention (kernel and context-parallel exchange)");
   attention_forward(m, s, at, l);
   mark(m.timer, kFwdProjections);

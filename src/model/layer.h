@@ -17,7 +17,7 @@ void rms_backward(const kernels::BasicOps<T>& ops, const T* x, const T* w, const
 
 // Decoding: one layer's cache. Rows hold positions key_pos0, key_pos0 + 1, ... (key_pos0 > 0 when
 // a sliding-window cache has dropped the positions before it); a call's own keys and values go to
-// rows `row` on. In the table's cache precision (ops.h's kv_store, attention_fwd_cached) when
+// rows `row` on. In the table's cache precision (ops.h's kv_rope, attention_fwd_cached) when
 // `table`, else the compute type.
 struct CachedKeys {
   void *k, *v;
@@ -26,8 +26,8 @@ struct CachedKeys {
 };
 
 // Decoding: block i for TT rows of one sequence whose residual input is l.x_in, output to x_out.
-// Queries sit at positions pos0 .. pos0+TT−1. The block stores its keys and values in the cache
-// (through l.k / l.v) and attends over the cache's positions up to pos0+TT−1.
+// Queries sit at positions pos0 .. pos0+TT−1. The block writes its keys and values into the cache
+// (l.k and l.v stay unused) and attends over the cache's positions up to pos0+TT−1.
 template <class T>
 void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t TT, int64_t pos0, const CachedKeys& kv,
                    T* stat);

@@ -6,7 +6,8 @@
 #     (losses and weights); the bf16 table within noise_floor's factor of the bf16 floor: how far
 #     the CPU run moves when its initial weights are rounded to bf16 (what bf16 inputs alone cost,
 #     as test_gpu_cases.h derives the op tolerances);
-#   - the bf16 table at tp=2 with sequence parallelism and recompute full, within the same floor;
+#   - the bf16 table at tp=2 with sequence parallelism and recompute full, and at cp=2 (keys and
+#     values gathered in bf16) with recompute full, within the same floor;
 #   - tp=2, dp=2 with ZeRO-1, ZeRO-2 in buckets (fp32, and bf16 on the wire within the bf16
 #     reduction's floor of the CPU's bf16 run), cp=2 with recompute full, cp=2 with the document mask and tp=2 with
 #     sequence parallelism under mpirun (fp32, within 1e-5 of the one-rank CPU run), and sft;
@@ -76,6 +77,15 @@ if ((RANKS >= 2)); then
     --parallel.sequence_parallel true --train.recompute full
   check "  ...within the bf16 floor of the cpu" cmp "$WORK/sp2b" "$d.cpu" --floor "$d.cpu_bf16in" \
     --name "gqa bf16 tp=2 sp"
+  # Context parallelism with the keys and values kept in bf16 (the cache precision): the whole
+  # window's gather (the full-attention layer) and the halos (the sliding one) move 16-bit words,
+  # gathered again by the recomputed forward and the backward pass.
+  d=$WORK/sliding
+  check "sliding: emulated bf16 cp=2, recompute full" erun extend bf16 2 "$WORK/cp2b" \
+    $(tiny_args) --model.layer_pattern SF --model.window 8 "${steps[@]}" --init "$(latest "$d.init")" \
+    --parallel.cp 2 --train.recompute full
+  check "  ...within the bf16 floor of the cpu" cmp "$WORK/cp2b" "$d.cpu" --floor "$d.cpu_bf16in" \
+    --name "sliding bf16 cp=2"
 fi
 
 # ---- layouts, checkpoints, signals -------------------------------------------------------------------

@@ -44,7 +44,7 @@ Naive naive_attention(model::Model<float>& m, const std::vector<int32_t>& ids) {
   n.P.resize(static_cast<size_t>(c.n_layers));
   for (long l = 0; l < c.n_layers; ++l) {
     const float* q = a.layers[static_cast<size_t>(l)].q;
-    const float* k = a.layers[static_cast<size_t>(l)].k;
+    const auto* k = reinterpret_cast<const float*>(a.layers[static_cast<size_t>(l)].k);  // the CPU's keys: fp32
     const bool sliding = model::is_sliding(c, l);
     auto& Pl = n.P[static_cast<size_t>(l)];
     Pl.resize(static_cast<size_t>(Hq));

@@ -147,6 +147,32 @@ inline float round_bf16(float x) {  // round to nearest even, as the bf16 tables
   return x;
 }
 
+// Elements stored in a precision of `bytes` (2: bf16 bits, 4: fp32) as floats.
+inline std::vector<float> stored_floats(const std::vector<unsigned char>& stored, int64_t bytes) {
+  std::vector<float> out(stored.size() / static_cast<std::size_t>(bytes));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    uint32_t bits = 0;
+    if (bytes == 2)
+      std::memcpy(reinterpret_cast<unsigned char*>(&bits) + 2, &stored[2 * i], 2);
+    else
+      std::memcpy(&bits, &stored[4 * i], 4);
+    std::memcpy(&out[i], &bits, 4);
+  }
+  return out;
+}
+
+// What a store in a precision of `bytes` keeps of x.
+inline std::vector<float> rounded_to(std::vector<float> x, int64_t bytes) {
+  if (bytes == 2)
+    for (float& e : x) e = round_bf16(e);
+  return x;
+}
+
+// A block of n elements stored in the table's cache precision: kv_rope with nothing to rotate.
+inline void kv_store(const Ops& d, void* dst, const float* src, int64_t n) {
+  d.kv_rope(src, n, dst, nullptr, nullptr, 1, 1, 0, 1, n, 0);
+}
+
 // The noise floor of each output of an op (see the header): run(ops, inputs) calls the op of
 // BasicOps<T> on inputs (vectors of T) and returns its outputs.
 template <class Run>
@@ -482,6 +508,12 @@ TEST_P(GpuOps, Rope) {
       Dev<float> Wide(d, wide), Y(d, B * T * H * hd);
       d.rope(Wide.get() + col0, ld, Y.get(), C.get(), S.get(), B, T, pos0, H, hd, rot, inv);
       EXPECT_TRUE(close(Y.download(), want, kExactTol, what + " from wider rows"));
+      if (inv) continue;
+      // Into the cache precision (kv_rope: the keys as the attention reads them): rope's values,
+      // rounded where the cache is bf16.
+      Dev<unsigned char> Kc(d, static_cast<std::size_t>(B * T * H * hd * d.kv_bytes));
+      d.kv_rope(Wide.get() + col0, ld, Kc.get(), C.get(), S.get(), B, T, pos0, H, hd, rot);
+      EXPECT_EQ(stored_floats(Kc.download(), d.kv_bytes), rounded_to(Y.download(), d.kv_bytes)) << what;
     }
   Dev<float> X(d, 10), C(d, 10), S(d, 10);
   EXPECT_THROW(d.rope(X.get(), 4, X.get(), C.get(), S.get(), 1, 1, 0, 1, 4, 3, false), headroom::Error);
@@ -740,8 +772,8 @@ inline void check_split_forward(const Ops& d, const FlashEntries& e, std::vector
                                    const AttentionShape& s, float scale) {
                                 const int64_t nk = s.B * s.Tk * s.Hkv * s.dqk, nv = s.B * s.Tk * s.Hkv * s.dv;
                                 Dev<unsigned char> Kc(d, nk * d.kv_bytes), Vc(d, nv * d.kv_bytes);
-                                d.kv_store(Kc.get(), k, nk);
-                                d.kv_store(Vc.get(), v, nv);
+                                kv_store(d, Kc.get(), k, nk);
+                                kv_store(d, Vc.get(), v, nv);
                                 d.attention_fwd_cached(q, Kc.get(), Vc.get(), out, lse, s, scale);
                               },
                               bwd};
@@ -755,11 +787,12 @@ inline void check_attention(const Ops& d, bool bf16, bool large, const std::stri
 
 TEST_P(GpuOps, AttentionForwardBackward) { check_attention(dev(), bf16(), large(), GetParam().name); }
 
-// A decoding cache in the table's precision (bf16 in the bf16 tables): kv_store rounds as the
-// attention's own operand packing does, so attention_fwd_cached on the stored K and V gives
-// attention_fwd's output on the fp32 ones bit for bit, on whatever path the table picks (cuDNN on a
-// GPU under auto). None of these cases is a one-query-block call over enough keys for split-key
-// decoding, the one thing the cached entries do differently (test_gpu_emulated checks it).
+// Keys and values in the table's cache precision (bf16 in the bf16 tables; a decoding cache, and
+// what training keeps): kv_rope rounds as the attention's own operand packing does, so
+// attention_fwd_cached and attention_bwd_cached on the stored K and V give attention_fwd's output and
+// attention_bwd's gradients on the fp32 ones bit for bit, on whatever path the table picks (cuDNN on
+// a GPU under auto). None of these cases is a one-query-block call over enough keys for split-key
+// decoding, the one thing the cached forward does differently (test_gpu_emulated checks it).
 TEST_P(GpuOps, AttentionOnACacheInTheTablesPrecision) {
   const Ops& d = dev();
   ASSERT_EQ(d.kv_bytes, bf16() ? 2 : 4);
@@ -776,26 +809,22 @@ TEST_P(GpuOps, AttentionOnACacheInTheTablesPrecision) {
     Dev<float> O2(d, O.download().size()), L2(d, L.download().size());
     const auto bytes = static_cast<std::size_t>(d.kv_bytes);
     Dev<unsigned char> Kc(d, k.size() * bytes), Vc(d, v.size() * bytes);
-    d.kv_store(Kc.get(), K.get(), static_cast<int64_t>(k.size()));
-    d.kv_store(Vc.get(), Vv.get(), static_cast<int64_t>(v.size()));
-    const std::vector<unsigned char> stored = Kc.download();
-    bool rounded = true;
-    for (std::size_t i = 0; i < k.size(); ++i) {
-      float want = bf16() ? round_bf16(k[i]) : k[i], got;
-      if (bf16()) {
-        uint32_t bits = 0;
-        std::memcpy(reinterpret_cast<unsigned char*>(&bits) + 2, &stored[2 * i], 2);
-        std::memcpy(&got, &bits, 4);
-      } else {
-        std::memcpy(&got, &stored[4 * i], 4);
-      }
-      rounded = rounded && got == want;
-    }
-    EXPECT_TRUE(rounded) << "kv_store did not store K in the table's precision";
+    kv_store(d, Kc.get(), K.get(), static_cast<int64_t>(k.size()));
+    kv_store(d, Vc.get(), Vv.get(), static_cast<int64_t>(v.size()));
+    EXPECT_EQ(stored_floats(Kc.download(), d.kv_bytes), rounded_to(k, d.kv_bytes))
+        << "kv_rope did not store K in the table's precision";
     d.attention_fwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), shape, scale);
     d.attention_fwd_cached(Q.get(), Kc.get(), Vc.get(), O2.get(), L2.get(), shape, scale);
     EXPECT_EQ(O2.download(), O.download());
     EXPECT_EQ(L2.download(), L.download());
+    const Dev<float> dO(d, random_floats(c.B * c.T * c.Hq * c.dv, 44));
+    Dev<float> dQ(d, q.size()), dK(d, k.size()), dV(d, v.size()), dQ2(d, q.size()), dK2(d, k.size()), dV2(d, v.size());
+    d.attention_bwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), dO.get(), dQ.get(), dK.get(), dV.get(), shape, scale);
+    d.attention_bwd_cached(Q.get(), Kc.get(), Vc.get(), O.get(), L.get(), dO.get(), dQ2.get(), dK2.get(), dV2.get(),
+                           shape, scale);
+    EXPECT_EQ(dQ2.download(), dQ.download());
+    EXPECT_EQ(dK2.download(), dK.download());
+    EXPECT_EQ(dV2.download(), dV.download());
   }
 }
 

@@ -147,17 +147,18 @@ TEST(MemoryPlan, Bf16GradientReductionCountsItsBf16Copies) {
 template <class A>
 int64_t index_ints(const A& acts) {
   return acts.ids.size() + acts.targets.size() + acts.doc_start.size() + acts.doc_start_window.size() +
-         acts.head_rows.size() + acts.head_targets.size() + acts.cp_gather.size() + acts.cp_scatter.size();
+         acts.head_rows.size() + acts.head_targets.size();
 }
 
 // The plan's activations and logits are what make_activations allocates on every rank of the
 // layout (rank 0's plan: the ranks differ only in which tokens they keep), for each recompute mode,
 // with context parallelism and with sequence parallelism, on the CPU and (a table of bf16 weights,
-// whose stored GEMM inputs are bf16 too) on a GPU.
+// whose stored GEMM inputs are bf16 too, and bf16 keys and values) on a GPU.
 TEST(MemoryPlan, ActivationsAreTheArenaMakeActivationsAllocates) {
   ASSERT_EQ(unsetenv("HEADROOM_CUDA_PRECISION"), 0);
   kernels::Ops bf16_weights = kernels::cpu_ops();  // for the sizes only: no product runs
   bf16_weights.weight_bytes = 2;
+  bf16_weights.kv_bytes = 2;
   struct Layout {
     int tp, cp, dp;
     bool sp;

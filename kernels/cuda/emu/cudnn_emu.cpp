@@ -21,5 +21,9 @@ bool cudnn_attention_bwd(const cuda::AttentionCall&, float, const float*, const 
                          const float*, const float*, float*, float*, float*, std::string*) {
   fail("cudnn_attention_bwd called on the emulated device, which has no cuDNN");
 }
+bool cudnn_attention_bwd(const cuda::AttentionCall&, float, const float*, const uint16_t*, const uint16_t*,
+                         const float*, const float*, const float*, float*, float*, float*, std::string*) {
+  fail("cudnn_attention_bwd called on the emulated device, which has no cuDNN");
+}
 
 }  // namespace headroom::kernels::cuda_emu
