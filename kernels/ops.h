@@ -146,22 +146,23 @@ template <class T>
 using AttentionBwd = void(const T* q, const T* k, const T* v, const T* out, const T* lse, const T* dout, T* dq, T* dk,
                           T* dv, const AttentionShape& shape, T scale);
 
-// --- keys and values in the cache precision ---------------------------------------------------------
-// The attention reads keys and values in the table's cache precision, BasicOps::kv_bytes per
-// element, laid out as k/v above: T on the CPU, in the fp32 CUDA table and under kSimt; bf16 in the
-// other CUDA tables, whose attention rounds K and V to bf16 anyway (so their results do not change,
-// and the keys and values a training step keeps, or a decoding cache holds, take half the memory).
-// kv_rope is rope (out of place) with y written in that precision (bf16: rounded to nearest even);
-// rot_dims = 0 stores the columns as they are (the values).
+// --- the attention's operands in their own precision ----------------------------------------------------
+// The attention reads queries, keys and values in the table's operand precision, BasicOps::kv_bytes
+// per element, laid out as q/k/v above: T on the CPU, in the fp32 CUDA table and under kSimt; bf16
+// in the other CUDA tables, whose attention rounds them to bf16 anyway (so their results do not
+// change, and the keys and values a training step keeps, or a decoding cache holds, take half the
+// memory). rope_operand is rope (out of place) with y written in that precision (bf16: rounded to
+// nearest even); rot_dims = 0 stores the columns as they are (the values).
 template <class T>
-using RopeStored = void(const T* x, int64_t ldx, void* y, const T* cos, const T* sin, int64_t B, int64_t Tq,
-                        int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims);
-// attention_fwd and attention_bwd with k and v in the cache precision.
+using RopeOperand = void(const T* x, int64_t ldx, void* y, const T* cos, const T* sin, int64_t B, int64_t Tq,
+                         int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims);
+// attention_fwd and attention_bwd with q, k and v in the operand precision ("cached": a decoding
+// cache holds its keys and values so; training keeps all three so).
 template <class T>
-using AttentionFwdCached = void(const T* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,
-                                T scale);
+using AttentionFwdCached = void(const void* q, const void* k, const void* v, T* out, T* lse,
+                                const AttentionShape& shape, T scale);
 template <class T>
-using AttentionBwdCached = void(const T* q, const void* k, const void* v, const T* out, const T* lse, const T* dout,
+using AttentionBwdCached = void(const void* q, const void* k, const void* v, const T* out, const T* lse, const T* dout,
                                 T* dq, T* dk, T* dv, const AttentionShape& shape, T scale);
 
 // --- the weight precision ----------------------------------------------------------------------------
@@ -241,8 +242,8 @@ struct BasicOps {
   sig::Rope<T>* rope;
   sig::AttentionFwd<T>* attention_fwd;
   sig::AttentionBwd<T>* attention_bwd;
-  int64_t kv_bytes;  // the cache precision's element size
-  sig::RopeStored<T>* kv_rope;
+  int64_t kv_bytes;  // the attention's operand precision's element size (a decoding cache's)
+  sig::RopeOperand<T>* rope_operand;
   sig::AttentionFwdCached<T>* attention_fwd_cached;
   sig::AttentionBwdCached<T>* attention_bwd_cached;
   sig::SwigluFwd<T>* swiglu_fwd;
@@ -291,14 +292,15 @@ void swiglu_bwd_on_stored(const T* gu, const T* dout, void* dgu, int64_t rows, i
   Op(gu, dout, static_cast<T*>(dgu), rows, F);
 }
 template <class T, sig::AttentionFwd<T>* Fwd>
-void attention_fwd_on_cache(const T* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,
+void attention_fwd_on_cache(const void* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,
                             T scale) {
-  Fwd(q, static_cast<const T*>(k), static_cast<const T*>(v), out, lse, shape, scale);
+  Fwd(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), out, lse, shape, scale);
 }
 template <class T, sig::AttentionBwd<T>* Bwd>
-void attention_bwd_on_cache(const T* q, const void* k, const void* v, const T* out, const T* lse, const T* dout, T* dq,
-                            T* dk, T* dv, const AttentionShape& shape, T scale) {
-  Bwd(q, static_cast<const T*>(k), static_cast<const T*>(v), out, lse, dout, dq, dk, dv, shape, scale);
+void attention_bwd_on_cache(const void* q, const void* k, const void* v, const T* out, const T* lse, const T* dout,
+                            T* dq, T* dk, T* dv, const AttentionShape& shape, T scale) {
+  Bwd(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), out, lse, dout, dq, dk, dv, shape,
+      scale);
 }
 template <class T, sig::Rope<T>* Op>
 void rope_on_store(const T* x, int64_t ldx, void* y, const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0,

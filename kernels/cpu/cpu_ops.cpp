@@ -38,7 +38,7 @@ const Ops& cpu_ops() {
       .attention_fwd = cpu::attention_fwd,
       .attention_bwd = cpu::attention_bwd,
       .kv_bytes = sizeof(float),
-      .kv_rope = rope_on_store<float, cpu::rope>,
+      .rope_operand = rope_on_store<float, cpu::rope>,
       .attention_fwd_cached = attention_fwd_on_cache<float, cpu::attention_fwd>,
       .attention_bwd_cached = attention_bwd_on_cache<float, cpu::attention_bwd>,
       .swiglu_fwd = cpu::swiglu_fwd,

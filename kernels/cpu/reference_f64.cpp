@@ -280,7 +280,7 @@ const BasicOps<double>& cpu_ops_f64() {
       .attention_fwd = attention_fwd,
       .attention_bwd = attention_bwd,
       .kv_bytes = sizeof(double),
-      .kv_rope = rope_on_store<double, rope>,
+      .rope_operand = rope_on_store<double, rope>,
       .attention_fwd_cached = attention_fwd_on_cache<double, attention_fwd>,
       .attention_bwd_cached = attention_bwd_on_cache<double, attention_bwd>,
       .swiglu_fwd = swiglu_fwd,

@@ -177,11 +177,11 @@ inline mma::KvView cache_view(const void* p, const AttnShape& s, int64_t width) 
   return {static_cast<const uint16_t*>(p), s.Tk * s.Hkv * width, width, s.Hkv * width, s.Tk, width};
 }
 
-// The tensor-core forward on K and V in fp32 (activations) or bf16 (a decoding cache, read in place
-// where cache_in_place says so). splits: how many parts each query block's keys are split into (1:
-// none; 0: decode_splits decides).
+// The tensor-core forward on Q, K and V in fp32 or in bf16 (the operand precision: training's, or a
+// decoding cache's K and V, read in place where cache_in_place says so). splits: how many parts
+// each query block's keys are split into (1: none; 0: decode_splits decides).
 template <class Kv>
-void flash_forward(const float* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s,
+void flash_forward(const Kv* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s,
                    int max_stages = 2, int splits = 1) {
   if (s.B * s.Tq == 0) return;
   if (s.Tk == 0) return empty_forward(out, lse, s);
@@ -249,9 +249,9 @@ void attention_bwd_fp32(const float* q, const float* k, const float* v, const fl
 }
 
 namespace attention {
-// The tensor-core backward on K and V in fp32 (activations) or bf16 (kept in the cache precision).
+// The tensor-core backward on Q, K and V in fp32 or bf16 (kept in the operand precision).
 template <class Kv>
-void flash_backward(const float* q, const Kv* k, const Kv* v, const float* out, const float* lse, const float* dout,
+void flash_backward(const Kv* q, const Kv* k, const Kv* v, const float* out, const float* lse, const float* dout,
                     float* dq, float* dk, float* dv, const AttnShape& s, int max_stages) {
   if (!zero_gradients(dq, dk, dv, s)) return;
   const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hq = s.Hq, Hkv = s.Hkv, dqk = s.dqk, dv_dim = s.dv;
@@ -316,14 +316,14 @@ inline void blocked_forward(const float* q, const float* k, const float* v, floa
                             const AttnShape& s) {
   attention_fwd_blocked(q, k, v, out, lse, s, s.scale);
 }
-inline void blocked_forward(const float* q, const uint16_t* k, const uint16_t* v, float* out, float* lse,
+inline void blocked_forward(const uint16_t* q, const uint16_t* k, const uint16_t* v, float* out, float* lse,
                             const AttnShape& s) {
   attention_fwd_cached_blocked(q, k, v, out, lse, s, s.scale);
 }
 
 // splits as flash_forward takes them, for the flash path.
 template <class Kv>
-void auto_forward(const float* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s, int splits) {
+void auto_forward(const Kv* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s, int splits) {
   const AttentionShape& shape = s;
   const cuda::AttentionCall c{shape, false};
   const cuda::AttentionPath p =
@@ -346,13 +346,13 @@ inline void blocked_backward(const float* q, const float* k, const float* v, con
                              const float* dout, float* dq, float* dk, float* dv, const AttnShape& s) {
   attention_bwd_blocked(q, k, v, out, lse, dout, dq, dk, dv, s, s.scale);
 }
-inline void blocked_backward(const float* q, const uint16_t* k, const uint16_t* v, const float* out, const float* lse,
-                             const float* dout, float* dq, float* dk, float* dv, const AttnShape& s) {
+inline void blocked_backward(const uint16_t* q, const uint16_t* k, const uint16_t* v, const float* out,
+                             const float* lse, const float* dout, float* dq, float* dk, float* dv, const AttnShape& s) {
   attention_bwd_cached_blocked(q, k, v, out, lse, dout, dq, dk, dv, s, s.scale);
 }
 
 template <class Kv>
-void auto_backward(const float* q, const Kv* k, const Kv* v, const float* out, const float* lse, const float* dout,
+void auto_backward(const Kv* q, const Kv* k, const Kv* v, const float* out, const float* lse, const float* dout,
                    float* dq, float* dk, float* dv, const AttnShape& s) {
   const AttentionShape& shape = s;
   const cuda::AttentionCall c{shape, true};
@@ -371,53 +371,57 @@ void attention_bwd_auto(const float* q, const float* k, const float* v, const fl
   attention::auto_backward(q, k, v, out, lse, dout, dq, dk, dv, s);
 }
 
-// The decoding-cache entries (ops.h): a bf16 cache in the bf16 tables, fp32 under kSimt and in the
-// fp32 table.
+// The entries on Q, K and V in the operand precision (ops.h's *_cached: training's, and a decoding
+// cache's): bf16 in the bf16 tables, fp32 under kSimt and in the fp32 table.
 namespace attention {
-inline const uint16_t* bf16_cache(const void* p) { return static_cast<const uint16_t*>(p); }
+inline const uint16_t* bf16_bits(const void* p) { return static_cast<const uint16_t*>(p); }
 }  // namespace attention
 
-void attention_fwd_cached_auto(const float* q, const void* k, const void* v, float* out, float* lse,
+void attention_fwd_cached_auto(const void* q, const void* k, const void* v, float* out, float* lse,
                                const AttentionShape& shape, float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_fwd");
-  attention::auto_forward(q, attention::bf16_cache(k), attention::bf16_cache(v), out, lse, s, 0);
+  attention::auto_forward(attention::bf16_bits(q), attention::bf16_bits(k), attention::bf16_bits(v), out, lse, s, 0);
 }
-void attention_fwd_cached_bf16(const float* q, const void* k, const void* v, float* out, float* lse,
+void attention_fwd_cached_bf16(const void* q, const void* k, const void* v, float* out, float* lse,
                                const AttentionShape& shape, float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_fwd");
-  attention::flash_forward(q, attention::bf16_cache(k), attention::bf16_cache(v), out, lse, s, 2, 0);
+  attention::flash_forward(attention::bf16_bits(q), attention::bf16_bits(k), attention::bf16_bits(v), out, lse, s, 2,
+                           0);
 }
 int attention_decode_splits(const AttentionShape& shape) {
   const AttnShape s{shape, 1.f};
   return attention::decode_splits(s, attention::padded(s));
 }
 
-void attention_fwd_cached_fp32(const float* q, const void* k, const void* v, float* out, float* lse,
+void attention_fwd_cached_fp32(const void* q, const void* k, const void* v, float* out, float* lse,
                                const AttentionShape& shape, float scale) {
-  attention_fwd_fp32(q, static_cast<const float*>(k), static_cast<const float*>(v), out, lse, shape, scale);
+  attention_fwd_fp32(static_cast<const float*>(q), static_cast<const float*>(k), static_cast<const float*>(v), out, lse,
+                     shape, scale);
 }
 
-void attention_bwd_cached_auto(const float* q, const void* k, const void* v, const float* out, const float* lse,
+void attention_bwd_cached_auto(const void* q, const void* k, const void* v, const float* out, const float* lse,
                                const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
                                float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_bwd");
-  attention::auto_backward(q, attention::bf16_cache(k), attention::bf16_cache(v), out, lse, dout, dq, dk, dv, s);
+  attention::auto_backward(attention::bf16_bits(q), attention::bf16_bits(k), attention::bf16_bits(v), out, lse, dout,
+                           dq, dk, dv, s);
 }
-void attention_bwd_cached_bf16(const float* q, const void* k, const void* v, const float* out, const float* lse,
+void attention_bwd_cached_bf16(const void* q, const void* k, const void* v, const float* out, const float* lse,
                                const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
                                float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_bwd");
-  attention::flash_backward(q, attention::bf16_cache(k), attention::bf16_cache(v), out, lse, dout, dq, dk, dv, s, 2);
+  attention::flash_backward(attention::bf16_bits(q), attention::bf16_bits(k), attention::bf16_bits(v), out, lse, dout,
+                            dq, dk, dv, s, 2);
 }
-void attention_bwd_cached_fp32(const float* q, const void* k, const void* v, const float* out, const float* lse,
+void attention_bwd_cached_fp32(const void* q, const void* k, const void* v, const float* out, const float* lse,
                                const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
                                float scale) {
-  attention_bwd_fp32(q, static_cast<const float*>(k), static_cast<const float*>(v), out, lse, dout, dq, dk, dv, shape,
-                     scale);
+  attention_bwd_fp32(static_cast<const float*>(q), static_cast<const float*>(k), static_cast<const float*>(v), out, lse,
+                     dout, dq, dk, dv, shape, scale);
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

@@ -119,9 +119,9 @@ inline void backward_block(const AttnShape& s, const Workspace& w, const ScoreBl
   unpack(w.rows, dq, s.B, T, s.Hkv, G, s.dqk, x.t0, x.rows, dq_stride);
 }
 
-// The forward on K and V in fp32 (activations) or bf16 (a decoding cache).
+// The forward on Q, K and V in fp32 or bf16 (the operand precision).
 template <class Kv>
-void forward(const float* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s, int64_t block) {
+void forward(const Kv* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s, int64_t block) {
   if (block <= 0) fail("cuda attention_fwd (blocked): block size ", block, " must be positive");
   if (s.B * s.Tq == 0) return;
   const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hkv = s.Hkv, G = s.group();
@@ -158,10 +158,10 @@ void attention_fwd_blocked_with(const float* q, const float* k, const float* v, 
 }
 
 namespace blocked {
-// K and V in fp32 (activations) or bf16 (kept in the cache precision).
+// Q, K and V in fp32 or bf16 (kept in the operand precision).
 template <class Kv>
-void backward(const float* q, const Kv* k, const Kv* v, const float* out, const float* lse, const float* dout,
-              float* dq, float* dk, float* dv, const AttnShape& s, int64_t block) {
+void backward(const Kv* q, const Kv* k, const Kv* v, const float* out, const float* lse, const float* dout, float* dq,
+              float* dk, float* dv, const AttnShape& s, int64_t block) {
   if (block <= 0) fail("cuda attention_bwd (blocked): block size ", block, " must be positive");
   const AttentionShape& shape = s;
   const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hkv = s.Hkv, G = s.group();
@@ -206,21 +206,21 @@ void attention_bwd_blocked(const float* q, const float* k, const float* v, const
   attention_bwd_blocked_with(q, k, v, out, lse, dout, dq, dk, dv, shape, scale, cuda::attention_block());
 }
 
-void attention_fwd_cached_blocked(const float* q, const void* k, const void* v, float* out, float* lse,
+void attention_fwd_cached_blocked(const void* q, const void* k, const void* v, float* out, float* lse,
                                   const AttentionShape& shape, float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_fwd");
-  blocked::forward(q, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), out, lse, s,
-                   cuda::attention_block());
+  blocked::forward(static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v),
+                   out, lse, s, cuda::attention_block());
 }
 
-void attention_bwd_cached_blocked(const float* q, const void* k, const void* v, const float* out, const float* lse,
+void attention_bwd_cached_blocked(const void* q, const void* k, const void* v, const float* out, const float* lse,
                                   const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
                                   float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_bwd");
-  blocked::backward(q, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), out, lse, dout, dq, dk, dv, s,
-                    cuda::attention_block());
+  blocked::backward(static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v),
+                    out, lse, dout, dq, dk, dv, s, cuda::attention_block());
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

@@ -3,8 +3,8 @@
 // per shape and kept with their execution plan.
 //
 // Operands: fp32 in ops.h's layouts ([B, T, H, d]), rounded to bf16 copies in the scratch
-// workspace (cuDNN's attention takes fp16/bf16 only), or K and V already in bf16 (kept in the cache
-// precision) and taken as they are; described to cuDNN as [B, H, T, d] views with
+// workspace (cuDNN's attention takes fp16/bf16 only), or Q, K and V already in bf16 (kept in the
+// operand precision) and taken as they are; described to cuDNN as [B, H, T, d] views with
 // strides, so no transpose is materialised; outputs come back as bf16 and are widened to fp32. The
 // softmax statistics are fp32 natural-log log-sum-exp, ops.h's lse layout [B, H, T] exactly.
 #include "cuda/cudnn_attention.h"
@@ -416,7 +416,8 @@ CudnnSupport cudnn_support() {
 
 namespace {
 
-// K or V as cuDNN's bf16 operand: rounded from fp32 into the scratch, or a bf16 cache as it is.
+// Q, K or V as cuDNN's bf16 operand: rounded from fp32 into the scratch, or bf16 (the operand
+// precision) as it is.
 const uint16_t* bf16_operand(const float* x, Carver& parts, int64_t n, const char* what) {
   uint16_t* b = parts.take<uint16_t>(n);
   round_to_bf16(x, b, n, what);
@@ -425,7 +426,7 @@ const uint16_t* bf16_operand(const float* x, Carver& parts, int64_t n, const cha
 const uint16_t* bf16_operand(const uint16_t* x, Carver&, int64_t, const char*) { return x; }
 
 template <class Kv>
-bool forward(const AttentionCall& c, float scale, const float* q, const Kv* k, const Kv* v, float* out, float* lse,
+bool forward(const AttentionCall& c, float scale, const Kv* q, const Kv* k, const Kv* v, float* out, float* lse,
              std::string* why) {
   const Cached* x = usable_plan(c, why);
   if (x == nullptr) return false;
@@ -433,23 +434,24 @@ bool forward(const AttentionCall& c, float scale, const float* q, const Kv* k, c
   const auto ws = static_cast<std::size_t>(x->plan.workspace);
   // bf16 operands, the bf16 output and the statistics (aligned for cuDNN: lse may be an offset
   // into a larger buffer) in one scratch allocation.
-  constexpr bool round_kv = std::is_same_v<Kv, float>;
+  constexpr bool round_qkv = std::is_same_v<Kv, float>;
   Carver sizes;
-  sizes.take<uint16_t>(n.q);
-  if (round_kv) sizes.take<uint16_t>(n.k), sizes.take<uint16_t>(n.v);
+  if (round_qkv) sizes.take<uint16_t>(n.q), sizes.take<uint16_t>(n.k), sizes.take<uint16_t>(n.v);
   sizes.take<uint16_t>(n.o);
   sizes.take<float>(n.stats), sizes.take<unsigned char>(ws);
   Carver parts(scratch(sizes.used()));
-  uint16_t* qb = parts.take<uint16_t>(n.q);
+  const uint16_t* qb = bf16_operand(q, parts, n.q, "cudnn attention_fwd (bf16 q)");
   const uint16_t* kb = bf16_operand(k, parts, n.k, "cudnn attention_fwd (bf16 k)");
   const uint16_t* vb = bf16_operand(v, parts, n.v, "cudnn attention_fwd (bf16 v)");
   uint16_t* ob = parts.take<uint16_t>(n.o);
   float* stats = parts.take<float>(n.stats);
   void* workspace = parts.take<unsigned char>(ws);
-  round_to_bf16(q, qb, n.q, "cudnn attention_fwd (bf16 q)");
   Scalars scalars{scale, static_cast<float>(c.window)};
-  std::vector<std::pair<int64_t, void*>> b{
-      {kQ, qb}, {kKT, const_cast<uint16_t*>(kb)}, {kV, const_cast<uint16_t*>(vb)}, {kO, ob}, {kStats, stats}};
+  std::vector<std::pair<int64_t, void*>> b{{kQ, const_cast<uint16_t*>(qb)},
+                                           {kKT, const_cast<uint16_t*>(kb)},
+                                           {kV, const_cast<uint16_t*>(vb)},
+                                           {kO, ob},
+                                           {kStats, stats}};
   scalars.bind(b, false);
   execute(*x, b, workspace);
   widen_from_bf16(ob, out, n.o, "cudnn attention_fwd (fp32 out)");
@@ -464,7 +466,7 @@ bool cudnn_attention_fwd(const AttentionCall& c, float scale, const float* q, co
   return forward(c, scale, q, k, v, out, lse, why);
 }
 
-bool cudnn_attention_fwd(const AttentionCall& c, float scale, const float* q, const uint16_t* k, const uint16_t* v,
+bool cudnn_attention_fwd(const AttentionCall& c, float scale, const uint16_t* q, const uint16_t* k, const uint16_t* v,
                          float* out, float* lse, std::string* why) {
   return forward(c, scale, q, k, v, out, lse, why);
 }
@@ -472,20 +474,19 @@ bool cudnn_attention_fwd(const AttentionCall& c, float scale, const float* q, co
 namespace {
 
 template <class Kv>
-bool backward(const AttentionCall& c, float scale, const float* q, const Kv* k, const Kv* v, const float* out,
+bool backward(const AttentionCall& c, float scale, const Kv* q, const Kv* k, const Kv* v, const float* out,
               const float* lse, const float* dout, float* dq, float* dk, float* dv, std::string* why) {
   const Cached* x = usable_plan(c, why);
   if (x == nullptr) return false;
   const Counts n(c);
   const auto ws = static_cast<std::size_t>(x->plan.workspace);
-  constexpr bool round_kv = std::is_same_v<Kv, float>;
+  constexpr bool round_qkv = std::is_same_v<Kv, float>;
   Carver sizes;
-  sizes.take<uint16_t>(n.q);
-  if (round_kv) sizes.take<uint16_t>(n.k), sizes.take<uint16_t>(n.v);
+  if (round_qkv) sizes.take<uint16_t>(n.q), sizes.take<uint16_t>(n.k), sizes.take<uint16_t>(n.v);
   for (int64_t e : {n.o, n.o, n.q, n.k, n.v}) sizes.take<uint16_t>(e);
   sizes.take<float>(n.stats), sizes.take<float>(n.stats), sizes.take<float>(n.q), sizes.take<unsigned char>(ws);
   Carver parts(scratch(sizes.used()));
-  uint16_t* qb = parts.take<uint16_t>(n.q);
+  const uint16_t* qb = bf16_operand(q, parts, n.q, "cudnn attention_bwd (bf16 q)");
   const uint16_t* kb = bf16_operand(k, parts, n.k, "cudnn attention_bwd (bf16 k)");
   const uint16_t* vb = bf16_operand(v, parts, n.v, "cudnn attention_bwd (bf16 v)");
   uint16_t* ob = parts.take<uint16_t>(n.o);
@@ -497,14 +498,13 @@ bool backward(const AttentionCall& c, float scale, const float* q, const Kv* k, 
   float* softmax_sum = parts.take<float>(n.stats);
   float* dq_accum = parts.take<float>(n.q);
   void* workspace = parts.take<unsigned char>(ws);
-  round_to_bf16(q, qb, n.q, "cudnn attention_bwd (bf16 q)");
   round_to_bf16(out, ob, n.o, "cudnn attention_bwd (bf16 out)");
   round_to_bf16(dout, dob, n.o, "cudnn attention_bwd (bf16 dout)");
   HEADROOM_CUDA_CHECK(cudaMemcpyAsync(stats, lse, sizeof(float) * n.stats, cudaMemcpyDeviceToDevice, stream()));
   // cuDNN ≥ 9.6 does not clear its dQ accumulator itself (cuDNN's frontend stopped doing it there).
   zero_async(dq_accum, sizeof(float) * n.q);
   Scalars scalars{scale, static_cast<float>(c.window)};
-  std::vector<std::pair<int64_t, void*>> b{{kQ, qb},
+  std::vector<std::pair<int64_t, void*>> b{{kQ, const_cast<uint16_t*>(qb)},
                                            {kKT, const_cast<uint16_t*>(kb)},
                                            {kVT, const_cast<uint16_t*>(vb)},
                                            {kO, ob},
@@ -531,7 +531,7 @@ bool cudnn_attention_bwd(const AttentionCall& c, float scale, const float* q, co
   return backward(c, scale, q, k, v, out, lse, dout, dq, dk, dv, why);
 }
 
-bool cudnn_attention_bwd(const AttentionCall& c, float scale, const float* q, const uint16_t* k, const uint16_t* v,
+bool cudnn_attention_bwd(const AttentionCall& c, float scale, const uint16_t* q, const uint16_t* k, const uint16_t* v,
                          const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
                          std::string* why) {
   return backward(c, scale, q, k, v, out, lse, dout, dq, dk, dv, why);

@@ -21,13 +21,13 @@ cuda::CudnnSupport cudnn_support();
 // headroom::Error naming the call.
 bool cudnn_attention_fwd(const cuda::AttentionCall& c, float scale, const float* q, const float* k, const float* v,
                          float* out, float* lse, std::string* why);
-// The same on bf16 K and V (a decoding cache, training's keys and values: ops.h's kv_rope).
-bool cudnn_attention_fwd(const cuda::AttentionCall& c, float scale, const float* q, const uint16_t* k,
+// The same on bf16 Q, K and V (the operand precision: ops.h's rope_operand).
+bool cudnn_attention_fwd(const cuda::AttentionCall& c, float scale, const uint16_t* q, const uint16_t* k,
                          const uint16_t* v, float* out, float* lse, std::string* why);
 bool cudnn_attention_bwd(const cuda::AttentionCall& c, float scale, const float* q, const float* k, const float* v,
                          const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
                          std::string* why);
-bool cudnn_attention_bwd(const cuda::AttentionCall& c, float scale, const float* q, const uint16_t* k,
+bool cudnn_attention_bwd(const cuda::AttentionCall& c, float scale, const uint16_t* q, const uint16_t* k,
                          const uint16_t* v, const float* out, const float* lse, const float* dout, float* dq, float* dk,
                          float* dv, std::string* why);
 

@@ -62,9 +62,10 @@ sig::AddRmsNorm<float> add_rms_norm;
 sig::RmsBwdApply<float> rms_bwd_apply;
 
 sig::Rope<float> rope;
-// rope into the cache precision (ops.h's kv_rope): bf16, or fp32 (the fp32 table and kSimt).
-sig::RopeStored<float> kv_rope_bf16;
-sig::RopeStored<float> kv_rope_fp32;
+// rope into the attention's operand precision (ops.h's rope_operand): bf16, or fp32 (the fp32 table
+// and kSimt).
+sig::RopeOperand<float> rope_operand_bf16;
+sig::RopeOperand<float> rope_operand_fp32;
 
 // Flash attention. _bf16: tensor-core (mma.sync) kernels on bf16 copies of q/k/v, fp32 softmax
 // statistics and accumulators. _fp32: exact fp32 SIMT kernels.
@@ -101,9 +102,9 @@ void attention_bwd_blocked_with(const float* q, const float* k, const float* v, 
 sig::AttentionFwd<float> attention_fwd_auto;
 sig::AttentionBwd<float> attention_bwd_auto;
 
-// K/V in the cache precision (ops.h: decoding caches, and training's keys and values): the bf16
-// tables keep bf16 K/V and attend through the same paths as their attention_fwd/_bwd (the cached
-// entries' K/V are bf16 bits); the fp32 table and kSimt keep fp32.
+// Q/K/V in the operand precision (ops.h: training's, and a decoding cache's K/V): the bf16 tables
+// keep them in bf16 and attend through the same paths as their attention_fwd/_bwd (the cached
+// entries' Q/K/V are bf16 bits); the fp32 table and kSimt keep fp32.
 sig::AttentionFwdCached<float> attention_fwd_cached_auto;
 sig::AttentionFwdCached<float> attention_fwd_cached_bf16;
 sig::AttentionFwdCached<float> attention_fwd_cached_blocked;

@@ -88,7 +88,7 @@ __global__ void embedding_bwd_kernel(const float* dout, const int32_t* ids, floa
 
 // One thread per rotating pair (row, head, i < half) and, out of place (copies = true), per
 // unrotated element (half ≤ i < head_dim − half: element i + half). x's rows start ldx apart; y
-// in fp32 or bf16 (the keys and values as the attention reads them: kv_rope).
+// in fp32 or bf16 (the attention's operands as it reads them: rope_operand).
 template <class Out>
 __global__ void rope_kernel(const float* x, int64_t ldx, Out* y, const float* cos, const float* sin, int64_t rows,
                             int64_t T, int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t half, float sign,
@@ -201,7 +201,7 @@ void embedding_bwd(const float* dout, const int32_t* ids, float* dtable, int64_t
 }
 
 namespace pointwise {
-// rope (ops.h) into y in fp32 or, out of place, bf16 (kv_rope).
+// rope (ops.h) into y in fp32 or, out of place, bf16 (rope_operand).
 template <class Out>
 void rope_into(const float* x, int64_t ldx, Out* y, const float* cos, const float* sin, int64_t B, int64_t T,
                int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse, const char* what) {
@@ -224,15 +224,15 @@ void rope(const float* x, int64_t ldx, float* y, const float* cos, const float* 
           int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse) {
   pointwise::rope_into(x, ldx, y, cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, inverse, "rope");
 }
-void kv_rope_bf16(const float* x, int64_t ldx, void* y, const float* cos, const float* sin, int64_t B, int64_t T,
-                  int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
+void rope_operand_bf16(const float* x, int64_t ldx, void* y, const float* cos, const float* sin, int64_t B, int64_t T,
+                       int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
   pointwise::rope_into(x, ldx, static_cast<uint16_t*>(y), cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, false,
-                       "kv_rope (bf16)");
+                       "rope_operand (bf16)");
 }
-void kv_rope_fp32(const float* x, int64_t ldx, void* y, const float* cos, const float* sin, int64_t B, int64_t T,
-                  int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
+void rope_operand_fp32(const float* x, int64_t ldx, void* y, const float* cos, const float* sin, int64_t B, int64_t T,
+                       int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
   pointwise::rope_into(x, ldx, static_cast<float*>(y), cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, false,
-                       "kv_rope (fp32)");
+                       "rope_operand (fp32)");
 }
 
 // The storage entries (ops.h's weight_store): bf16 in the bf16 tables, fp32 copies in

@@ -70,7 +70,9 @@ std::vector<float> stream_prefill(model::Model<float>& m, model::KvCache<float>&
   std::vector<float> residual(static_cast<size_t>(d));
   // The attention rows and residuals are read between layers, while the chunk's keys are cached.
   const model::LayerObserver<float> observe = [&](const model::LayerOutput<float>& o) {
-    layer_rows(m, o.layer, o.acts.q, o.pos, o.rows, o.cache.keys(o.layer), rows, sink, buf);
+    // A kCompute cache's call keeps its queries in T (LayerActs::q).
+    layer_rows(m, o.layer, reinterpret_cast<const float*>(o.acts.q), o.pos, o.rows, o.cache.keys(o.layer), rows, sink,
+               buf);
     for (auto it = std::lower_bound(residual_rows.begin(), residual_rows.end(), o.pos);
          it != residual_rows.end() && *it < o.pos + o.rows; ++it) {
       m.ops->copy_to_host(residual.data(), o.out + (*it - o.pos) * d, sizeof(float) * static_cast<size_t>(d));

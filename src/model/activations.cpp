@@ -70,7 +70,7 @@ void carve_layer(const config::ModelConfig& c, const TokenLayout& lay, int64_t B
   l.k_pre = qk ? cv.take(mul(BT, K)) : nullptr;
   l.q_rstd = qk ? cv.take(qk_rows) : nullptr;
   l.k_rstd = qk ? cv.take(k_rows) : nullptr;
-  l.q = cv.take(mul(BT, Q));
+  l.q = reinterpret_cast<std::byte*>(cv.take(mul(BT, Q)));  // T's size (LayerActs::q)
   l.k = take_stored(cv, mul(BT, K), kv_bytes);
   l.v = take_stored(cv, mul(BT, VD), kv_bytes);
   l.att = cv.take(mul(BT, A));

@@ -10,8 +10,8 @@
 //     between them and the row-parallel products stay whole (`rows`);
 //   - recompute selective points every layer's gu/act at one shared block (recomputed in the
 //     backward pass), full points everything but each layer's input at one shared layer;
-//   - the keys and values are kept in the cache precision (bf16 on a GPU), in which the attention
-//     reads them;
+//   - the queries, keys and values are kept in the attention's operand precision (bf16 on a GPU),
+//     in which the attention reads them;
 //   - the inputs of the GEMMs that several products read (a_in, m_in, act) are kept in the tables'
 //     weight precision when it is narrower than T (bf16 on a GPU): each is stored once (a_op,
 //     m_op, act_op) and read by its forward products and its weight gradients. Their producers
@@ -43,9 +43,12 @@ struct LayerActs {
   T* k_pre;   // [BT, Hkv·dqk]
   T* q_rstd;  // [BT] (layer) or [BT·Hq] (head)
   T* k_rstd;
-  T* q;          // [BT, Hq·dqk] after QK norm and RoPE
-  std::byte* k;  // [BT, Hkv·dqk] likewise, in the cache precision (BasicOps::kv_bytes each: kv_rope)
-  std::byte* v;  // [BT, Hkv·dv] in the cache precision
+  // [BT, Hq·dqk] after QK norm and RoPE, in the attention's operand precision (BasicOps::kv_bytes
+  // each: rope_operand), or in T for a decoding call on a kCompute cache (observers read the
+  // queries then): carved at T's size
+  std::byte* q;
+  std::byte* k;  // [BT, Hkv·dqk] likewise, in the operand precision (kv_bytes each)
+  std::byte* v;  // [BT, Hkv·dv] in the operand precision
   T* att;        // [BT, Hq·dv]
   T* lse;        // per attention call (token_layout.h: lse_at): B · Hq · T_len in all
   T* o;          // [R, d] attention output projection
@@ -57,8 +60,8 @@ struct LayerActs {
   T* act;        // [BT, d_ff] silu(gate) * up; null where act_op holds it
   T* dn;         // [R, d] MLP output projection
   T* qkv;        // [BT, Q + K + VD] the fused QKV product's output, unpacked into q (or q_pre), k (or
-                 //         k_pre) and v at once, then (QK norm) the normed keys before RoPE stores
-                 //         them: scratch over Activations::dq's region, which the backward pass
+                 //         k_pre) and v at once, then (QK norm) the normed queries and keys before
+                 //         RoPE stores them: scratch over Activations::dq's region, which the backward pass
                  //         writes only after a (recomputed) forward is done with it
   // a_in, m_in and act in the weight precision (BasicOps::weight_bytes per element) where it is
   // narrower than T; null where it is T (the GEMMs read a_in, m_in and act themselves).
@@ -68,7 +71,7 @@ struct LayerActs {
 // The whole-window keys and values a context-parallel rank attends over, and their gradients.
 template <class T>
 struct ContextBuffers {
-  // [B·T_full, Hkv·dqk] / [B·T_full, Hkv·dv], positions in order, in the cache precision
+  // [B·T_full, Hkv·dqk] / [B·T_full, Hkv·dv], positions in order, in the operand precision
   std::byte *k = nullptr, *v = nullptr;
   T *dk = nullptr, *dv = nullptr;            // the same shapes in T: gradients of this rank's queries, summed
   T* stage = nullptr;                        // [cp, B·T_len, width]: rank-major, what the collectives move
@@ -134,8 +137,8 @@ struct ActivationFloats {
 };
 // `local` is one tensor-parallel rank's model config (local_config); `weight_bytes` the weight
 // precision's element size (BasicOps::weight_bytes: the stored GEMM inputs are in it when it is below
-// 4), `kv_bytes` the cache precision's (BasicOps::kv_bytes: the keys and values). Saturates at
-// INT64_MAX.
+// 4), `kv_bytes` the attention's operand precision's (BasicOps::kv_bytes: the keys and values; the
+// queries are carved at 4 bytes, LayerActs::q). Saturates at INT64_MAX.
 ActivationFloats activation_floats(const config::ModelConfig& local, const TokenLayout& layout, int64_t B,
                                    config::Recompute recompute, int weight_bytes = 4, int kv_bytes = 4);
 

@@ -53,7 +53,7 @@ KvCache<T> make_kv_cache(const Model<T>& m, int64_t capacity, int64_t chunk_len 
                          KvWindows windows = KvWindows::kFull, KvPrecision precision = KvPrecision::kCompute);
 
 // What a layer of a prefill chunk produced, for observers (attention diagnostics): the chunk's
-// rows [pos, pos + rows), the layer's activations (queries in acts.q, [rows, Hq·dqk]), its output
+// rows [pos, pos + rows), the layer's activations (queries in acts.q in T, [rows, Hq·dqk]), its output
 // rows [rows, d_model] and the layer's cache, whose keys cover positions [0, pos + rows) (observers
 // need a KvWindows::kFull, KvPrecision::kCompute cache).
 template <class T>

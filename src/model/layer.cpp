@@ -141,7 +141,7 @@ void allgather_blocks(parallel::Comm& comm, W* x, int64_t block) {
   comm.allgather(x, counts.data(), displs.data());
 }
 // The same for blocks of `block` words of `word` bytes: context parallelism moves keys and values
-// in the cache precision (16 or 32 bits) and gradients in fp32; the fp64 model exists for
+// in the operand precision (16 or 32 bits) and gradients in fp32; the fp64 model exists for
 // single-rank gradient checks.
 inline void allgather_words(parallel::Comm& comm, std::byte* x, int64_t block, int64_t word) {
   if (word == 2) return allgather_blocks(comm, reinterpret_cast<std::uint16_t*>(x), block);
@@ -213,21 +213,23 @@ void row_output(const Model<T>& m, const Dims& s, const RowSplit& rs, T* partial
   if (m.tp.comm) m.tp.comm->allreduce_sum(partial, s.BT * s.d);
 }
 
-// RoPE from x (rows ldx apart) into y: in T, or in the cache precision (the keys and values as the
-// attention reads them).
+// RoPE from x (rows ldx apart) into y: in T, or in the operand precision (the queries, keys and
+// values as the attention reads them).
 template <class T>
-void rope_rows(const Model<T>& m, bool kv_precision, const T* x, int64_t ldx, std::byte* y, const T* cos, const T* sin,
-               int64_t B, int64_t len, int64_t pos0, int64_t heads, int64_t head_dim, int64_t rot, bool inverse) {
-  if (kv_precision) return m.ops->kv_rope(x, ldx, y, cos, sin, B, len, pos0, heads, head_dim, rot);
+void rope_rows(const Model<T>& m, bool operand_precision, const T* x, int64_t ldx, std::byte* y, const T* cos,
+               const T* sin, int64_t B, int64_t len, int64_t pos0, int64_t heads, int64_t head_dim, int64_t rot,
+               bool inverse) {
+  if (operand_precision) return m.ops->rope_operand(x, ldx, y, cos, sin, B, len, pos0, heads, head_dim, rot);
   m.ops->rope(x, ldx, reinterpret_cast<T*>(y), cos, sin, B, len, pos0, heads, head_dim, rot, inverse);
 }
 
-// Columns [0, width) of x's rows (ldx apart) into y ([rows, width], in T or the cache precision):
+// Columns [0, width) of x's rows (ldx apart) into y ([rows, width], in T or the operand precision):
 // RoPE with nothing to rotate.
 template <class T>
 void copy_columns(const Model<T>& m, const T* x, int64_t ldx, void* y, int64_t rows, int64_t width,
-                  bool kv_precision = false) {
-  rope_rows<T>(m, kv_precision, x, ldx, static_cast<std::byte*>(y), nullptr, nullptr, 1, rows, 0, 1, width, 0, false);
+                  bool operand_precision = false) {
+  rope_rows<T>(m, operand_precision, x, ldx, static_cast<std::byte*>(y), nullptr, nullptr, 1, rows, 0, 1, width, 0,
+               false);
 }
 
 // --- the attention of one block over its tokens' segments -------------------------------------------
@@ -243,21 +245,21 @@ struct Attend {
 };
 
 // RoPE over a call's segments, from x (rows ldx apart: a part of the fused QKV product's output,
-// or y itself in place) into y ([rows, heads · dqk]; in T or the cache precision: the keys).
+// or y itself in place) into y ([rows, heads · dqk]; in T or the operand precision).
 template <class T>
 void rope_segments(const Model<T>& m, const Dims& s, const Attend<T>& at, const T* x, int64_t ldx, void* y,
-                   int64_t heads, bool inverse, bool kv_precision = false) {
+                   int64_t heads, bool inverse, bool operand_precision = false) {
   const int64_t width = heads * s.dqk;
   if (s.rot == 0) {
-    if (x != y) copy_columns(m, x, ldx, y, s.BT, width, kv_precision);
+    if (x != y) copy_columns(m, x, ldx, y, s.BT, width, operand_precision);
     return;
   }
   const int kind = s.sliding ? 1 : 0;
   const TokenLayout& lay = at.layout;
-  const int64_t row_bytes = width * (kv_precision ? m.ops->kv_bytes : int64_t{sizeof(T)});
+  const int64_t row_bytes = width * (operand_precision ? m.ops->kv_bytes : int64_t{sizeof(T)});
   const auto rope = [&](int64_t row, int64_t B, int64_t len, int64_t pos0) {
-    rope_rows(m, kv_precision, x + row * ldx, ldx, static_cast<std::byte*>(y) + row * row_bytes, m.rope_cos[kind].get(),
-              m.rope_sin[kind].get(), B, len, pos0, heads, s.dqk, s.rot, inverse);
+    rope_rows(m, operand_precision, x + row * ldx, ldx, static_cast<std::byte*>(y) + row * row_bytes,
+              m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, len, pos0, heads, s.dqk, s.rot, inverse);
   };
   if (lay.segments() == 1) return rope(0, at.B, lay.T_len(), lay.segment_pos0(0));
   const int64_t C = lay.segment_len();
@@ -284,7 +286,7 @@ void reorder_chunks(const Model<T>& m, const Activations<T>& a, const void* from
 }
 
 // The keys (or values) of whole windows in position order from every cp rank's rows `mine`
-// ([B·T_len, width]) into `out` ([B·T_full, width]), in the cache precision.
+// ([B·T_len, width]) into `out` ([B·T_full, width]), in the operand precision.
 template <class T>
 void gather_context(const Model<T>& m, const Activations<T>& a, const std::byte* mine, std::byte* out, int64_t width) {
   const int64_t word = m.ops->kv_bytes, block = a.rows * width;
@@ -310,7 +312,7 @@ void scatter_context(const Model<T>& m, const Activations<T>& a, const T* whole,
 // (halo) rows of its chunks' keys (values) to every cp rank, and attends each of its chunks over the
 // previous chunk's halo and the chunk itself, laid out [B][2][H + C] in `out` (the whole-window
 // buffer, which is larger). Every move is a contiguous block: no row maps. The stage holds
-// [cp][B][2][H] rows of `row` bytes (keys in the cache precision, gradients in T): each rank's
+// [cp][B][2][H] rows of `row` bytes (keys in the operand precision, gradients in T): each rank's
 // halos, in its slot.
 template <class T>
 std::byte* halo_slot(const Activations<T>& a, void* stage, int64_t H, int rank, int64_t b, int seg, int64_t row) {
@@ -322,7 +324,7 @@ void exchange_halos(const Model<T>& m, const Activations<T>& a, void* stage, int
   allgather_words(*m.cp.comm, static_cast<std::byte*>(stage), a.B * 2 * H * width, word);
 }
 
-// The keys (values) in the cache precision.
+// The keys (values) in the operand precision.
 template <class T>
 void gather_window_keys(const Model<T>& m, const Activations<T>& a, int64_t H, const std::byte* mine, std::byte* out,
                         int64_t width) {
@@ -414,7 +416,7 @@ const int32_t* window_documents(const Attend<T>& at, int64_t row) {
 
 // Where one context-parallel call (window b, segment seg, its queries from `row`) finds its keys
 // and values, the position of its first query among them, and its queries' document starts.
-// Keys and values in the cache precision.
+// Keys and values in the operand precision.
 struct SegmentKeys {
   const std::byte *k, *v;
   int64_t q_pos0;
@@ -449,20 +451,21 @@ void gather_keys(const Model<T>& m, const Dims& s, const Activations<T>& a, int6
   }
 }
 
-// Where a call's keys and values go: the layer's (training), or a decoding cache's rows from kv.row
-// on. In the cache precision (the table's: kv_rope writes them), or in T (a kCompute cache, which
-// observers read back).
-struct KeysOut {
-  std::byte *k, *v;
-  bool kv_precision;
+// Where a call's queries, keys and values go: the layer's (training), or, decoding, its queries to
+// the layer's and its keys and values to the cache's rows from kv.row on. In the attention's
+// operand precision (the table's: rope_operand writes them), or in T (a kCompute cache, whose
+// observers read queries and keys back).
+struct Operands {
+  std::byte *q, *k, *v;
+  bool operand_precision;
 };
 
 template <class T>
-KeysOut keys_out(const Model<T>& m, const Dims& s, const Attend<T>& at, const LayerActs<T>& l) {
-  if (!at.cache) return {l.k, l.v, true};
+Operands operands_out(const Model<T>& m, const Dims& s, const Attend<T>& at, const LayerActs<T>& l) {
+  if (!at.cache) return {l.q, l.k, l.v, true};
   const CachedKeys& c = *at.cache;
   const int64_t word = c.table ? m.ops->kv_bytes : int64_t{sizeof(T)};
-  return {static_cast<std::byte*>(c.k) + c.row * s.K * word, static_cast<std::byte*>(c.v) + c.row * s.VD * word,
+  return {l.q, static_cast<std::byte*>(c.k) + c.row * s.K * word, static_cast<std::byte*>(c.v) + c.row * s.VD * word,
           c.table};
 }
 
@@ -471,7 +474,8 @@ template <class T>
 void attend_cache(const Model<T>& m, const CachedKeys& kv, LayerActs<T>& l, const kernels::AttentionShape& shape,
                   T scale) {
   if (kv.table) return m.ops->attention_fwd_cached(l.q, kv.k, kv.v, l.att, l.lse, shape, scale);
-  m.ops->attention_fwd(l.q, static_cast<const T*>(kv.k), static_cast<const T*>(kv.v), l.att, l.lse, shape, scale);
+  m.ops->attention_fwd(reinterpret_cast<const T*>(l.q), static_cast<const T*>(kv.k), static_cast<const T*>(kv.v), l.att,
+                       l.lse, shape, scale);
 }
 
 template <class T>
@@ -495,8 +499,8 @@ void attention_forward(const Model<T>& m, const Dims& s, const Attend<T>& at, La
     for (int seg = 0; seg < lay.segments(); ++seg) {
       const int64_t row = b * lay.T_len() + seg * C;
       const SegmentKeys sk = segment_keys(m, s, at, H, b, seg, row);
-      ops.attention_fwd_cached(l.q + row * s.Q, sk.k, sk.v, l.att + row * s.A, l.lse + lay.lse_at(b, seg, s.Hq),
-                               call_shape(s, 1, C, sk.q_pos0, sk.docs), scale);
+      ops.attention_fwd_cached(l.q + row * s.Q * ops.kv_bytes, sk.k, sk.v, l.att + row * s.A,
+                               l.lse + lay.lse_at(b, seg, s.Hq), call_shape(s, 1, C, sk.q_pos0, sk.docs), scale);
     }
 }
 
@@ -526,9 +530,9 @@ void attention_backward(const Model<T>& m, const Dims& s, const Attend<T>& at, c
     for (int seg = 0; seg < lay.segments(); ++seg) {
       const int64_t row = b * lay.T_len() + seg * C;
       const SegmentKeys sk = segment_keys(m, s, at, H, b, seg, row);
-      ops.attention_bwd_cached(l.q + row * s.Q, sk.k, sk.v, l.att + row * s.A, l.lse + lay.lse_at(b, seg, s.Hq),
-                               a.datt + row * s.A, a.dq + row * s.Q, x.call_dk, x.call_dv,
-                               call_shape(s, 1, C, sk.q_pos0, sk.docs), scale);
+      ops.attention_bwd_cached(l.q + row * s.Q * ops.kv_bytes, sk.k, sk.v, l.att + row * s.A,
+                               l.lse + lay.lse_at(b, seg, s.Hq), a.datt + row * s.A, a.dq + row * s.Q, x.call_dk,
+                               x.call_dv, call_shape(s, 1, C, sk.q_pos0, sk.docs), scale);
       if (H > 0) {
         place_window_grads(m, a, H, x.call_dk, a.dk, x.dk, b, seg, s.K);
         place_window_grads(m, a, H, x.call_dv, a.dv, x.dv, b, seg, s.VD);
@@ -579,21 +583,25 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   const T* mine = s.pre ? rows_slot(l.a_in, rs.row0 * s.d) : l.x_in;
   const std::byte* a_in = whole_rows(m, s, rs, mine, l.a_in, l.a_op);
   // One GEMM over [wq; wk; wv] (adjacent: make_model), its output unpacked into q, k and v, with
-  // RoPE on the way where no QK norm comes between; the keys and values stored as the attention
-  // reads them (the cache precision), into a decoding cache directly.
+  // RoPE on the way where no QK norm comes between: stored as the attention reads them (its operand
+  // precision), the keys and values into a decoding cache directly.
   const int64_t QKV = s.Q + s.K + s.VD;
   linear(m, a_in, sw.wq, l.qkv, s.BT, QKV, s.d);
-  const KeysOut keys = keys_out(m, s, at, l);
-  copy_columns(m, l.qkv + s.Q + s.K, QKV, keys.v, s.BT, s.VD, keys.kv_precision);
+  const Operands out = operands_out(m, s, at, l);
+  copy_columns(m, l.qkv + s.Q + s.K, QKV, out.v, s.BT, s.VD, out.operand_precision);
+  const T *q = l.qkv, *k = l.qkv + s.Q;  // RoPE's inputs, their rows ldq and ldk apart
+  int64_t ldq = QKV, ldk = QKV;
   if (qk) {
     copy_columns(m, l.qkv, QKV, l.q_pre, s.BT, s.Q);
     copy_columns(m, l.qkv + s.Q, QKV, l.k_pre, s.BT, s.K);
-    qk_norm_forward(m, s, l.q_pre, w.q_norm, l.q, l.q_rstd, stat, false);
-    // The normed keys in T over the product's output, which is read out by now.
-    qk_norm_forward(m, s, l.k_pre, w.k_norm, l.qkv, l.k_rstd, stat, true);
+    // The normed queries and keys in T over the product's output, which is read out by now.
+    T *qn = l.qkv, *kn = l.qkv + s.BT * s.Q;
+    qk_norm_forward(m, s, l.q_pre, w.q_norm, qn, l.q_rstd, stat, false);
+    qk_norm_forward(m, s, l.k_pre, w.k_norm, kn, l.k_rstd, stat, true);
+    q = qn, k = kn, ldq = s.Q, ldk = s.K;
   }
-  rope_segments(m, s, at, qk ? l.q : l.qkv, qk ? s.Q : QKV, l.q, s.Hq, false);
-  rope_segments(m, s, at, qk ? l.qkv : l.qkv + s.Q, qk ? s.K : QKV, keys.k, s.Hkv, false, keys.kv_precision);
+  rope_segments(m, s, at, q, ldq, out.q, s.Hq, false, out.operand_precision);
+  rope_segments(m, s, at, k, ldk, out.k, s.Hkv, false, out.operand_precision);
   mark(m.timer, "forward: attention (kernel and context-parallel exchange)");
   attention_forward(m, s, at, l);
   mark(m.timer, kFwdProjections);

@@ -17,7 +17,7 @@ void rms_backward(const kernels::BasicOps<T>& ops, const T* x, const T* w, const
 
 // Decoding: one layer's cache. Rows hold positions key_pos0, key_pos0 + 1, ... (key_pos0 > 0 when
 // a sliding-window cache has dropped the positions before it); a call's own keys and values go to
-// rows `row` on. In the table's cache precision (ops.h's kv_rope, attention_fwd_cached) when
+// rows `row` on. In the table's cache precision (ops.h's rope_operand, attention_fwd_cached) when
 // `table`, else the compute type.
 struct CachedKeys {
   void *k, *v;

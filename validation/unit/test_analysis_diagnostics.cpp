@@ -43,8 +43,9 @@ Naive naive_attention(model::Model<float>& m, const std::vector<int32_t>& ids) {
   Naive n;
   n.P.resize(static_cast<size_t>(c.n_layers));
   for (long l = 0; l < c.n_layers; ++l) {
-    const float* q = a.layers[static_cast<size_t>(l)].q;
-    const auto* k = reinterpret_cast<const float*>(a.layers[static_cast<size_t>(l)].k);  // the CPU's keys: fp32
+    // The CPU's attention operands are fp32.
+    const auto* q = reinterpret_cast<const float*>(a.layers[static_cast<size_t>(l)].q);
+    const auto* k = reinterpret_cast<const float*>(a.layers[static_cast<size_t>(l)].k);
     const bool sliding = model::is_sliding(c, l);
     auto& Pl = n.P[static_cast<size_t>(l)];
     Pl.resize(static_cast<size_t>(Hq));

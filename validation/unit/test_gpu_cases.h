@@ -168,9 +168,9 @@ inline std::vector<float> rounded_to(std::vector<float> x, int64_t bytes) {
   return x;
 }
 
-// A block of n elements stored in the table's cache precision: kv_rope with nothing to rotate.
+// A block of n elements stored in the table's operand precision: rope_operand with nothing to rotate.
 inline void kv_store(const Ops& d, void* dst, const float* src, int64_t n) {
-  d.kv_rope(src, n, dst, nullptr, nullptr, 1, 1, 0, 1, n, 0);
+  d.rope_operand(src, n, dst, nullptr, nullptr, 1, 1, 0, 1, n, 0);
 }
 
 // The noise floor of each output of an op (see the header): run(ops, inputs) calls the op of
@@ -509,10 +509,10 @@ TEST_P(GpuOps, Rope) {
       d.rope(Wide.get() + col0, ld, Y.get(), C.get(), S.get(), B, T, pos0, H, hd, rot, inv);
       EXPECT_TRUE(close(Y.download(), want, kExactTol, what + " from wider rows"));
       if (inv) continue;
-      // Into the cache precision (kv_rope: the keys as the attention reads them): rope's values,
-      // rounded where the cache is bf16.
+      // Into the operand precision (rope_operand: queries and keys as the attention reads them):
+      // rope's values, rounded where that is bf16.
       Dev<unsigned char> Kc(d, static_cast<std::size_t>(B * T * H * hd * d.kv_bytes));
-      d.kv_rope(Wide.get() + col0, ld, Kc.get(), C.get(), S.get(), B, T, pos0, H, hd, rot);
+      d.rope_operand(Wide.get() + col0, ld, Kc.get(), C.get(), S.get(), B, T, pos0, H, hd, rot);
       EXPECT_EQ(stored_floats(Kc.download(), d.kv_bytes), rounded_to(Y.download(), d.kv_bytes)) << what;
     }
   Dev<float> X(d, 10), C(d, 10), S(d, 10);
@@ -768,15 +768,17 @@ inline void check_split_forward(const Ops& d, const FlashEntries& e, std::vector
   }
   EXPECT_EQ(e.decode_splits(decode.shape()), 2);
   EXPECT_EQ(e.decode_splits({1, 65, 700, 635, 4, 2, 64, 64, 0}), 1);  // two query blocks
-  const AttentionCalls cached{[&d](const float* q, const float* k, const float* v, float* out, float* lse,
-                                   const AttentionShape& s, float scale) {
-                                const int64_t nk = s.B * s.Tk * s.Hkv * s.dqk, nv = s.B * s.Tk * s.Hkv * s.dv;
-                                Dev<unsigned char> Kc(d, nk * d.kv_bytes), Vc(d, nv * d.kv_bytes);
-                                kv_store(d, Kc.get(), k, nk);
-                                kv_store(d, Vc.get(), v, nv);
-                                d.attention_fwd_cached(q, Kc.get(), Vc.get(), out, lse, s, scale);
-                              },
-                              bwd};
+  const AttentionCalls cached{
+      [&d](const float* q, const float* k, const float* v, float* out, float* lse, const AttentionShape& s,
+           float scale) {
+        const int64_t nq = s.B * s.Tq * s.Hq * s.dqk, nk = s.B * s.Tk * s.Hkv * s.dqk, nv = s.B * s.Tk * s.Hkv * s.dv;
+        Dev<unsigned char> Qc(d, nq * d.kv_bytes), Kc(d, nk * d.kv_bytes), Vc(d, nv * d.kv_bytes);
+        kv_store(d, Qc.get(), q, nq);
+        kv_store(d, Kc.get(), k, nk);
+        kv_store(d, Vc.get(), v, nv);
+        d.attention_fwd_cached(Qc.get(), Kc.get(), Vc.get(), out, lse, s, scale);
+      },
+      bwd};
   check_attention_cases(d, cached, true, {decode, {1, 1, 300, 299, 2, 1, 36, 20, 0}}, "flash on a bf16 cache");
 }
 
@@ -787,9 +789,9 @@ inline void check_attention(const Ops& d, bool bf16, bool large, const std::stri
 
 TEST_P(GpuOps, AttentionForwardBackward) { check_attention(dev(), bf16(), large(), GetParam().name); }
 
-// Keys and values in the table's cache precision (bf16 in the bf16 tables; a decoding cache, and
-// what training keeps): kv_rope rounds as the attention's own operand packing does, so
-// attention_fwd_cached and attention_bwd_cached on the stored K and V give attention_fwd's output and
+// Queries, keys and values in the table's operand precision (bf16 in the bf16 tables; what
+// training keeps, and a decoding cache's K and V): rope_operand rounds as the attention's own
+// operand packing does, so attention_fwd_cached and attention_bwd_cached on the stored Q, K and V give attention_fwd's output and
 // attention_bwd's gradients on the fp32 ones bit for bit, on whatever path the table picks (cuDNN on
 // a GPU under auto). None of these cases is a one-query-block call over enough keys for split-key
 // decoding, the one thing the cached forward does differently (test_gpu_emulated checks it).
@@ -808,19 +810,20 @@ TEST_P(GpuOps, AttentionOnACacheInTheTablesPrecision) {
     Dev<float> Q(d, q), K(d, k), Vv(d, v), O(d, c.B * c.T * c.Hq * c.dv), L(d, c.B * c.Hq * c.T);
     Dev<float> O2(d, O.download().size()), L2(d, L.download().size());
     const auto bytes = static_cast<std::size_t>(d.kv_bytes);
-    Dev<unsigned char> Kc(d, k.size() * bytes), Vc(d, v.size() * bytes);
+    Dev<unsigned char> Qc(d, q.size() * bytes), Kc(d, k.size() * bytes), Vc(d, v.size() * bytes);
+    kv_store(d, Qc.get(), Q.get(), static_cast<int64_t>(q.size()));
     kv_store(d, Kc.get(), K.get(), static_cast<int64_t>(k.size()));
     kv_store(d, Vc.get(), Vv.get(), static_cast<int64_t>(v.size()));
     EXPECT_EQ(stored_floats(Kc.download(), d.kv_bytes), rounded_to(k, d.kv_bytes))
-        << "kv_rope did not store K in the table's precision";
+        << "rope_operand did not store K in the table's precision";
     d.attention_fwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), shape, scale);
-    d.attention_fwd_cached(Q.get(), Kc.get(), Vc.get(), O2.get(), L2.get(), shape, scale);
+    d.attention_fwd_cached(Qc.get(), Kc.get(), Vc.get(), O2.get(), L2.get(), shape, scale);
     EXPECT_EQ(O2.download(), O.download());
     EXPECT_EQ(L2.download(), L.download());
     const Dev<float> dO(d, random_floats(c.B * c.T * c.Hq * c.dv, 44));
     Dev<float> dQ(d, q.size()), dK(d, k.size()), dV(d, v.size()), dQ2(d, q.size()), dK2(d, k.size()), dV2(d, v.size());
     d.attention_bwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), dO.get(), dQ.get(), dK.get(), dV.get(), shape, scale);
-    d.attention_bwd_cached(Q.get(), Kc.get(), Vc.get(), O.get(), L.get(), dO.get(), dQ2.get(), dK2.get(), dV2.get(),
+    d.attention_bwd_cached(Qc.get(), Kc.get(), Vc.get(), O.get(), L.get(), dO.get(), dQ2.get(), dK2.get(), dV2.get(),
                            shape, scale);
     EXPECT_EQ(dQ2.download(), dQ.download());
     EXPECT_EQ(dK2.download(), dK.download());

@@ -182,9 +182,9 @@ TEST(WeightCopyEmulated, WeightsWrittenWithoutMasterAreTheMasterCopysBytes) {
 
 namespace {
 
-// The bf16 table as it was before the weight copy, the stored GEMM inputs and the keys and values
-// kept in bf16: every product rounds its fp32 weights and activations itself, the attention its
-// fp32 keys and values.
+// The bf16 table as it was before the weight copy, the stored GEMM inputs and the attention's
+// operands kept in bf16: every product rounds its fp32 weights and activations itself, the
+// attention its fp32 queries, keys and values.
 kernels::Ops rounding_in_every_product(const kernels::Ops& table) {
   kernels::Ops t = table;
   t.weight_bytes = 4;
@@ -193,7 +193,7 @@ kernels::Ops rounding_in_every_product(const kernels::Ops& table) {
   t.matmul_stored = kernels::matmul_on_stored<float, kernels::cuda_emu::matmul_bf16>;
   t.matmul_both_stored = kernels::matmul_on_both_stored<float, kernels::cuda_emu::matmul_bf16>;
   t.kv_bytes = 4;
-  t.kv_rope = kernels::cuda_emu::kv_rope_fp32;
+  t.rope_operand = kernels::cuda_emu::rope_operand_fp32;
   t.attention_fwd_cached = kernels::attention_fwd_on_cache<float, kernels::cuda_emu::attention_fwd_auto>;
   t.attention_bwd_cached = kernels::attention_bwd_on_cache<float, kernels::cuda_emu::attention_bwd_auto>;
   return t;
