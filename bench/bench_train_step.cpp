@@ -238,10 +238,15 @@ SgemmRates measure_sgemm(int reps) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// --breakdown: a copy of the CPU op table whose entries time the real ones.
+// --breakdown: a copy of the CPU op table whose entries time the real ones. Every entry the model
+// calls is wrapped (a variant — the stored GEMMs, the norm and SwiGLU writing a stored copy, RoPE
+// into the attention's operand precision, the attention on those operands — counts under its op's
+// name), so the ops' sum is the step less the model's own host code.
 
 enum OpId : int {
   kFill,
+  kCopy,
+  kWeightStore,
   kMatmul,
   kAxpy,
   kAdd,
@@ -265,9 +270,10 @@ enum OpId : int {
   kNumOps
 };
 const char* const kOpNames[kNumOps] = {
-    "fill",          "matmul",        "axpy",          "add",        "scale",        "sum_squares",   "count_nonfinite",
-    "embedding_fwd", "embedding_bwd", "row_sumsq",     "rms_apply",  "add_rms_norm", "rms_bwd_dot",   "rms_bwd_apply",
-    "rope",          "attention_fwd", "attention_bwd", "swiglu_fwd", "swiglu_bwd",   "cross_entropy", "adamw"};
+    "fill",          "copy",         "weight_store",    "matmul",        "axpy",          "add",
+    "scale",         "sum_squares",  "count_nonfinite", "embedding_fwd", "embedding_bwd", "row_sumsq",
+    "rms_apply",     "add_rms_norm", "rms_bwd_dot",     "rms_bwd_apply", "rope",          "attention_fwd",
+    "attention_bwd", "swiglu_fwd",   "swiglu_bwd",      "cross_entropy", "adamw"};
 
 struct OpStats {
   double seconds[kNumOps] = {};
@@ -304,7 +310,7 @@ struct Timed<Id, R (*)(A...)> {
     g_stats.seconds[Id] += dt;
     g_stats.cpu[Id] += dc;
     ++g_stats.calls[Id];
-    if constexpr (Id == kMatmul) {
+    if constexpr (Id == kMatmul) {  // matmul and its stored variants: (A, B, C, M, N, K, trans_a, trans_b, acc)
       const auto t = std::forward_as_tuple(a...);
       auto& e = g_stats.gemm[{std::get<3>(t), std::get<4>(t), std::get<5>(t), std::get<6>(t), std::get<7>(t)}];
       e.seconds += dt;
@@ -324,7 +330,12 @@ const kernels::Ops& timed_cpu_ops() {
   static const kernels::Ops table = [] {
     kernels::Ops t = kernels::cpu_ops();
     wrap<kFill>(t.fill);
+    wrap<kCopy>(t.copy);
+    wrap<kWeightStore>(t.weight_store);
+    wrap<kWeightStore>(t.weight_store_columns);
     wrap<kMatmul>(t.matmul);
+    wrap<kMatmul>(t.matmul_stored);
+    wrap<kMatmul>(t.matmul_both_stored);
     wrap<kAxpy>(t.axpy);
     wrap<kAdd>(t.add);
     wrap<kScale>(t.scale);
@@ -335,13 +346,19 @@ const kernels::Ops& timed_cpu_ops() {
     wrap<kRowSumsq>(t.row_sumsq);
     wrap<kRmsApply>(t.rms_apply);
     wrap<kAddRmsNorm>(t.add_rms_norm);
+    wrap<kAddRmsNorm>(t.add_rms_norm_stored);
     wrap<kRmsBwdDot>(t.rms_bwd_dot);
     wrap<kRmsBwdApply>(t.rms_bwd_apply);
     wrap<kRope>(t.rope);
+    wrap<kRope>(t.rope_operand);
     wrap<kAttnFwd>(t.attention_fwd);
+    wrap<kAttnFwd>(t.attention_fwd_cached);
     wrap<kAttnBwd>(t.attention_bwd);
+    wrap<kAttnBwd>(t.attention_bwd_cached);
     wrap<kSwigluFwd>(t.swiglu_fwd);
+    wrap<kSwigluFwd>(t.swiglu_fwd_stored);
     wrap<kSwigluBwd>(t.swiglu_bwd);
+    wrap<kSwigluBwd>(t.swiglu_bwd_stored);
     wrap<kCrossEntropy>(t.cross_entropy);
     wrap<kAdamw>(t.adamw);
     return t;
