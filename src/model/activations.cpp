@@ -50,7 +50,7 @@ void carve_mlp(const config::ModelConfig& c, int64_t BT, LayerActs<T>& l, int64_
 }
 
 // The blocks one layer keeps (or, under recompute, shares): everything but x_in.
-// kv_bytes: the cache precision's element size (the keys and values).
+// kv_bytes: the attention's operand precision's element size (the keys and values).
 template <class T>
 void carve_layer(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, LayerActs<T>& l, bool mlp,
                  int64_t stored_bytes, int64_t kv_bytes, Carver<T>& cv) {
