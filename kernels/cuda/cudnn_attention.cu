@@ -20,7 +20,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <type_traits>
 #include <map>
 #include <memory>
 #include <mutex>

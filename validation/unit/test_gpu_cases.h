@@ -169,7 +169,7 @@ inline std::vector<float> rounded_to(std::vector<float> x, int64_t bytes) {
 }
 
 // A block of n elements stored in the table's operand precision: rope_operand with nothing to rotate.
-inline void kv_store(const Ops& d, void* dst, const float* src, int64_t n) {
+inline void store_operand(const Ops& d, void* dst, const float* src, int64_t n) {
   d.rope_operand(src, n, dst, nullptr, nullptr, 1, 1, 0, 1, n, 0);
 }
 
@@ -763,9 +763,9 @@ struct StoredOperands {
         q(d, static_cast<std::size_t>(nq * d.kv_bytes)),
         k(d, static_cast<std::size_t>(nk * d.kv_bytes)),
         v(d, static_cast<std::size_t>(nv * d.kv_bytes)) {
-    kv_store(d, q.get(), Q, nq);
-    kv_store(d, k.get(), K, nk);
-    kv_store(d, v.get(), V, nv);
+    store_operand(d, q.get(), Q, nq);
+    store_operand(d, k.get(), K, nk);
+    store_operand(d, v.get(), V, nv);
   }
 };
 
@@ -830,15 +830,11 @@ TEST_P(GpuOps, AttentionOnTheOperandsInTheTablesPrecision) {
     const AttentionShape shape = c.shape(Docs.get());
     Dev<float> Q(d, q), K(d, k), Vv(d, v), O(d, c.B * c.T * c.Hq * c.dv), L(d, c.B * c.Hq * c.T);
     Dev<float> O2(d, O.download().size()), L2(d, L.download().size());
-    const auto bytes = static_cast<std::size_t>(d.kv_bytes);
-    Dev<unsigned char> Qc(d, q.size() * bytes), Kc(d, k.size() * bytes), Vc(d, v.size() * bytes);
-    kv_store(d, Qc.get(), Q.get(), static_cast<int64_t>(q.size()));
-    kv_store(d, Kc.get(), K.get(), static_cast<int64_t>(k.size()));
-    kv_store(d, Vc.get(), Vv.get(), static_cast<int64_t>(v.size()));
-    EXPECT_EQ(stored_floats(Kc.download(), d.kv_bytes), rounded_to(k, d.kv_bytes))
+    const StoredOperands x(d, Q.get(), K.get(), Vv.get(), shape);
+    EXPECT_EQ(stored_floats(x.k.download(), d.kv_bytes), rounded_to(k, d.kv_bytes))
         << "rope_operand did not store K in the table's precision";
     d.attention_fwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), shape, scale);
-    d.attention_fwd_cached(Qc.get(), Kc.get(), Vc.get(), O2.get(), L2.get(), shape, scale);
+    d.attention_fwd_cached(x.q.get(), x.k.get(), x.v.get(), O2.get(), L2.get(), shape, scale);
     EXPECT_EQ(O2.download(), O.download());
     EXPECT_EQ(L2.download(), L.download());
   }
