@@ -156,14 +156,17 @@ using AttentionBwd = void(const T* q, const T* k, const T* v, const T* out, cons
 template <class T>
 using RopeOperand = void(const T* x, int64_t ldx, void* y, const T* cos, const T* sin, int64_t B, int64_t Tq,
                          int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims);
-// attention_fwd and attention_bwd with q, k and v in the operand precision ("cached": a decoding
-// cache holds its keys and values so; training keeps all three so).
+// attention_fwd and attention_bwd with q, k, v and out in the operand precision ("cached": a
+// decoding cache holds its keys and values so; training keeps all four so). The forward writes out
+// rounded from its fp32 result (the bf16 tables' output projection reads it as stored: their
+// weight precision is the operand precision), and the backward reads it back so; lse, dout and
+// the gradients stay in T.
 template <class T>
-using AttentionFwdCached = void(const void* q, const void* k, const void* v, T* out, T* lse,
+using AttentionFwdCached = void(const void* q, const void* k, const void* v, void* out, T* lse,
                                 const AttentionShape& shape, T scale);
 template <class T>
-using AttentionBwdCached = void(const void* q, const void* k, const void* v, const T* out, const T* lse, const T* dout,
-                                T* dq, T* dk, T* dv, const AttentionShape& shape, T scale);
+using AttentionBwdCached = void(const void* q, const void* k, const void* v, const void* out, const T* lse,
+                                const T* dout, T* dq, T* dk, T* dv, const AttentionShape& shape, T scale);
 
 // --- the weight precision ----------------------------------------------------------------------------
 // dst[0, n) = src[0, n) in the weight precision (bf16: rounded to nearest even): weight_store.
@@ -292,15 +295,16 @@ void swiglu_bwd_on_stored(const T* gu, const T* dout, void* dgu, int64_t rows, i
   Op(gu, dout, static_cast<T*>(dgu), rows, F);
 }
 template <class T, sig::AttentionFwd<T>* Fwd>
-void attention_fwd_on_cache(const void* q, const void* k, const void* v, T* out, T* lse, const AttentionShape& shape,
+void attention_fwd_on_cache(const void* q, const void* k, const void* v, void* out, T* lse, const AttentionShape& shape,
                             T scale) {
-  Fwd(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), out, lse, shape, scale);
+  Fwd(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<T*>(out), lse, shape,
+      scale);
 }
 template <class T, sig::AttentionBwd<T>* Bwd>
-void attention_bwd_on_cache(const void* q, const void* k, const void* v, const T* out, const T* lse, const T* dout,
+void attention_bwd_on_cache(const void* q, const void* k, const void* v, const void* out, const T* lse, const T* dout,
                             T* dq, T* dk, T* dv, const AttentionShape& shape, T scale) {
-  Bwd(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), out, lse, dout, dq, dk, dv, shape,
-      scale);
+  Bwd(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<const T*>(out), lse,
+      dout, dq, dk, dv, shape, scale);
 }
 template <class T, sig::Rope<T>* Op>
 void rope_on_store(const T* x, int64_t ldx, void* y, const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0,

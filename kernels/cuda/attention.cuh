@@ -20,15 +20,17 @@ namespace headroom::kernels::HR_CUDA_NS {
 
 namespace attention {
 
-// out = 0 and lse = -inf for every query (no key visible at all).
-inline void empty_forward(float* out, float* lse, const AttnShape& s) {
-  zero_async(out, sizeof(float) * s.B * s.Tq * s.Hq * s.dv);
+// out = 0 and lse = -inf for every query (no key visible at all); out in fp32 or bf16.
+template <class Out>
+void empty_forward(Out* out, float* lse, const AttnShape& s) {
+  zero_async(out, sizeof(Out) * s.B * s.Tq * s.Hq * s.dv);
   fill(lse, -INFINITY, s.B * s.Hq * s.Tq);
 }
 
-inline void row_dots(const float* out, const float* dout, float* D, const AttnShape& s) {
+template <class O>
+void row_dots(const O* out, const float* dout, float* D, const AttnShape& s) {
   const int64_t rows = s.B * s.Tq * s.Hq;
-  launch("attention_bwd(row dots)", attention_row_dots, dim3(static_cast<unsigned>(ceil_div(rows, 8))), dim3(256), 0,
+  launch("attention_bwd(row dots)", attention_row_dots<O>, dim3(static_cast<unsigned>(ceil_div(rows, 8))), dim3(256), 0,
          out, dout, D, s);
 }
 
@@ -108,15 +110,15 @@ void pack(const Src* src, uint16_t* dst, int64_t B, int64_t L, int64_t H, int64_
 
 // The flash forward: pipelined (K and V blocks in flight by cp.async) where Q is resident and two
 // stages fit, unless max_stages < 2; streamed otherwise.
-template <int DVT>
-void launch_mma_forward(const uint16_t* qb, const mma::KvView& kv, const mma::KvView& vv, float* out, float* lse,
+template <int DVT, class Out>
+void launch_mma_forward(const uint16_t* qb, const mma::KvView& kv, const mma::KvView& vv, Out* out, float* lse,
                         const AttnShape& s, const mma::Dims& d, const mma::FwdGrid& grid, int max_stages) {
   const bool q_resident = d.dqkp <= 256;
   const bool pipelined = q_resident && max_stages >= 2 && mma::fwd_smem_bytes(d, DVT, true, true) <= max_dynamic_smem();
   const std::size_t smem = mma::fwd_smem_bytes(d, DVT, q_resident, pipelined);
   const int64_t blocks = d.Tp / mma::kTile * grid.slices * grid.splits;
   check_grid(s, blocks, "attention_fwd");
-  launch(pipelined ? "attention_fwd(mma, pipelined)" : "attention_fwd(mma)", mma::fwd_kernel<DVT>,
+  launch(pipelined ? "attention_fwd(mma, pipelined)" : "attention_fwd(mma)", mma::fwd_kernel<DVT, Out>,
          dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(s.Hq), static_cast<unsigned>(s.B)),
          dim3(mma::kThreads), smem, qb, kv, vv, out, lse, s, d, grid, q_resident, pipelined);
 }
@@ -178,11 +180,11 @@ inline mma::KvView cache_view(const void* p, const AttnShape& s, int64_t width) 
 }
 
 // The tensor-core forward on Q, K and V in fp32 or in bf16 (the operand precision: training's, or a
-// decoding cache's K and V, read in place where cache_in_place says so). splits: how many parts
-// each query block's keys are split into (1: none; 0: decode_splits decides).
+// decoding cache's K and V, read in place where cache_in_place says so), out in the same precision.
+// splits: how many parts each query block's keys are split into (1: none; 0: decode_splits decides).
 template <class Kv>
-void flash_forward(const Kv* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s,
-                   int max_stages = 2, int splits = 1) {
+void flash_forward(const Kv* q, const Kv* k, const Kv* v, Kv* out, float* lse, const AttnShape& s, int max_stages = 2,
+                   int splits = 1) {
   if (s.B * s.Tq == 0) return;
   if (s.Tk == 0) return empty_forward(out, lse, s);
   const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hq = s.Hq, Hkv = s.Hkv, dqk = s.dqk, dv = s.dv;
@@ -206,7 +208,7 @@ void flash_forward(const Kv* q, const Kv* k, const Kv* v, float* out, float* lse
   uint16_t* qb = parts.take<uint16_t>(B * Hq * d.Tp * d.dqkp);
   uint16_t* kb = parts.take<uint16_t>(packed_k);
   uint16_t* vb = parts.take<uint16_t>(packed_v);
-  float* part_out = parted ? parts.take<float>(parted * grid.out_split) : out;
+  float* part_out = parted ? parts.take<float>(parted * grid.out_split) : nullptr;
   float* part_lse = parted ? parts.take<float>(parted * grid.lse_split) : lse;
   pack(q, qb, B, T, Hq, dqk, d.Tp, d.dqkp);
   if (!in_place) {
@@ -215,15 +217,19 @@ void flash_forward(const Kv* q, const Kv* k, const Kv* v, float* out, float* lse
   }
   const mma::KvView kv = in_place ? cache_view(k, s, dqk) : packed_view(kb, s, d.Tkp, d.dqkp);
   const mma::KvView vv = in_place ? cache_view(v, s, dv) : packed_view(vb, s, d.Tkp, d.dvp);
-  if (dvt == 64)
-    launch_mma_forward<64>(qb, kv, vv, part_out, part_lse, s, d, grid, max_stages);
-  else if (dvt == 128)
-    launch_mma_forward<128>(qb, kv, vv, part_out, part_lse, s, d, grid, max_stages);
-  else
-    launch_mma_forward<256>(qb, kv, vv, part_out, part_lse, s, d, grid, max_stages);
-  if (parted)
-    launch("attention_fwd(merge splits)", mma::merge_splits, grid_1d(grid.out_split, 256), dim3(256), 0,
-           static_cast<const float*>(part_out), static_cast<const float*>(part_lse), out, lse, s, grid);
+  // The splits' parts in fp32 (merged into out), else out itself.
+  const auto run = [&](auto* o) {
+    if (dvt == 64)
+      launch_mma_forward<64>(qb, kv, vv, o, part_lse, s, d, grid, max_stages);
+    else if (dvt == 128)
+      launch_mma_forward<128>(qb, kv, vv, o, part_lse, s, d, grid, max_stages);
+    else
+      launch_mma_forward<256>(qb, kv, vv, o, part_lse, s, d, grid, max_stages);
+  };
+  if (!parted) return run(out);
+  run(part_out);
+  launch("attention_fwd(merge splits)", mma::merge_splits<Kv>, grid_1d(grid.out_split, 256), dim3(256), 0,
+         static_cast<const float*>(part_out), static_cast<const float*>(part_lse), out, lse, s, grid);
 }
 
 }  // namespace attention
@@ -249,9 +255,9 @@ void attention_bwd_fp32(const float* q, const float* k, const float* v, const fl
 }
 
 namespace attention {
-// The tensor-core backward on Q, K and V in fp32 or bf16 (kept in the operand precision).
+// The tensor-core backward on Q, K, V and out in fp32 or bf16 (kept in the operand precision).
 template <class Kv>
-void flash_backward(const Kv* q, const Kv* k, const Kv* v, const float* out, const float* lse, const float* dout,
+void flash_backward(const Kv* q, const Kv* k, const Kv* v, const Kv* out, const float* lse, const float* dout,
                     float* dq, float* dk, float* dv, const AttnShape& s, int max_stages) {
   if (!zero_gradients(dq, dk, dv, s)) return;
   const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hq = s.Hq, Hkv = s.Hkv, dqk = s.dqk, dv_dim = s.dv;
@@ -308,22 +314,22 @@ void attention_bwd_bf16(const float* q, const float* k, const float* v, const fl
 }
 
 // train.attention_kernel = auto: cuDNN where it supports the shape and accepts the graph, the
-// blocked attention where the rules choose it, the own tensor-core kernels elsewhere. K and V in
-// fp32 (activations) or bf16 (a decoding cache).
+// blocked attention where the rules choose it, the own tensor-core kernels elsewhere. Q, K, V and
+// out in fp32 (attention_*_auto) or bf16 (the operand precision: attention_*_cached_auto).
 namespace attention {
 // The blocked forward (attention_blocked.cuh) through its entries.
 inline void blocked_forward(const float* q, const float* k, const float* v, float* out, float* lse,
                             const AttnShape& s) {
   attention_fwd_blocked(q, k, v, out, lse, s, s.scale);
 }
-inline void blocked_forward(const uint16_t* q, const uint16_t* k, const uint16_t* v, float* out, float* lse,
+inline void blocked_forward(const uint16_t* q, const uint16_t* k, const uint16_t* v, uint16_t* out, float* lse,
                             const AttnShape& s) {
   attention_fwd_cached_blocked(q, k, v, out, lse, s, s.scale);
 }
 
 // splits as flash_forward takes them, for the flash path.
 template <class Kv>
-void auto_forward(const Kv* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s, int splits) {
+void auto_forward(const Kv* q, const Kv* k, const Kv* v, Kv* out, float* lse, const AttnShape& s, int splits) {
   const AttentionShape& shape = s;
   const cuda::AttentionCall c{shape, false};
   const cuda::AttentionPath p =
@@ -346,14 +352,14 @@ inline void blocked_backward(const float* q, const float* k, const float* v, con
                              const float* dout, float* dq, float* dk, float* dv, const AttnShape& s) {
   attention_bwd_blocked(q, k, v, out, lse, dout, dq, dk, dv, s, s.scale);
 }
-inline void blocked_backward(const uint16_t* q, const uint16_t* k, const uint16_t* v, const float* out,
+inline void blocked_backward(const uint16_t* q, const uint16_t* k, const uint16_t* v, const uint16_t* out,
                              const float* lse, const float* dout, float* dq, float* dk, float* dv, const AttnShape& s) {
   attention_bwd_cached_blocked(q, k, v, out, lse, dout, dq, dk, dv, s, s.scale);
 }
 
 template <class Kv>
-void auto_backward(const Kv* q, const Kv* k, const Kv* v, const float* out, const float* lse, const float* dout,
-                   float* dq, float* dk, float* dv, const AttnShape& s) {
+void auto_backward(const Kv* q, const Kv* k, const Kv* v, const Kv* out, const float* lse, const float* dout, float* dq,
+                   float* dk, float* dv, const AttnShape& s) {
   const AttentionShape& shape = s;
   const cuda::AttentionCall c{shape, true};
   const cuda::AttentionPath p = run_path(
@@ -371,57 +377,59 @@ void attention_bwd_auto(const float* q, const float* k, const float* v, const fl
   attention::auto_backward(q, k, v, out, lse, dout, dq, dk, dv, s);
 }
 
-// The entries on Q, K and V in the operand precision (ops.h's *_cached: training's, and a decoding
-// cache's): bf16 in the bf16 tables, fp32 under kSimt and in the fp32 table.
+// The entries on Q, K, V and out in the operand precision (ops.h's *_cached: training's, and a
+// decoding cache's): bf16 in the bf16 tables, fp32 under kSimt and in the fp32 table.
 namespace attention {
 inline const uint16_t* bf16_bits(const void* p) { return static_cast<const uint16_t*>(p); }
+inline uint16_t* bf16_bits(void* p) { return static_cast<uint16_t*>(p); }
 }  // namespace attention
 
-void attention_fwd_cached_auto(const void* q, const void* k, const void* v, float* out, float* lse,
+void attention_fwd_cached_auto(const void* q, const void* k, const void* v, void* out, float* lse,
                                const AttentionShape& shape, float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_fwd");
-  attention::auto_forward(attention::bf16_bits(q), attention::bf16_bits(k), attention::bf16_bits(v), out, lse, s, 0);
+  attention::auto_forward(attention::bf16_bits(q), attention::bf16_bits(k), attention::bf16_bits(v),
+                          attention::bf16_bits(out), lse, s, 0);
 }
-void attention_fwd_cached_bf16(const void* q, const void* k, const void* v, float* out, float* lse,
+void attention_fwd_cached_bf16(const void* q, const void* k, const void* v, void* out, float* lse,
                                const AttentionShape& shape, float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_fwd");
-  attention::flash_forward(attention::bf16_bits(q), attention::bf16_bits(k), attention::bf16_bits(v), out, lse, s, 2,
-                           0);
+  attention::flash_forward(attention::bf16_bits(q), attention::bf16_bits(k), attention::bf16_bits(v),
+                           attention::bf16_bits(out), lse, s, 2, 0);
 }
 int attention_decode_splits(const AttentionShape& shape) {
   const AttnShape s{shape, 1.f};
   return attention::decode_splits(s, attention::padded(s));
 }
 
-void attention_fwd_cached_fp32(const void* q, const void* k, const void* v, float* out, float* lse,
+void attention_fwd_cached_fp32(const void* q, const void* k, const void* v, void* out, float* lse,
                                const AttentionShape& shape, float scale) {
-  attention_fwd_fp32(static_cast<const float*>(q), static_cast<const float*>(k), static_cast<const float*>(v), out, lse,
-                     shape, scale);
+  attention_fwd_fp32(static_cast<const float*>(q), static_cast<const float*>(k), static_cast<const float*>(v),
+                     static_cast<float*>(out), lse, shape, scale);
 }
 
-void attention_bwd_cached_auto(const void* q, const void* k, const void* v, const float* out, const float* lse,
+void attention_bwd_cached_auto(const void* q, const void* k, const void* v, const void* out, const float* lse,
                                const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
                                float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_bwd");
-  attention::auto_backward(attention::bf16_bits(q), attention::bf16_bits(k), attention::bf16_bits(v), out, lse, dout,
-                           dq, dk, dv, s);
+  attention::auto_backward(attention::bf16_bits(q), attention::bf16_bits(k), attention::bf16_bits(v),
+                           attention::bf16_bits(out), lse, dout, dq, dk, dv, s);
 }
-void attention_bwd_cached_bf16(const void* q, const void* k, const void* v, const float* out, const float* lse,
+void attention_bwd_cached_bf16(const void* q, const void* k, const void* v, const void* out, const float* lse,
                                const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
                                float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_bwd");
-  attention::flash_backward(attention::bf16_bits(q), attention::bf16_bits(k), attention::bf16_bits(v), out, lse, dout,
-                            dq, dk, dv, s, 2);
+  attention::flash_backward(attention::bf16_bits(q), attention::bf16_bits(k), attention::bf16_bits(v),
+                            attention::bf16_bits(out), lse, dout, dq, dk, dv, s, 2);
 }
-void attention_bwd_cached_fp32(const void* q, const void* k, const void* v, const float* out, const float* lse,
+void attention_bwd_cached_fp32(const void* q, const void* k, const void* v, const void* out, const float* lse,
                                const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
                                float scale) {
-  attention_bwd_fp32(static_cast<const float*>(q), static_cast<const float*>(k), static_cast<const float*>(v), out, lse,
-                     dout, dq, dk, dv, shape, scale);
+  attention_bwd_fp32(static_cast<const float*>(q), static_cast<const float*>(k), static_cast<const float*>(v),
+                     static_cast<const float*>(out), lse, dout, dq, dk, dv, shape, scale);
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

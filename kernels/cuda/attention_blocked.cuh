@@ -62,10 +62,11 @@ void pack(const Src* src, uint16_t* dst, int64_t B, int64_t L, int64_t Hkv, int6
          B, L, Hkv, G, d, dp);
 }
 
-inline void unpack(const float* src, float* dst, int64_t B, int64_t L, int64_t Hkv, int64_t G, int64_t d, int64_t t0,
-                   int64_t rows, int64_t stride) {
-  launch("attention_blocked(unpack)", unpack_grouped, grid_1d(B * Hkv * rows * G * d, 256), dim3(256), 0, src, dst, B,
-         L, Hkv, G, d, cuda::packed_width(d), t0, rows, stride);
+template <class Dst>
+void unpack(const float* src, Dst* dst, int64_t B, int64_t L, int64_t Hkv, int64_t G, int64_t d, int64_t t0,
+            int64_t rows, int64_t stride) {
+  launch("attention_blocked(unpack)", unpack_grouped<Dst>, grid_1d(B * Hkv * rows * G * d, 256), dim3(256), 0, src, dst,
+         B, L, Hkv, G, d, cuda::packed_width(d), t0, rows, stride);
 }
 
 // One element-wise kernel over the block's score rows (one thread block per row).
@@ -119,9 +120,9 @@ inline void backward_block(const AttnShape& s, const Workspace& w, const ScoreBl
   unpack(w.rows, dq, s.B, T, s.Hkv, G, s.dqk, x.t0, x.rows, dq_stride);
 }
 
-// The forward on Q, K and V in fp32 or bf16 (the operand precision).
+// The forward on Q, K, V and out in fp32 or bf16 (the operand precision).
 template <class Kv>
-void forward(const Kv* q, const Kv* k, const Kv* v, float* out, float* lse, const AttnShape& s, int64_t block) {
+void forward(const Kv* q, const Kv* k, const Kv* v, Kv* out, float* lse, const AttnShape& s, int64_t block) {
   if (block <= 0) fail("cuda attention_fwd (blocked): block size ", block, " must be positive");
   if (s.B * s.Tq == 0) return;
   const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hkv = s.Hkv, G = s.group();
@@ -158,9 +159,9 @@ void attention_fwd_blocked_with(const float* q, const float* k, const float* v, 
 }
 
 namespace blocked {
-// Q, K and V in fp32 or bf16 (kept in the operand precision).
+// Q, K, V and out in fp32 or bf16 (kept in the operand precision).
 template <class Kv>
-void backward(const Kv* q, const Kv* k, const Kv* v, const float* out, const float* lse, const float* dout, float* dq,
+void backward(const Kv* q, const Kv* k, const Kv* v, const Kv* out, const float* lse, const float* dout, float* dq,
               float* dk, float* dv, const AttnShape& s, int64_t block) {
   if (block <= 0) fail("cuda attention_bwd (blocked): block size ", block, " must be positive");
   const AttentionShape& shape = s;
@@ -173,8 +174,8 @@ void backward(const Kv* q, const Kv* k, const Kv* v, const float* out, const flo
   }
   const int64_t dqp = cuda::packed_width(s.dqk), dvp = cuda::packed_width(s.dv), batch = B * Hkv;
   const Workspace w = carve(shape, block, true);
-  launch("attention_bwd(blocked row dots)", attention_row_dots, dim3(static_cast<unsigned>(ceil_div(B * T * s.Hq, 8))),
-         dim3(256), 0, out, dout, w.D, s);
+  launch("attention_bwd(blocked row dots)", attention_row_dots<Kv>,
+         dim3(static_cast<unsigned>(ceil_div(B * T * s.Hq, 8))), dim3(256), 0, out, dout, w.D, s);
   pack(q, w.q, B, T, Hkv, G, s.dqk);
   pack(k, w.k, B, Tk, Hkv, 1, s.dqk);
   pack(v, w.v, B, Tk, Hkv, 1, s.dv);
@@ -206,21 +207,21 @@ void attention_bwd_blocked(const float* q, const float* k, const float* v, const
   attention_bwd_blocked_with(q, k, v, out, lse, dout, dq, dk, dv, shape, scale, cuda::attention_block());
 }
 
-void attention_fwd_cached_blocked(const void* q, const void* k, const void* v, float* out, float* lse,
+void attention_fwd_cached_blocked(const void* q, const void* k, const void* v, void* out, float* lse,
                                   const AttentionShape& shape, float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_fwd");
   blocked::forward(static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v),
-                   out, lse, s, cuda::attention_block());
+                   static_cast<uint16_t*>(out), lse, s, cuda::attention_block());
 }
 
-void attention_bwd_cached_blocked(const void* q, const void* k, const void* v, const float* out, const float* lse,
+void attention_bwd_cached_blocked(const void* q, const void* k, const void* v, const void* out, const float* lse,
                                   const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
                                   float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_bwd");
   blocked::backward(static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v),
-                    out, lse, dout, dq, dk, dv, s, cuda::attention_block());
+                    static_cast<const uint16_t*>(out), lse, dout, dq, dk, dv, s, cuda::attention_block());
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

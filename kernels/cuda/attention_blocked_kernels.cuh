@@ -41,15 +41,17 @@ __global__ void pack_grouped(const Src* src, uint16_t* dst, int64_t B, int64_t L
 }
 
 // The inverse for fp32 results of positions [t0, t0 + rows): dst[b, t0 + r, g·G + j, c] (ops.h's
-// [B, L, Hkv·G, d]) = src[(b·Hkv + g)·stride + (r·G + j)·dp + c].
-__global__ void unpack_grouped(const float* src, float* dst, int64_t B, int64_t L, int64_t Hkv, int64_t G, int64_t d,
+// [B, L, Hkv·G, d]) = src[(b·Hkv + g)·stride + (r·G + j)·dp + c], dst in fp32 or (the forward's
+// output in the operand precision) bf16.
+template <class Dst>
+__global__ void unpack_grouped(const float* src, Dst* dst, int64_t B, int64_t L, int64_t Hkv, int64_t G, int64_t d,
                                int64_t dp, int64_t t0, int64_t rows, int64_t stride) {
   const int64_t n = B * Hkv * rows * G * d;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t c = i % d, x = i / d, j = x % G, bgr = x / G, r = bgr % rows, bg = bgr / rows;
     const int64_t g = bg % Hkv, b = bg / Hkv;
-    dst[((b * L + t0 + r) * Hkv * G + g * G + j) * d + c] = src[bg * stride + (r * G + j) * dp + c];
+    store_as(dst + ((b * L + t0 + r) * Hkv * G + g * G + j) * d + c, src[bg * stride + (r * G + j) * dp + c]);
   }
 }
 

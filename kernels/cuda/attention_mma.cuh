@@ -189,9 +189,10 @@ struct FwdGrid {
   int64_t out_split = 0, lse_split = 0;
 };
 
-// grid (n_q_blocks · slices · splits, Hq, B). qb [B,Hq,Tp,dqkp]; K and V as their views say.
-template <int DVT>
-__global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, KvView kv, KvView vv, float* out, float* lse,
+// grid (n_q_blocks · slices · splits, Hq, B). qb [B,Hq,Tp,dqkp]; K and V as their views say; out in
+// fp32 or bf16 (the operand precision), rounded from the fp32 result.
+template <int DVT, class Out>
+__global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, KvView kv, KvView vv, Out* out, float* lse,
                                                        AttnShape s, Dims d, FwdGrid grid, bool q_resident,
                                                        bool pipelined) {
   constexpr int NT = DVT / 8;  // n8 tiles of output columns per warp
@@ -302,12 +303,12 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, KvVie
   for (int i = 0; i < 2; ++i) {
     if (row[i] >= s.Tq) continue;
     const float inv = l[i] > 0.f ? 1.f / l[i] : 0.f;
-    float* orow = out + s.o_at(b, row[i], h);
+    Out* orow = out + s.o_at(b, row[i], h);
     HR_UNROLL
     for (int n = 0; n < NT; ++n) {
       const int64_t col = c_out0 + n * 8 + 2 * tq;
-      if (col < s.dv) orow[col] = o[n][2 * i] * inv;
-      if (col + 1 < s.dv) orow[col + 1] = o[n][2 * i + 1] * inv;
+      if (col < s.dv) store_as(orow + col, o[n][2 * i] * inv);
+      if (col + 1 < s.dv) store_as(orow + col + 1, o[n][2 * i + 1] * inv);
     }
     if (slice == 0 && tq == 0) lse[s.stat_at(b, h, row[i])] = l[i] > 0.f ? (m[i] + log2f(l[i])) * kLn2 : neg_inf();
   }
@@ -315,8 +316,9 @@ __global__ __launch_bounds__(kThreads) void fwd_kernel(const uint16_t* qb, KvVie
 
 // The splits of a split-key forward (FwdGrid) into out and lse: lse = log Σᵢ exp(lseᵢ) and
 // out = Σᵢ exp(lseᵢ − lse) · outᵢ; a query no split saw anything for gets out = 0, lse = -inf.
-// One thread per output element.
-__global__ void merge_splits(const float* part_out, const float* part_lse, float* out, float* lse, AttnShape s,
+// One thread per output element; out as fwd_kernel's.
+template <class Out>
+__global__ void merge_splits(const float* part_out, const float* part_lse, Out* out, float* lse, AttnShape s,
                              FwdGrid grid) {
   const int64_t n = s.B * s.Tq * s.Hq * s.dv;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
@@ -332,7 +334,7 @@ __global__ void merge_splits(const float* part_out, const float* part_lse, float
         sum += w;
         acc += w * part_out[k * grid.out_split + i];
       }
-    out[i] = sum > 0.f ? acc / sum : 0.f;
+    store_as(out + i, sum > 0.f ? acc / sum : 0.f);
     if (c == 0) lse[at] = sum > 0.f ? m + logf(sum) : neg_inf();
   }
 }

@@ -423,26 +423,33 @@ const uint16_t* bf16_operand(const float* x, Carver& parts, int64_t n, const cha
   return b;
 }
 const uint16_t* bf16_operand(const uint16_t* x, Carver&, int64_t, const char*) { return x; }
+// The output as cuDNN writes it (bf16): into the scratch, widened into fp32 `out` by
+// widen_output, or bf16 `out` itself.
+uint16_t* bf16_output(float*, Carver& parts, int64_t n) { return parts.take<uint16_t>(n); }
+uint16_t* bf16_output(uint16_t* out, Carver&, int64_t) { return out; }
+void widen_output(const uint16_t* ob, float* out, int64_t n) {
+  widen_from_bf16(ob, out, n, "cudnn attention_fwd (fp32 out)");
+}
+void widen_output(const uint16_t*, uint16_t*, int64_t) {}
 
 template <class Kv>
-bool forward(const AttentionCall& c, float scale, const Kv* q, const Kv* k, const Kv* v, float* out, float* lse,
+bool forward(const AttentionCall& c, float scale, const Kv* q, const Kv* k, const Kv* v, Kv* out, float* lse,
              std::string* why) {
   const Cached* x = usable_plan(c, why);
   if (x == nullptr) return false;
   const Counts n(c);
   const auto ws = static_cast<std::size_t>(x->plan.workspace);
-  // bf16 operands, the bf16 output and the statistics (aligned for cuDNN: lse may be an offset
-  // into a larger buffer) in one scratch allocation.
-  constexpr bool round_qkv = std::is_same_v<Kv, float>;
+  // bf16 operands and output where they are fp32, and the statistics (aligned for cuDNN: lse may
+  // be an offset into a larger buffer) in one scratch allocation.
+  constexpr bool fp32 = std::is_same_v<Kv, float>;
   Carver sizes;
-  if (round_qkv) sizes.take<uint16_t>(n.q), sizes.take<uint16_t>(n.k), sizes.take<uint16_t>(n.v);
-  sizes.take<uint16_t>(n.o);
+  if (fp32) sizes.take<uint16_t>(n.q), sizes.take<uint16_t>(n.k), sizes.take<uint16_t>(n.v), sizes.take<uint16_t>(n.o);
   sizes.take<float>(n.stats), sizes.take<unsigned char>(ws);
   Carver parts(scratch(sizes.used()));
   const uint16_t* qb = bf16_operand(q, parts, n.q, "cudnn attention_fwd (bf16 q)");
   const uint16_t* kb = bf16_operand(k, parts, n.k, "cudnn attention_fwd (bf16 k)");
   const uint16_t* vb = bf16_operand(v, parts, n.v, "cudnn attention_fwd (bf16 v)");
-  uint16_t* ob = parts.take<uint16_t>(n.o);
+  uint16_t* ob = bf16_output(out, parts, n.o);
   float* stats = parts.take<float>(n.stats);
   void* workspace = parts.take<unsigned char>(ws);
   Scalars scalars{scale, static_cast<float>(c.window)};
@@ -453,7 +460,7 @@ bool forward(const AttentionCall& c, float scale, const Kv* q, const Kv* k, cons
                                            {kStats, stats}};
   scalars.bind(b, false);
   execute(*x, b, workspace);
-  widen_from_bf16(ob, out, n.o, "cudnn attention_fwd (fp32 out)");
+  widen_output(ob, out, n.o);
   HEADROOM_CUDA_CHECK(cudaMemcpyAsync(lse, stats, sizeof(float) * n.stats, cudaMemcpyDeviceToDevice, stream()));
   return true;
 }
@@ -466,29 +473,29 @@ bool cudnn_attention_fwd(const AttentionCall& c, float scale, const float* q, co
 }
 
 bool cudnn_attention_fwd(const AttentionCall& c, float scale, const uint16_t* q, const uint16_t* k, const uint16_t* v,
-                         float* out, float* lse, std::string* why) {
+                         uint16_t* out, float* lse, std::string* why) {
   return forward(c, scale, q, k, v, out, lse, why);
 }
 
 namespace {
 
 template <class Kv>
-bool backward(const AttentionCall& c, float scale, const Kv* q, const Kv* k, const Kv* v, const float* out,
+bool backward(const AttentionCall& c, float scale, const Kv* q, const Kv* k, const Kv* v, const Kv* out,
               const float* lse, const float* dout, float* dq, float* dk, float* dv, std::string* why) {
   const Cached* x = usable_plan(c, why);
   if (x == nullptr) return false;
   const Counts n(c);
   const auto ws = static_cast<std::size_t>(x->plan.workspace);
-  constexpr bool round_qkv = std::is_same_v<Kv, float>;
+  constexpr bool fp32 = std::is_same_v<Kv, float>;
   Carver sizes;
-  if (round_qkv) sizes.take<uint16_t>(n.q), sizes.take<uint16_t>(n.k), sizes.take<uint16_t>(n.v);
-  for (int64_t e : {n.o, n.o, n.q, n.k, n.v}) sizes.take<uint16_t>(e);
+  if (fp32) sizes.take<uint16_t>(n.q), sizes.take<uint16_t>(n.k), sizes.take<uint16_t>(n.v), sizes.take<uint16_t>(n.o);
+  for (int64_t e : {n.o, n.q, n.k, n.v}) sizes.take<uint16_t>(e);
   sizes.take<float>(n.stats), sizes.take<float>(n.stats), sizes.take<float>(n.q), sizes.take<unsigned char>(ws);
   Carver parts(scratch(sizes.used()));
   const uint16_t* qb = bf16_operand(q, parts, n.q, "cudnn attention_bwd (bf16 q)");
   const uint16_t* kb = bf16_operand(k, parts, n.k, "cudnn attention_bwd (bf16 k)");
   const uint16_t* vb = bf16_operand(v, parts, n.v, "cudnn attention_bwd (bf16 v)");
-  uint16_t* ob = parts.take<uint16_t>(n.o);
+  const uint16_t* ob = bf16_operand(out, parts, n.o, "cudnn attention_bwd (bf16 out)");
   uint16_t* dob = parts.take<uint16_t>(n.o);
   uint16_t* dqb = parts.take<uint16_t>(n.q);
   uint16_t* dkb = parts.take<uint16_t>(n.k);
@@ -497,7 +504,6 @@ bool backward(const AttentionCall& c, float scale, const Kv* q, const Kv* k, con
   float* softmax_sum = parts.take<float>(n.stats);
   float* dq_accum = parts.take<float>(n.q);
   void* workspace = parts.take<unsigned char>(ws);
-  round_to_bf16(out, ob, n.o, "cudnn attention_bwd (bf16 out)");
   round_to_bf16(dout, dob, n.o, "cudnn attention_bwd (bf16 dout)");
   HEADROOM_CUDA_CHECK(cudaMemcpyAsync(stats, lse, sizeof(float) * n.stats, cudaMemcpyDeviceToDevice, stream()));
   // cuDNN ≥ 9.6 does not clear its dQ accumulator itself (cuDNN's frontend stopped doing it there).
@@ -506,7 +512,7 @@ bool backward(const AttentionCall& c, float scale, const Kv* q, const Kv* k, con
   std::vector<std::pair<int64_t, void*>> b{{kQ, const_cast<uint16_t*>(qb)},
                                            {kKT, const_cast<uint16_t*>(kb)},
                                            {kVT, const_cast<uint16_t*>(vb)},
-                                           {kO, ob},
+                                           {kO, const_cast<uint16_t*>(ob)},
                                            {kDO, dob},
                                            {kStats, stats},
                                            {kDQ, dqb},
@@ -531,7 +537,7 @@ bool cudnn_attention_bwd(const AttentionCall& c, float scale, const float* q, co
 }
 
 bool cudnn_attention_bwd(const AttentionCall& c, float scale, const uint16_t* q, const uint16_t* k, const uint16_t* v,
-                         const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                         const uint16_t* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
                          std::string* why) {
   return backward(c, scale, q, k, v, out, lse, dout, dq, dk, dv, why);
 }

@@ -21,14 +21,14 @@ cuda::CudnnSupport cudnn_support();
 // headroom::Error naming the call.
 bool cudnn_attention_fwd(const cuda::AttentionCall& c, float scale, const float* q, const float* k, const float* v,
                          float* out, float* lse, std::string* why);
-// The same on bf16 Q, K and V (the operand precision: ops.h's rope_operand).
+// The same on bf16 Q, K, V and out (the operand precision: ops.h's rope_operand, attention_*_cached).
 bool cudnn_attention_fwd(const cuda::AttentionCall& c, float scale, const uint16_t* q, const uint16_t* k,
-                         const uint16_t* v, float* out, float* lse, std::string* why);
+                         const uint16_t* v, uint16_t* out, float* lse, std::string* why);
 bool cudnn_attention_bwd(const cuda::AttentionCall& c, float scale, const float* q, const float* k, const float* v,
                          const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
                          std::string* why);
 bool cudnn_attention_bwd(const cuda::AttentionCall& c, float scale, const uint16_t* q, const uint16_t* k,
-                         const uint16_t* v, const float* out, const float* lse, const float* dout, float* dq, float* dk,
-                         float* dv, std::string* why);
+                         const uint16_t* v, const uint16_t* out, const float* lse, const float* dout, float* dq,
+                         float* dk, float* dv, std::string* why);
 
 }  // namespace headroom::kernels::HR_CUDA_NS

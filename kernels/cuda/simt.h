@@ -57,6 +57,9 @@ __device__ __forceinline__ uint16_t bf16_of(uint16_t x) { return x; }
 // x into an output in a storage precision: fp32 as it is, bf16 rounded to nearest even.
 __device__ __forceinline__ void store_as(float* p, float x) { *p = x; }
 __device__ __forceinline__ void store_as(uint16_t* p, float x) { *p = to_bf16(x); }
+// An element in a storage precision as fp32 (exact).
+__device__ __forceinline__ float value_of(float x) { return x; }
+__device__ __forceinline__ float value_of(uint16_t x) { return from_bf16(x); }
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   return static_cast<uint32_t>(to_bf16(lo)) | (static_cast<uint32_t>(to_bf16(hi)) << 16);
 }

@@ -73,7 +73,7 @@ void carve_layer(const config::ModelConfig& c, const TokenLayout& lay, int64_t B
   l.q = reinterpret_cast<std::byte*>(cv.take(mul(BT, Q)));  // T's size (LayerActs::q)
   l.k = take_stored(cv, mul(BT, K), kv_bytes);
   l.v = take_stored(cv, mul(BT, VD), kv_bytes);
-  l.att = cv.take(mul(BT, A));
+  l.att = reinterpret_cast<std::byte*>(cv.take(mul(BT, A)));  // T's size (LayerActs::att)
   l.lse = cv.take(mul(mul(B, c.n_heads), lay.T_len()));
   l.o = cv.take(mul(R, d));
   l.h_mid = cv.take(mul(R, d));
@@ -114,10 +114,8 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   a.dact = cv.take(std::max({mul(BT, F), floats_for<T>(mul(mul(BT, A), stored_bytes)),
                              floats_for<T>(mul(mul(BT, add(add(Q, K), VD)), packed_bytes))}));
   a.qkv_grad_op = reinterpret_cast<std::byte*>(a.dact);
-  if (stored_bytes > 0) {
-    a.out_grad_op = reinterpret_cast<std::byte*>(a.dx);
-    a.att_op = reinterpret_cast<std::byte*>(a.dact);
-  }
+  if (stored_bytes > 0) a.out_grad_op = reinterpret_cast<std::byte*>(a.dx);
+  if (stored_bytes > 0 && kv_bytes != stored_bytes) a.att_op = reinterpret_cast<std::byte*>(a.dact);
   // Post-norm without sequence parallelism feeds the layer's input itself to the projections.
   const bool own_a_in = c.norm_order == config::NormOrder::kPre || lay.sp > 1;
   // Under recompute the layers share one set of blocks (full) or one MLP block (selective).

@@ -49,20 +49,22 @@ struct LayerActs {
   std::byte* q;
   std::byte* k;  // [BT, Hkv·dqk] likewise, in the operand precision (kv_bytes each)
   std::byte* v;  // [BT, Hkv·dv] in the operand precision
-  T* att;        // [BT, Hq·dv]
-  T* lse;        // per attention call (token_layout.h: lse_at): B · Hq · T_len in all
-  T* o;          // [R, d] attention output projection
-  T* h_mid;      // [R, d] residual after the attention block
-  T* m_in;       // [BT, d] MLP input (pre: normed h_mid; post: h_mid), gathered like a_in; null like a_in
-  T* m_rstd;     // [R]
-  T* gu;         // [BT, 2 d_ff]: each row [gate | up], one GEMM over the adjacent w_gate and w_up;
-                 // overwritten by its gradient in the backward pass
-  T* act;        // [BT, d_ff] silu(gate) * up; null where act_op holds it
-  T* dn;         // [R, d] MLP output projection
-  T* qkv;        // [BT, Q + K + VD] the fused QKV product's output, unpacked into q (or q_pre), k (or
-                 //         k_pre) and v at once, then (QK norm) the normed queries and keys before
-                 //         RoPE stores them: scratch over Activations::dq's region, which the backward pass
-                 //         writes only after a (recomputed) forward is done with it
+  // [BT, Hq·dv] the attention's output, in its operand precision like q, or in T for a decoding
+  // call on a kCompute cache: carved at T's size
+  std::byte* att;
+  T* lse;     // per attention call (token_layout.h: lse_at): B · Hq · T_len in all
+  T* o;       // [R, d] attention output projection
+  T* h_mid;   // [R, d] residual after the attention block
+  T* m_in;    // [BT, d] MLP input (pre: normed h_mid; post: h_mid), gathered like a_in; null like a_in
+  T* m_rstd;  // [R]
+  T* gu;      // [BT, 2 d_ff]: each row [gate | up], one GEMM over the adjacent w_gate and w_up;
+              // overwritten by its gradient in the backward pass
+  T* act;     // [BT, d_ff] silu(gate) * up; null where act_op holds it
+  T* dn;      // [R, d] MLP output projection
+  T* qkv;     // [BT, Q + K + VD] the fused QKV product's output, unpacked into q (or q_pre), k (or
+              //         k_pre) and v at once, then (QK norm) the normed queries and keys before
+              //         RoPE stores them: scratch over Activations::dq's region, which the backward pass
+              //         writes only after a (recomputed) forward is done with it
   // a_in, m_in and act in the weight precision (BasicOps::weight_bytes per element) where it is
   // narrower than T; null where it is T (the GEMMs read a_in, m_in and act themselves).
   std::byte *a_op = nullptr, *m_op = nullptr, *act_op = nullptr;
@@ -121,7 +123,9 @@ struct Activations {
   //                             back-propagated before is done with it; this block's input
   //                             gradient writes it last);
   //   att_op       [BT, Hq·dv]  the attention output, the other operand of wo's gradient, over dact
-  //                             (which the attention backward does not use).
+  //                             (which the attention backward does not use), where the attention
+  //                             writes it in another precision (kSimt: fp32); else null (wo's
+  //                             gradient reads LayerActs::att as it is).
   // In every table (in the weight precision, which may be T):
   //   qkv_grad_op  [BT, Q+K+VD] the Q, K and V projections' output gradients side by side: the
   //                             fused QKV product's, for its weight and input gradients; over

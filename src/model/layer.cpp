@@ -474,8 +474,8 @@ template <class T>
 void attend_cache(const Model<T>& m, const CachedKeys& kv, LayerActs<T>& l, const kernels::AttentionShape& shape,
                   T scale) {
   if (kv.table) return m.ops->attention_fwd_cached(l.q, kv.k, kv.v, l.att, l.lse, shape, scale);
-  m.ops->attention_fwd(reinterpret_cast<const T*>(l.q), static_cast<const T*>(kv.k), static_cast<const T*>(kv.v), l.att,
-                       l.lse, shape, scale);
+  m.ops->attention_fwd(reinterpret_cast<const T*>(l.q), static_cast<const T*>(kv.k), static_cast<const T*>(kv.v),
+                       reinterpret_cast<T*>(l.att), l.lse, shape, scale);
 }
 
 template <class T>
@@ -499,7 +499,7 @@ void attention_forward(const Model<T>& m, const Dims& s, const Attend<T>& at, La
     for (int seg = 0; seg < lay.segments(); ++seg) {
       const int64_t row = b * lay.T_len() + seg * C;
       const SegmentKeys sk = segment_keys(m, s, at, H, b, seg, row);
-      ops.attention_fwd_cached(l.q + row * s.Q * ops.kv_bytes, sk.k, sk.v, l.att + row * s.A,
+      ops.attention_fwd_cached(l.q + row * s.Q * ops.kv_bytes, sk.k, sk.v, l.att + row * s.A * ops.kv_bytes,
                                l.lse + lay.lse_at(b, seg, s.Hq), call_shape(s, 1, C, sk.q_pos0, sk.docs), scale);
     }
 }
@@ -530,7 +530,7 @@ void attention_backward(const Model<T>& m, const Dims& s, const Attend<T>& at, c
     for (int seg = 0; seg < lay.segments(); ++seg) {
       const int64_t row = b * lay.T_len() + seg * C;
       const SegmentKeys sk = segment_keys(m, s, at, H, b, seg, row);
-      ops.attention_bwd_cached(l.q + row * s.Q * ops.kv_bytes, sk.k, sk.v, l.att + row * s.A,
+      ops.attention_bwd_cached(l.q + row * s.Q * ops.kv_bytes, sk.k, sk.v, l.att + row * s.A * ops.kv_bytes,
                                l.lse + lay.lse_at(b, seg, s.Hq), a.datt + row * s.A, a.dq + row * s.Q, x.call_dk,
                                x.call_dv, call_shape(s, 1, C, sk.q_pos0, sk.docs), scale);
       if (H > 0) {
@@ -562,6 +562,22 @@ void add_and_norm(const kernels::BasicOps<T>& ops, const T* a, const T* b, T* h,
     ops.add_rms_norm_stored(a, b, h, n.w, n.y_stored, n.rstd, s.R, s.d, eps);
   else
     ops.add_rms_norm(a, b, h, n.w, n.y, n.rstd, s.R, s.d, eps);
+}
+
+// The output projection y = att · woᵀ. att holds the attention's output in its operand precision
+// (or in T: a decoding call on a kCompute cache, operand_precision false): read as stored where
+// that is the weight precision (the bf16 tables, the CPU), else as T (kSimt's fp32 output in a bf16
+// table, a kCompute cache's call), which the product rounds.
+template <class T>
+void output_projection(const Model<T>& m, const Dims& s, const std::byte* att, bool operand_precision,
+                       const std::byte* wo, T* y) {
+  const auto& ops = *m.ops;
+  const int64_t bytes = operand_precision ? ops.kv_bytes : int64_t{sizeof(T)};
+  if (bytes == ops.weight_bytes) return linear(m, att, wo, y, s.BT, s.d, s.A);
+  if (bytes != int64_t{sizeof(T)})
+    fail("the attention output's ", bytes, "-byte elements are neither the weights' (", ops.weight_bytes,
+         " bytes) nor the compute type's");
+  linear(m, reinterpret_cast<const T*>(att), wo, y, s.BT, s.d, s.A);
 }
 
 // --- the block -------------------------------------------------------------------------------------
@@ -606,7 +622,7 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   attention_forward(m, s, at, l);
   mark(m.timer, kFwdProjections);
   T* o_sum = rs.split ? partial : l.o;
-  linear(m, l.att, sw.wo, o_sum, s.BT, s.d, s.A);
+  output_projection(m, s, l.att, out.operand_precision, sw.wo, o_sum);
   row_output(m, s, rs, o_sum, l.o);
   if (s.pre) {
     // The residual add and the MLP's input norm in one pass over h_mid (mlp_block only gathers or
@@ -723,7 +739,10 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
     d_o = a.dbranch;
   }
   const std::byte* o_grad = whole_rows(m, s, rs, d_o, a.dfull, a.out_grad_op);
-  linear_weight_grad(ops, o_grad, operand(m, l.att, a.att_op, s.BT * s.A), g.wo, s.BT, s.d, s.A);
+  // The attention output as wo's gradient reads it: as written (the weight precision: LayerActs::att),
+  // else stored into att_op.
+  const std::byte* att = a.att_op ? operand(m, reinterpret_cast<const T*>(l.att), a.att_op, s.BT * s.A) : l.att;
+  linear_weight_grad(ops, o_grad, att, g.wo, s.BT, s.d, s.A);
   linear_input_grad(m, o_grad, sw.wo, a.datt, s.BT, s.d, s.A);
   mark(m.timer, "backward: attention (kernel and context-parallel exchange)");
   attention_backward(m, s, at, l);

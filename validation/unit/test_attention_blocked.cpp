@@ -52,6 +52,13 @@ TEST(BlockedAttention, MatchesTheCpuWithinTheBf16Floor) {
 // (one block at these lengths): the same cases the flash kernels and cuDNN are held to.
 TEST(BlockedAttention, TheOpTestsAttentionCases) { check_attention(emulated_bf16(), true, false, "bf16_blocked"); }
 
+// The table's entries on Q, K, V and the output in bf16 (what training keeps: attention_*_cached),
+// on every shape above, against the CPU within the same floor.
+TEST(BlockedAttention, OnStoredOperandsMatchesTheCpuWithinTheBf16Floor) {
+  const Ops& d = emulated_bf16();
+  check_attention_cases(d, operand_calls(d), true, blocked_cases(), "bf16_blocked on stored operands");
+}
+
 // train.attention_kernel = auto sends heads wider than 256 to the blocked path even without cuDNN,
 // runs exactly its kernels, and says so once per shape.
 TEST(BlockedAttention, AutoChoosesItAbove256AndSaysSo) {

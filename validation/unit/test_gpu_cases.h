@@ -752,33 +752,42 @@ struct FlashEntries {
 };
 
 // The table's entries on the attention's operands in their own precision (attention_*_cached),
-// called on fp32 inputs stored first as training stores them (rope_operand).
+// called on fp32 inputs stored first as training stores them (rope_operand): Q, K, V and, for the
+// backward, the output (null: o is left for the forward to write).
 struct StoredOperands {
-  int64_t nq, nk, nv;
-  Dev<unsigned char> q, k, v;
-  StoredOperands(const Ops& d, const float* Q, const float* K, const float* V, const AttentionShape& s)
+  int64_t nq, nk, nv, no;
+  Dev<unsigned char> q, k, v, o;
+  StoredOperands(const Ops& d, const float* Q, const float* K, const float* V, const AttentionShape& s,
+                 const float* O = nullptr)
       : nq(s.B * s.Tq * s.Hq * s.dqk),
         nk(s.B * s.Tk * s.Hkv * s.dqk),
         nv(s.B * s.Tk * s.Hkv * s.dv),
+        no(s.B * s.Tq * s.Hq * s.dv),
         q(d, static_cast<std::size_t>(nq * d.kv_bytes)),
         k(d, static_cast<std::size_t>(nk * d.kv_bytes)),
-        v(d, static_cast<std::size_t>(nv * d.kv_bytes)) {
+        v(d, static_cast<std::size_t>(nv * d.kv_bytes)),
+        o(d, static_cast<std::size_t>(no * d.kv_bytes)) {
     store_operand(d, q.get(), Q, nq);
     store_operand(d, k.get(), K, nk);
     store_operand(d, v.get(), V, nv);
+    if (O) store_operand(d, o.get(), O, no);
   }
 };
 
+// The cached entries behind the fp32 calls of check_attention_cases: the forward's output widened
+// back to fp32 (exactly) for the comparison, the backward's output stored as the forward stores it.
 inline AttentionCalls operand_calls(const Ops& d) {
   return {[&d](const float* q, const float* k, const float* v, float* out, float* lse, const AttentionShape& s,
                float scale) {
             const StoredOperands x(d, q, k, v, s);
-            d.attention_fwd_cached(x.q.get(), x.k.get(), x.v.get(), out, lse, s, scale);
+            d.attention_fwd_cached(x.q.get(), x.k.get(), x.v.get(), x.o.get(), lse, s, scale);
+            const std::vector<float> o = stored_floats(x.o.download(), d.kv_bytes);
+            d.copy_from_host(out, o.data(), sizeof(float) * o.size());
           },
           [&d](const float* q, const float* k, const float* v, const float* out, const float* lse, const float* dout,
                float* dq, float* dk, float* dv, const AttentionShape& s, float scale) {
-            const StoredOperands x(d, q, k, v, s);
-            d.attention_bwd_cached(x.q.get(), x.k.get(), x.v.get(), out, lse, dout, dq, dk, dv, s, scale);
+            const StoredOperands x(d, q, k, v, s, out);
+            d.attention_bwd_cached(x.q.get(), x.k.get(), x.v.get(), x.o.get(), lse, dout, dq, dk, dv, s, scale);
           }};
 }
 
@@ -813,8 +822,8 @@ TEST_P(GpuOps, AttentionForwardBackward) { check_attention(dev(), bf16(), large(
 // Queries, keys and values in the table's operand precision (bf16 in the bf16 tables; what
 // training keeps, and a decoding cache's K and V): rope_operand rounds as the attention's own
 // operand packing does, so attention_fwd_cached on the stored Q, K and V gives attention_fwd's
-// output on the fp32 ones bit for bit, on whatever path the table picks (cuDNN on a GPU under
-// auto). None of these cases is a one-query-block call over enough keys for split-key decoding,
+// output on the fp32 ones bit for bit, rounded to the operand precision, on whatever path the
+// table picks (cuDNN on a GPU under auto). None of these cases is a one-query-block call over enough keys for split-key decoding,
 // the one thing the cached forward does differently (test_gpu_emulated checks it).
 TEST_P(GpuOps, AttentionOnTheOperandsInTheTablesPrecision) {
   const Ops& d = dev();
@@ -829,13 +838,13 @@ TEST_P(GpuOps, AttentionOnTheOperandsInTheTablesPrecision) {
     const Dev<int32_t> Docs(d, docs);
     const AttentionShape shape = c.shape(Docs.get());
     Dev<float> Q(d, q), K(d, k), Vv(d, v), O(d, c.B * c.T * c.Hq * c.dv), L(d, c.B * c.Hq * c.T);
-    Dev<float> O2(d, O.download().size()), L2(d, L.download().size());
+    Dev<float> L2(d, L.download().size());
     const StoredOperands x(d, Q.get(), K.get(), Vv.get(), shape);
     EXPECT_EQ(stored_floats(x.k.download(), d.kv_bytes), rounded_to(k, d.kv_bytes))
         << "rope_operand did not store K in the table's precision";
     d.attention_fwd(Q.get(), K.get(), Vv.get(), O.get(), L.get(), shape, scale);
-    d.attention_fwd_cached(x.q.get(), x.k.get(), x.v.get(), O2.get(), L2.get(), shape, scale);
-    EXPECT_EQ(O2.download(), O.download());
+    d.attention_fwd_cached(x.q.get(), x.k.get(), x.v.get(), x.o.get(), L2.get(), shape, scale);
+    EXPECT_EQ(stored_floats(x.o.download(), d.kv_bytes), rounded_to(O.download(), d.kv_bytes));
     EXPECT_EQ(L2.download(), L.download());
   }
   // The backward on stored operands against the CPU within the table's floor, as every attention
