@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "headroom_error.h"
 
@@ -156,6 +157,14 @@ using AttentionBwd = void(const T* q, const T* k, const T* v, const T* out, cons
 template <class T>
 using RopeOperand = void(const T* x, int64_t ldx, void* y, const T* cos, const T* sin, int64_t B, int64_t Tq,
                          int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims);
+// A QK norm on RoPE's way: rms_apply(x, w, sumsq) then rope_operand of its output, the same bits as
+// the two in turn, in one pass (the normed values are not written in T and read back). x is
+// [B·Tq, n_heads·head_dim] (contiguous rows); a norm row is n consecutive elements of it (head_dim:
+// headwise; n_heads·head_dim: layerwise), w [n], sumsq and rstd per norm row as rms_apply's.
+template <class T>
+using RmsRopeOperand = void(const T* x, const T* w, const T* sumsq, T* rstd, int64_t n, int64_t n_total, T eps, void* y,
+                            const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0, int64_t n_heads,
+                            int64_t head_dim, int64_t rot_dims);
 // attention_fwd and attention_bwd with q, k, v and out in the operand precision ("cached": a
 // decoding cache holds its keys and values so; training keeps all four so). The forward writes out
 // rounded from its fp32 result (the bf16 tables' output projection reads it as stored: their
@@ -247,6 +256,7 @@ struct BasicOps {
   sig::AttentionBwd<T>* attention_bwd;
   int64_t kv_bytes;  // the attention's operand precision's element size (a decoding cache's)
   sig::RopeOperand<T>* rope_operand;
+  sig::RmsRopeOperand<T>* rms_rope_operand;
   sig::AttentionFwdCached<T>* attention_fwd_cached;
   sig::AttentionBwdCached<T>* attention_bwd_cached;
   sig::SwigluFwd<T>* swiglu_fwd;
@@ -310,6 +320,17 @@ template <class T, sig::Rope<T>* Op>
 void rope_on_store(const T* x, int64_t ldx, void* y, const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0,
                    int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
   Op(x, ldx, static_cast<T*>(y), cos, sin, B, Tq, pos0, n_heads, head_dim, rot_dims, false);
+}
+// rms_rope_operand as its two ops in turn, through host memory (the fusion saves device traffic).
+template <class T, sig::RmsApply<T>* Apply, sig::Rope<T>* Op>
+void rms_rope_on_host(const T* x, const T* w, const T* sumsq, T* rstd, int64_t n, int64_t n_total, T eps, void* y,
+                      const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0, int64_t n_heads,
+                      int64_t head_dim, int64_t rot_dims) {
+  const int64_t width = n_heads * head_dim;
+  if (n <= 0 || width % n != 0) fail("rms_rope_operand: a norm row of ", n, " elements does not tile rows of ", width);
+  std::vector<T> normed(static_cast<std::size_t>(B * Tq * width));
+  Apply(x, w, sumsq, normed.data(), rstd, B * Tq * width / n, n, n_total, eps);
+  Op(normed.data(), width, static_cast<T*>(y), cos, sin, B, Tq, pos0, n_heads, head_dim, rot_dims, false);
 }
 
 // The fp32 CPU backend: the reference for every other backend, and fast (OpenBLAS, OpenMP,

@@ -39,6 +39,7 @@ const Ops& cpu_ops() {
       .attention_bwd = cpu::attention_bwd,
       .kv_bytes = sizeof(float),
       .rope_operand = rope_on_store<float, cpu::rope>,
+      .rms_rope_operand = rms_rope_on_host<float, cpu::rms_apply, cpu::rope>,
       .attention_fwd_cached = attention_fwd_on_cache<float, cpu::attention_fwd>,
       .attention_bwd_cached = attention_bwd_on_cache<float, cpu::attention_bwd>,
       .swiglu_fwd = cpu::swiglu_fwd,

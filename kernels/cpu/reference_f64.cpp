@@ -281,6 +281,7 @@ const BasicOps<double>& cpu_ops_f64() {
       .attention_bwd = attention_bwd,
       .kv_bytes = sizeof(double),
       .rope_operand = rope_on_store<double, rope>,
+      .rms_rope_operand = rms_rope_on_host<double, rms_apply, rope>,
       .attention_fwd_cached = attention_fwd_on_cache<double, attention_fwd>,
       .attention_bwd_cached = attention_bwd_on_cache<double, attention_bwd>,
       .swiglu_fwd = swiglu_fwd,

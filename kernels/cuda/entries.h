@@ -66,6 +66,9 @@ sig::Rope<float> rope;
 // and kSimt).
 sig::RopeOperand<float> rope_operand_bf16;
 sig::RopeOperand<float> rope_operand_fp32;
+// The same with a QK norm on the way (ops.h's rms_rope_operand).
+sig::RmsRopeOperand<float> rms_rope_operand_bf16;
+sig::RmsRopeOperand<float> rms_rope_operand_fp32;
 
 // Flash attention. _bf16: tensor-core (mma.sync) kernels on bf16 copies of q/k/v, fp32 softmax
 // statistics and accumulators. _fp32: exact fp32 SIMT kernels.

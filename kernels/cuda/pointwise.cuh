@@ -86,26 +86,46 @@ __global__ void embedding_bwd_kernel(const float* dout, const int32_t* ids, floa
   }
 }
 
+// A QK norm applied on RoPE's way (rms_rope_operand): each element of x as rms_apply_kernel writes
+// it, x · rstd · w over norm rows of n elements (a multiple of head_dim, so a head lies in one row);
+// w null: none. The norm row's first element's thread writes its rstd.
+struct RowNorm {
+  const float *w = nullptr, *sumsq = nullptr;
+  float* rstd = nullptr;
+  int64_t n = 1, n_total = 1;
+  float eps = 0.f;
+};
+
 // One thread per rotating pair (row, head, i < half) and, out of place (copies = true), per
 // unrotated element (half ≤ i < head_dim − half: element i + half). x's rows start ldx apart; y
 // in fp32 or bf16 (the attention's operands as it reads them: rope_operand).
 template <class Out>
 __global__ void rope_kernel(const float* x, int64_t ldx, Out* y, const float* cos, const float* sin, int64_t rows,
                             int64_t T, int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t half, float sign,
-                            bool copies) {
+                            bool copies, RowNorm norm) {
   const int64_t per_head = copies ? head_dim - half : half;
   HR_GRID_STRIDE(idx, rows * n_heads * per_head) {
     const int64_t i = idx % per_head, rh = idx / per_head;
     const int64_t r = rh / n_heads, h = rh % n_heads;
     const float* xh = x + r * ldx + h * head_dim;
     Out* yh = y + rh * head_dim;
+    float rs = 1.f;
+    const float* wh = nullptr;
+    if (norm.w) {
+      const int64_t row = rh * head_dim / norm.n, col0 = rh * head_dim % norm.n;
+      rs = static_cast<float>(
+          1.0 / sqrt(static_cast<double>(norm.sumsq[row]) / static_cast<double>(norm.n_total) + norm.eps));
+      wh = norm.w + col0;
+      if (i == 0 && col0 == 0 && norm.rstd) norm.rstd[row] = rs;
+    }
+    const auto at = [&](int64_t c) { return wh ? xh[c] * rs * wh[c] : xh[c]; };
     if (i >= half) {
-      store_as(yh + i + half, xh[i + half]);
+      store_as(yh + i + half, at(i + half));
       continue;
     }
     const int64_t pos = pos0 + r % T;
     const float c = cos[pos * half + i], s = sin[pos * half + i];
-    const float a = xh[i], b = xh[i + half];
+    const float a = at(i), b = at(i + half);
     store_as(yh + i, a * c - sign * b * s);
     store_as(yh + i + half, b * c + sign * a * s);
   }
@@ -201,10 +221,12 @@ void embedding_bwd(const float* dout, const int32_t* ids, float* dtable, int64_t
 }
 
 namespace pointwise {
-// rope (ops.h) into y in fp32 or, out of place, bf16 (rope_operand).
+// rope (ops.h) into y in fp32 or, out of place, bf16 (rope_operand), with a QK norm on the way
+// where norm.w is set (rms_rope_operand).
 template <class Out>
 void rope_into(const float* x, int64_t ldx, Out* y, const float* cos, const float* sin, int64_t B, int64_t T,
-               int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse, const char* what) {
+               int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse, const char* what,
+               const RowNorm& norm = {}) {
   if (rot_dims < 0 || rot_dims % 2 != 0 || rot_dims > head_dim)
     fail("cuda ", what, ": rot_dims = ", rot_dims, " must be even and within [0, head_dim = ", head_dim, "]");
   if (pos0 < 0) fail("cuda ", what, ": pos0 = ", pos0, " is negative");
@@ -216,7 +238,18 @@ void rope_into(const float* x, int64_t ldx, Out* y, const float* cos, const floa
   const int64_t half = rot_dims / 2, rows = B * T, per_head = in_place ? half : head_dim - half;
   if (rows == 0 || per_head == 0) return;
   launch(what, rope_kernel<Out>, grid_1d(rows * n_heads * per_head, kThreads), dim3(kThreads), 0, x, ldx, y, cos, sin,
-         rows, T, pos0, n_heads, head_dim, half, inverse ? -1.f : 1.f, !in_place);
+         rows, T, pos0, n_heads, head_dim, half, inverse ? -1.f : 1.f, !in_place, norm);
+}
+
+template <class Out>
+void rms_rope_into(const float* x, const float* w, const float* sumsq, float* rstd, int64_t n, int64_t n_total,
+                   float eps, Out* y, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0,
+                   int64_t n_heads, int64_t head_dim, int64_t rot_dims, const char* what) {
+  const int64_t width = n_heads * head_dim;
+  if (n <= 0 || n % head_dim != 0 || width % n != 0)
+    fail("cuda ", what, ": a norm row of ", n, " elements is not whole heads of ", head_dim, " tiling rows of ", width);
+  rope_into(x, width, y, cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, false, what,
+            RowNorm{w, sumsq, rstd, n, n_total, eps});
 }
 }  // namespace pointwise
 
@@ -233,6 +266,18 @@ void rope_operand_fp32(const float* x, int64_t ldx, void* y, const float* cos, c
                        int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
   pointwise::rope_into(x, ldx, static_cast<float*>(y), cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, false,
                        "rope_operand (fp32)");
+}
+void rms_rope_operand_bf16(const float* x, const float* w, const float* sumsq, float* rstd, int64_t n, int64_t n_total,
+                           float eps, void* y, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0,
+                           int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
+  pointwise::rms_rope_into(x, w, sumsq, rstd, n, n_total, eps, static_cast<uint16_t*>(y), cos, sin, B, T, pos0, n_heads,
+                           head_dim, rot_dims, "rms_rope_operand (bf16)");
+}
+void rms_rope_operand_fp32(const float* x, const float* w, const float* sumsq, float* rstd, int64_t n, int64_t n_total,
+                           float eps, void* y, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0,
+                           int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
+  pointwise::rms_rope_into(x, w, sumsq, rstd, n, n_total, eps, static_cast<float*>(y), cos, sin, B, T, pos0, n_heads,
+                           head_dim, rot_dims, "rms_rope_operand (fp32)");
 }
 
 // The storage entries (ops.h's weight_store): bf16 in the bf16 tables, fp32 copies in

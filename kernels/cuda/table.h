@@ -70,6 +70,7 @@ inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = A
   t.attention_bwd = attention_bwd_entry(bf16, attention);
   t.kv_bytes = cuda_precision::kv_bytes(bf16, attention);
   t.rope_operand = t.kv_bytes == 2 ? HR_CUDA_NS::rope_operand_bf16 : HR_CUDA_NS::rope_operand_fp32;
+  t.rms_rope_operand = t.kv_bytes == 2 ? HR_CUDA_NS::rms_rope_operand_bf16 : HR_CUDA_NS::rms_rope_operand_fp32;
   t.attention_fwd_cached = attention_fwd_cached_entry(bf16, attention);
   t.attention_bwd_cached = attention_bwd_cached_entry(bf16, attention);
   t.swiglu_fwd = HR_CUDA_NS::swiglu_fwd;

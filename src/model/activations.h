@@ -62,9 +62,10 @@ struct LayerActs {
   T* act;     // [BT, d_ff] silu(gate) * up; null where act_op holds it
   T* dn;      // [R, d] MLP output projection
   T* qkv;     // [BT, Q + K + VD] the fused QKV product's output, unpacked into q (or q_pre), k (or
-              //         k_pre) and v at once, then (QK norm) the normed queries and keys before
-              //         RoPE stores them: scratch over Activations::dq's region, which the backward pass
-              //         writes only after a (recomputed) forward is done with it
+              //         k_pre) and v at once, then (QK norm on a kCompute cache's call, where
+              //         RoPE writes T) the normed queries or keys before RoPE: scratch over
+              //         Activations::dq's region, which the backward pass writes only after a
+              //         (recomputed) forward is done with it
   // a_in, m_in and act in the weight precision (BasicOps::weight_bytes per element) where it is
   // narrower than T; null where it is T (the GEMMs read a_in, m_in and act themselves).
   std::byte *a_op = nullptr, *m_op = nullptr, *act_op = nullptr;

@@ -115,12 +115,35 @@ void reduce_rows(T* stat, const NormRows& r, const kernels::BasicOps<T>& ops) {
   if (r.replication > 1) ops.scale(stat, T(1) / static_cast<T>(r.replication), r.rows);
 }
 
+// A QK norm applied on RoPE's way (rope_segments): rms_apply's rule over norm rows of n elements
+// of the [rows, heads · dqk] input, weight w, statistics sumsq, rstd written. Where RoPE writes T
+// (a decoding call on a kCompute cache) the normed values go through `scratch` ([rows, heads · dqk]);
+// in the operand precision they never leave the kernel (rms_rope_operand).
 template <class T>
-void qk_norm_forward(const Model<T>& m, const Dims& s, const T* x, const T* w, T* y, T* rstd, T* stat, bool keys) {
+struct NormOnTheWay {
+  const T* w;
+  const T* sumsq;
+  T* rstd;
+  int64_t n, n_total;
+  T eps;
+  T* scratch;
+
+  // The same for the input's rows from `row` on (a context-parallel segment's).
+  NormOnTheWay from_row(int64_t row, int64_t width) const {
+    const int64_t norm_row = row * width / n;
+    return {w, sumsq + norm_row, rstd + norm_row, n, n_total, eps, scratch + row * width};
+  }
+};
+
+// The statistics of a QK norm of x into stat (summed over the tp group where a layerwise row is
+// split), and the norm for rope_segments to apply.
+template <class T>
+NormOnTheWay<T> qk_norm_statistics(const Model<T>& m, const Dims& s, const T* x, const T* w, T* rstd, T* stat,
+                                   T* scratch, bool keys) {
   const NormRows r = qk_rows(m, s, keys);
   m.ops->row_sumsq(x, stat, r.rows, r.n);
   reduce_rows(stat, r, *m.ops);
-  m.ops->rms_apply(x, w, stat, y, rstd, r.rows, r.n, r.n_total, static_cast<T>(s.eps));
+  return {w, stat, rstd, r.n, r.n_total, static_cast<T>(s.eps), scratch};
 }
 
 template <class T>
@@ -214,13 +237,24 @@ void row_output(const Model<T>& m, const Dims& s, const RowSplit& rs, T* partial
 }
 
 // RoPE from x (rows ldx apart) into y: in T, or in the operand precision (the queries, keys and
-// values as the attention reads them).
+// values as the attention reads them); with a QK norm on the way where `norm` is set (x then
+// contiguous).
 template <class T>
 void rope_rows(const Model<T>& m, bool operand_precision, const T* x, int64_t ldx, std::byte* y, const T* cos,
                const T* sin, int64_t B, int64_t len, int64_t pos0, int64_t heads, int64_t head_dim, int64_t rot,
-               bool inverse) {
-  if (operand_precision) return m.ops->rope_operand(x, ldx, y, cos, sin, B, len, pos0, heads, head_dim, rot);
-  m.ops->rope(x, ldx, reinterpret_cast<T*>(y), cos, sin, B, len, pos0, heads, head_dim, rot, inverse);
+               bool inverse, const NormOnTheWay<T>* norm = nullptr) {
+  const auto& ops = *m.ops;
+  if (norm && operand_precision)
+    return ops.rms_rope_operand(x, norm->w, norm->sumsq, norm->rstd, norm->n, norm->n_total, norm->eps, y, cos, sin, B,
+                                len, pos0, heads, head_dim, rot);
+  if (norm) {
+    const int64_t width = heads * head_dim;
+    ops.rms_apply(x, norm->w, norm->sumsq, norm->scratch, norm->rstd, B * len * width / norm->n, norm->n, norm->n_total,
+                  norm->eps);
+    x = norm->scratch, ldx = width;
+  }
+  if (operand_precision) return ops.rope_operand(x, ldx, y, cos, sin, B, len, pos0, heads, head_dim, rot);
+  ops.rope(x, ldx, reinterpret_cast<T*>(y), cos, sin, B, len, pos0, heads, head_dim, rot, inverse);
 }
 
 // Columns [0, width) of x's rows (ldx apart) into y ([rows, width], in T or the operand precision):
@@ -245,12 +279,13 @@ struct Attend {
 };
 
 // RoPE over a call's segments, from x (rows ldx apart: a part of the fused QKV product's output,
-// or y itself in place) into y ([rows, heads · dqk]; in T or the operand precision).
+// or y itself in place) into y ([rows, heads · dqk]; in T or the operand precision), with a QK norm
+// on the way where `norm` is set.
 template <class T>
 void rope_segments(const Model<T>& m, const Dims& s, const Attend<T>& at, const T* x, int64_t ldx, void* y,
-                   int64_t heads, bool inverse, bool operand_precision = false) {
+                   int64_t heads, bool inverse, bool operand_precision = false, const NormOnTheWay<T>* norm = nullptr) {
   const int64_t width = heads * s.dqk;
-  if (s.rot == 0) {
+  if (s.rot == 0 && !norm) {
     if (x != y) copy_columns(m, x, ldx, y, s.BT, width, operand_precision);
     return;
   }
@@ -258,8 +293,10 @@ void rope_segments(const Model<T>& m, const Dims& s, const Attend<T>& at, const 
   const TokenLayout& lay = at.layout;
   const int64_t row_bytes = width * (operand_precision ? m.ops->kv_bytes : int64_t{sizeof(T)});
   const auto rope = [&](int64_t row, int64_t B, int64_t len, int64_t pos0) {
+    const NormOnTheWay<T> rows_norm = norm ? norm->from_row(row, width) : NormOnTheWay<T>{};
     rope_rows(m, operand_precision, x + row * ldx, ldx, static_cast<std::byte*>(y) + row * row_bytes,
-              m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, len, pos0, heads, s.dqk, s.rot, inverse);
+              m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, len, pos0, heads, s.dqk, s.rot, inverse,
+              norm ? &rows_norm : nullptr);
   };
   if (lay.segments() == 1) return rope(0, at.B, lay.T_len(), lay.segment_pos0(0));
   const int64_t C = lay.segment_len();
@@ -605,19 +642,19 @@ void attention_block(Model<T>& m, const Dims& s, const RowSplit& rs, const Atten
   linear(m, a_in, sw.wq, l.qkv, s.BT, QKV, s.d);
   const Operands out = operands_out(m, s, at, l);
   copy_columns(m, l.qkv + s.Q + s.K, QKV, out.v, s.BT, s.VD, out.operand_precision);
-  const T *q = l.qkv, *k = l.qkv + s.Q;  // RoPE's inputs, their rows ldq and ldk apart
-  int64_t ldq = QKV, ldk = QKV;
-  if (qk) {
+  if (!qk) {
+    rope_segments(m, s, at, l.qkv, QKV, out.q, s.Hq, false, out.operand_precision);
+    rope_segments(m, s, at, l.qkv + s.Q, QKV, out.k, s.Hkv, false, out.operand_precision);
+  } else {
+    // The queries and keys before the norm, kept for its backward; the norm applied on RoPE's way
+    // (its scratch, where it needs one, over the product's output, which is read out by now).
     copy_columns(m, l.qkv, QKV, l.q_pre, s.BT, s.Q);
     copy_columns(m, l.qkv + s.Q, QKV, l.k_pre, s.BT, s.K);
-    // The normed queries and keys in T over the product's output, which is read out by now.
-    T *qn = l.qkv, *kn = l.qkv + s.BT * s.Q;
-    qk_norm_forward(m, s, l.q_pre, w.q_norm, qn, l.q_rstd, stat, false);
-    qk_norm_forward(m, s, l.k_pre, w.k_norm, kn, l.k_rstd, stat, true);
-    q = qn, k = kn, ldq = s.Q, ldk = s.K;
+    const NormOnTheWay<T> qn = qk_norm_statistics(m, s, l.q_pre, w.q_norm, l.q_rstd, stat, l.qkv, false);
+    rope_segments(m, s, at, l.q_pre, s.Q, out.q, s.Hq, false, out.operand_precision, &qn);
+    const NormOnTheWay<T> kn = qk_norm_statistics(m, s, l.k_pre, w.k_norm, l.k_rstd, stat, l.qkv, true);
+    rope_segments(m, s, at, l.k_pre, s.K, out.k, s.Hkv, false, out.operand_precision, &kn);
   }
-  rope_segments(m, s, at, q, ldq, out.q, s.Hq, false, out.operand_precision);
-  rope_segments(m, s, at, k, ldk, out.k, s.Hkv, false, out.operand_precision);
   mark(m.timer, "forward: attention (kernel and context-parallel exchange)");
   attention_forward(m, s, at, l);
   mark(m.timer, kFwdProjections);

@@ -514,10 +514,32 @@ TEST_P(GpuOps, Rope) {
       Dev<unsigned char> Kc(d, static_cast<std::size_t>(B * T * H * hd * d.kv_bytes));
       d.rope_operand(Wide.get() + col0, ld, Kc.get(), C.get(), S.get(), B, T, pos0, H, hd, rot);
       EXPECT_EQ(stored_floats(Kc.download(), d.kv_bytes), rounded_to(Y.download(), d.kv_bytes)) << what;
+      // With a QK norm on the way (rms_rope_operand): rms_apply then rope_operand bit for bit, and
+      // rms_apply's rstd. Headwise rows (one head) and layerwise ones (every head; n_total twice
+      // that, as when tensor parallelism splits the row), in T = B·T rows from position pos0.
+      for (const int64_t n : {hd, H * hd}) {
+        const int64_t rows = B * T * H * hd / n, n_total = n == hd ? n : 2 * n;
+        const std::string norm = what + " norm row " + std::to_string(n);
+        Dev<float> X0(d, x), Wn(d, random_floats(n, 17, 0.5f, 1.5f)), SS(d, rows), R1(d, rows), R2(d, rows),
+            Normed(d, x.size());
+        d.row_sumsq(X0.get(), SS.get(), rows, n);
+        d.rms_apply(X0.get(), Wn.get(), SS.get(), Normed.get(), R1.get(), rows, n, n_total, 1e-6f);
+        d.rope_operand(Normed.get(), H * hd, Kc.get(), C.get(), S.get(), B, T, pos0, H, hd, rot);
+        const std::vector<unsigned char> want_y = Kc.download();
+        R2.poison();
+        d.rms_rope_operand(X0.get(), Wn.get(), SS.get(), R2.get(), n, n_total, 1e-6f, Kc.get(), C.get(), S.get(), B, T,
+                           pos0, H, hd, rot);
+        EXPECT_EQ(Kc.download(), want_y) << norm;
+        EXPECT_EQ(R2.download(), R1.download()) << norm;
+      }
     }
   Dev<float> X(d, 10), C(d, 10), S(d, 10);
   EXPECT_THROW(d.rope(X.get(), 4, X.get(), C.get(), S.get(), 1, 1, 0, 1, 4, 3, false), headroom::Error);
   EXPECT_THROW(d.rope(X.get(), 5, X.get(), C.get(), S.get(), 1, 1, 0, 1, 4, 4, false), headroom::Error);
+  // A norm row must be whole heads that tile the row.
+  EXPECT_THROW(
+      d.rms_rope_operand(X.get(), X.get(), X.get(), X.get(), 3, 3, 1e-6f, C.get(), C.get(), S.get(), 1, 1, 0, 2, 4, 4),
+      headroom::Error);
 }
 
 // weight_store_columns: each row what weight_store stores from it, bit for bit, at its place in the

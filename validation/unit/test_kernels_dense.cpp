@@ -44,6 +44,7 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
                                  reinterpret_cast<const void*>(o.attention_fwd),
                                  reinterpret_cast<const void*>(o.attention_bwd),
                                  reinterpret_cast<const void*>(o.rope_operand),
+                                 reinterpret_cast<const void*>(o.rms_rope_operand),
                                  reinterpret_cast<const void*>(o.attention_fwd_cached),
                                  reinterpret_cast<const void*>(o.attention_bwd_cached),
                                  reinterpret_cast<const void*>(o.swiglu_fwd),

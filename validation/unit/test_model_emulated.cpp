@@ -126,6 +126,22 @@ TEST(DecodeEmulated, Bf16CacheGivesTheFp32CachesLogitsBitForBit) {
   }
 }
 
+// With a QK norm the bf16 cache's queries and keys are normed on RoPE's way (rms_rope_operand), the
+// fp32 cache's through scratch by rms_apply then rope: the same logits, layerwise and headwise.
+TEST(DecodeEmulated, QkNormOnRopesWayGivesTheFp32CachesLogitsBitForBit) {
+  const kernels::Ops table = kernels::cuda_emu::make_table("emulated-cuda", true, kernels::AttentionKernel::kFlash);
+  for (const config::QkNorm qk : {config::QkNorm::kLayer, config::QkNorm::kHead}) {
+    auto cfg = decoding_model();
+    cfg.qk_norm = qk;
+    Model<float> m = make_model(cfg, table, {}, {.gradients = false});
+    const auto prompt = random_batch(cfg.vocab_size, 1, 24, 23).ids;
+    const Decoded fp32 = decode(m, prompt, 5, KvPrecision::kCompute);
+    const Decoded bf16 = decode(m, prompt, 5, KvPrecision::kTable);
+    EXPECT_EQ(bf16.logits, fp32.logits) << (qk == config::QkNorm::kLayer ? "layerwise" : "headwise");
+    EXPECT_EQ(bf16.tokens, fp32.tokens);
+  }
+}
+
 TEST(DecodeEmulated, Bf16CacheLogitsWithinTheBf16FloorOfTheCpu) {
   const auto cfg = decoding_model();
   Model<float> cpu = make_model(cfg, kernels::cpu_ops());
@@ -206,6 +222,7 @@ kernels::Ops rounding_in_every_product(const kernels::Ops& table) {
   t.matmul_both_stored = kernels::matmul_on_both_stored<float, kernels::cuda_emu::matmul_bf16>;
   t.kv_bytes = 4;
   t.rope_operand = kernels::cuda_emu::rope_operand_fp32;
+  t.rms_rope_operand = kernels::cuda_emu::rms_rope_operand_fp32;
   t.attention_fwd_cached = attention_fwd_output_rounded;
   t.attention_bwd_cached = kernels::attention_bwd_on_cache<float, kernels::cuda_emu::attention_bwd_auto>;
   return t;
