@@ -327,7 +327,9 @@ void rms_rope_on_host(const T* x, const T* w, const T* sumsq, T* rstd, int64_t n
                       const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0, int64_t n_heads,
                       int64_t head_dim, int64_t rot_dims) {
   const int64_t width = n_heads * head_dim;
-  if (n <= 0 || width % n != 0) fail("rms_rope_operand: a norm row of ", n, " elements does not tile rows of ", width);
+  if (n <= 0 || n % head_dim != 0 || width % n != 0)
+    fail("rms_rope_operand: a norm row of ", n, " elements is not whole heads of ", head_dim, " tiling rows of ",
+         width);
   std::vector<T> normed(static_cast<std::size_t>(B * Tq * width));
   Apply(x, w, sumsq, normed.data(), rstd, B * Tq * width / n, n, n_total, eps);
   Op(normed.data(), width, static_cast<T*>(y), cos, sin, B, Tq, pos0, n_heads, head_dim, rot_dims, false);

@@ -266,5 +266,33 @@ TEST(KernelRope, ZeroRotDimsInPlaceIsANoOpAndBadRotDimsAreRejected) {
                headroom::Error);
 }
 
+// rms_rope_operand (a QK norm applied on RoPE's way): rms_apply then rope_operand, bit for bit, rstd
+// included, over headwise rows (one head) and layerwise ones (every head, n_total as a tensor-parallel
+// split row's); a norm row that is not whole heads tiling the row is refused.
+TEST(KernelRope, QkNormOnTheWayIsTheNormThenRope) {
+  const int64_t B = 2, T = 5, pos0 = 3, H = 3, hd = 16, r = 8, width = H * hd;
+  const auto tab = rope_tables(pos0 + T, r, 10000.0, 1.1);
+  const auto x = random_floats(B * T * width, 86);
+  for (const int64_t n : {hd, width}) {
+    SCOPED_TRACE(::testing::Message() << "norm row " << n);
+    const int64_t rows = B * T * width / n, n_total = 2 * n;
+    const auto w = random_floats(n, 87);
+    std::vector<float> sumsq(rows), rstd(rows), rstd2(rows, -1.f), normed(x.size()), want(x.size()), got(x.size());
+    cpu().row_sumsq(x.data(), sumsq.data(), rows, n);
+    cpu().rms_apply(x.data(), w.data(), sumsq.data(), normed.data(), rstd.data(), rows, n, n_total, kEps);
+    cpu().rope_operand(normed.data(), width, want.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r);
+    cpu().rms_rope_operand(x.data(), w.data(), sumsq.data(), rstd2.data(), n, n_total, kEps, got.data(), tab.cos.data(),
+                           tab.sin.data(), B, T, pos0, H, hd, r);
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(rstd2, rstd);
+  }
+  std::vector<float> y(x.size()), s(B * T * width);
+  for (const int64_t n : {int64_t{12}, 2 * hd})  // part of a head; two heads, which do not tile three
+    EXPECT_THROW(cpu().rms_rope_operand(x.data(), x.data(), s.data(), s.data(), n, n, kEps, y.data(), tab.cos.data(),
+                                        tab.sin.data(), B, T, pos0, H, hd, r),
+                 headroom::Error)
+        << n;
+}
+
 }  // namespace
 }  // namespace headroom::kernels::test
