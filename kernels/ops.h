@@ -321,15 +321,20 @@ void rope_on_store(const T* x, int64_t ldx, void* y, const T* cos, const T* sin,
                    int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
   Op(x, ldx, static_cast<T*>(y), cos, sin, B, Tq, pos0, n_heads, head_dim, rot_dims, false);
 }
+// rms_rope_operand's norm rows, checked by every backend: n elements of whole heads of head_dim
+// that tile rows of n_heads·head_dim.
+inline void check_norm_rows(int64_t n, int64_t head_dim, int64_t n_heads, const char* what) {
+  const int64_t width = n_heads * head_dim;
+  if (n <= 0 || head_dim <= 0 || n % head_dim != 0 || width % n != 0)
+    fail(what, ": a norm row of ", n, " elements is not whole heads of ", head_dim, " tiling rows of ", width);
+}
 // rms_rope_operand as its two ops in turn, through host memory (the fusion saves device traffic).
 template <class T, sig::RmsApply<T>* Apply, sig::Rope<T>* Op>
 void rms_rope_on_host(const T* x, const T* w, const T* sumsq, T* rstd, int64_t n, int64_t n_total, T eps, void* y,
                       const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0, int64_t n_heads,
                       int64_t head_dim, int64_t rot_dims) {
+  check_norm_rows(n, head_dim, n_heads, "rms_rope_operand");
   const int64_t width = n_heads * head_dim;
-  if (n <= 0 || n % head_dim != 0 || width % n != 0)
-    fail("rms_rope_operand: a norm row of ", n, " elements is not whole heads of ", head_dim, " tiling rows of ",
-         width);
   std::vector<T> normed(static_cast<std::size_t>(B * Tq * width));
   Apply(x, w, sumsq, normed.data(), rstd, B * Tq * width / n, n, n_total, eps);
   Op(normed.data(), width, static_cast<T*>(y), cos, sin, B, Tq, pos0, n_heads, head_dim, rot_dims, false);

@@ -245,10 +245,8 @@ template <class Out>
 void rms_rope_into(const float* x, const float* w, const float* sumsq, float* rstd, int64_t n, int64_t n_total,
                    float eps, Out* y, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0,
                    int64_t n_heads, int64_t head_dim, int64_t rot_dims, const char* what) {
-  const int64_t width = n_heads * head_dim;
-  if (n <= 0 || n % head_dim != 0 || width % n != 0)
-    fail("cuda ", what, ": a norm row of ", n, " elements is not whole heads of ", head_dim, " tiling rows of ", width);
-  rope_into(x, width, y, cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, false, what,
+  check_norm_rows(n, head_dim, n_heads, what);
+  rope_into(x, n_heads * head_dim, y, cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, false, what,
             RowNorm{w, sumsq, rstd, n, n_total, eps});
 }
 }  // namespace pointwise

@@ -845,8 +845,9 @@ TEST_P(GpuOps, AttentionForwardBackward) { check_attention(dev(), bf16(), large(
 // training keeps, and a decoding cache's K and V): rope_operand rounds as the attention's own
 // operand packing does, so attention_fwd_cached on the stored Q, K and V gives attention_fwd's
 // output on the fp32 ones bit for bit, rounded to the operand precision, on whatever path the
-// table picks (cuDNN on a GPU under auto). None of these cases is a one-query-block call over enough keys for split-key decoding,
-// the one thing the cached forward does differently (test_gpu_emulated checks it).
+// table picks (cuDNN on a GPU under auto). None of these cases is a one-query-block call over
+// enough keys for split-key decoding, the one thing the cached forward does differently
+// (test_gpu_emulated checks it).
 TEST_P(GpuOps, AttentionOnTheOperandsInTheTablesPrecision) {
   const Ops& d = dev();
   ASSERT_EQ(d.kv_bytes, bf16() ? 2 : 4);
