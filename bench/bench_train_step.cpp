@@ -336,6 +336,7 @@ const kernels::Ops& timed_cpu_ops() {
     wrap<kMatmul>(t.matmul);
     wrap<kMatmul>(t.matmul_stored);
     wrap<kMatmul>(t.matmul_both_stored);
+    wrap<kMatmul>(t.matmul_to_stored);
     wrap<kAxpy>(t.axpy);
     wrap<kAdd>(t.add);
     wrap<kScale>(t.scale);

@@ -79,6 +79,13 @@ using MatmulStored = void(const T* A, const void* B, T* C, int64_t M, int64_t N,
 template <class T>
 using MatmulBothStored = void(const void* A, const void* B, T* C, int64_t M, int64_t N, int64_t K, bool trans_a,
                               bool trans_b, bool accumulate);
+// matmul_both_stored with C written in the weight precision as well (bf16: the fp32 sum rounded to
+// nearest even, as weight_store rounds), not accumulated: a product whose output only a further
+// product reads (the attention output's gradient, which the attention's backward reads in its
+// operand precision).
+template <class T>
+using MatmulToStored = void(const void* A, const void* B, void* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                            bool trans_b);
 template <class T>
 using Axpy = void(T* y, const T* x, T a, int64_t n);  // y += a * x
 // out = a + b (out may alias a or b)
@@ -168,14 +175,15 @@ using RmsRopeOperand = void(const T* x, const T* w, const T* sumsq, T* rstd, int
 // attention_fwd and attention_bwd with q, k, v and out in the operand precision ("cached": a
 // decoding cache holds its keys and values so; training keeps all four so). The forward writes out
 // rounded from its fp32 result (the bf16 tables' output projection reads it as stored: their
-// weight precision is the operand precision), and the backward reads it back so; lse, dout and
-// the gradients stay in T.
+// weight precision is the operand precision), and the backward reads it back so, and dout too
+// (the output projection's input gradient writes it so: matmul_to_stored); lse and the gradients
+// stay in T.
 template <class T>
 using AttentionFwdCached = void(const void* q, const void* k, const void* v, void* out, T* lse,
                                 const AttentionShape& shape, T scale);
 template <class T>
 using AttentionBwdCached = void(const void* q, const void* k, const void* v, const void* out, const T* lse,
-                                const T* dout, T* dq, T* dk, T* dv, const AttentionShape& shape, T scale);
+                                const void* dout, T* dq, T* dk, T* dv, const AttentionShape& shape, T scale);
 
 // --- the weight precision ----------------------------------------------------------------------------
 // dst[0, n) = src[0, n) in the weight precision (bf16: rounded to nearest even): weight_store.
@@ -237,6 +245,7 @@ struct BasicOps {
   sig::StoreColumns<T>* weight_store_columns;
   sig::MatmulStored<T>* matmul_stored;
   sig::MatmulBothStored<T>* matmul_both_stored;
+  sig::MatmulToStored<T>* matmul_to_stored;
   sig::MatmulStrided<T>* matmul_strided;
   sig::Axpy<T>* axpy;
   sig::Add<T>* add;
@@ -291,6 +300,11 @@ void matmul_on_both_stored(const void* A, const void* B, T* C, int64_t M, int64_
                            bool trans_b, bool accumulate) {
   Mm(static_cast<const T*>(A), static_cast<const T*>(B), C, M, N, K, trans_a, trans_b, accumulate);
 }
+template <class T, sig::Matmul<T>* Mm>
+void matmul_to_stored_on_host(const void* A, const void* B, void* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                              bool trans_b) {
+  Mm(static_cast<const T*>(A), static_cast<const T*>(B), static_cast<T*>(C), M, N, K, trans_a, trans_b, false);
+}
 template <class T, sig::AddRmsNorm<T>* Op>
 void add_rms_norm_on_stored(const T* a, const T* b, T* h, const T* w, void* y, T* rstd, int64_t rows, int64_t n,
                             T eps) {
@@ -311,10 +325,10 @@ void attention_fwd_on_cache(const void* q, const void* k, const void* v, void* o
       scale);
 }
 template <class T, sig::AttentionBwd<T>* Bwd>
-void attention_bwd_on_cache(const void* q, const void* k, const void* v, const void* out, const T* lse, const T* dout,
-                            T* dq, T* dk, T* dv, const AttentionShape& shape, T scale) {
+void attention_bwd_on_cache(const void* q, const void* k, const void* v, const void* out, const T* lse,
+                            const void* dout, T* dq, T* dk, T* dv, const AttentionShape& shape, T scale) {
   Bwd(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<const T*>(out), lse,
-      dout, dq, dk, dv, shape, scale);
+      static_cast<const T*>(dout), dq, dk, dv, shape, scale);
 }
 template <class T, sig::Rope<T>* Op>
 void rope_on_store(const T* x, int64_t ldx, void* y, const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0,

@@ -20,6 +20,7 @@ const Ops& cpu_ops() {
       .weight_store_columns = store_columns_host<float>,
       .matmul_stored = matmul_on_stored<float, cpu::matmul>,
       .matmul_both_stored = matmul_on_both_stored<float, cpu::matmul>,
+      .matmul_to_stored = matmul_to_stored_on_host<float, cpu::matmul>,
       .matmul_strided = cpu::matmul_strided,
       .axpy = cpu::axpy,
       .add = cpu::add,

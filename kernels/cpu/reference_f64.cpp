@@ -262,6 +262,7 @@ const BasicOps<double>& cpu_ops_f64() {
       .weight_store_columns = store_columns_host<double>,
       .matmul_stored = matmul_on_stored<double, matmul>,
       .matmul_both_stored = matmul_on_both_stored<double, matmul>,
+      .matmul_to_stored = matmul_to_stored_on_host<double, matmul>,
       .matmul_strided = matmul_strided,
       .axpy = axpy,
       .add = add,

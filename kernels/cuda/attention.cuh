@@ -28,7 +28,7 @@ void empty_forward(Out* out, float* lse, const AttnShape& s) {
 }
 
 template <class O>
-void row_dots(const O* out, const float* dout, float* D, const AttnShape& s) {
+void row_dots(const O* out, const O* dout, float* D, const AttnShape& s) {
   const int64_t rows = s.B * s.Tq * s.Hq;
   launch("attention_bwd(row dots)", attention_row_dots<O>, dim3(static_cast<unsigned>(ceil_div(rows, 8))), dim3(256), 0,
          out, dout, D, s);
@@ -255,10 +255,10 @@ void attention_bwd_fp32(const float* q, const float* k, const float* v, const fl
 }
 
 namespace attention {
-// The tensor-core backward on Q, K, V and out in fp32 or bf16 (kept in the operand precision).
+// The tensor-core backward on Q, K, V, out and dout in fp32 or bf16 (the operand precision).
 template <class Kv>
-void flash_backward(const Kv* q, const Kv* k, const Kv* v, const Kv* out, const float* lse, const float* dout,
-                    float* dq, float* dk, float* dv, const AttnShape& s, int max_stages) {
+void flash_backward(const Kv* q, const Kv* k, const Kv* v, const Kv* out, const float* lse, const Kv* dout, float* dq,
+                    float* dk, float* dv, const AttnShape& s, int max_stages) {
   if (!zero_gradients(dq, dk, dv, s)) return;
   const int64_t B = s.B, T = s.Tq, Tk = s.Tk, Hq = s.Hq, Hkv = s.Hkv, dqk = s.dqk, dv_dim = s.dv;
   const mma::Dims d = padded(s);
@@ -353,12 +353,13 @@ inline void blocked_backward(const float* q, const float* k, const float* v, con
   attention_bwd_blocked(q, k, v, out, lse, dout, dq, dk, dv, s, s.scale);
 }
 inline void blocked_backward(const uint16_t* q, const uint16_t* k, const uint16_t* v, const uint16_t* out,
-                             const float* lse, const float* dout, float* dq, float* dk, float* dv, const AttnShape& s) {
+                             const float* lse, const uint16_t* dout, float* dq, float* dk, float* dv,
+                             const AttnShape& s) {
   attention_bwd_cached_blocked(q, k, v, out, lse, dout, dq, dk, dv, s, s.scale);
 }
 
 template <class Kv>
-void auto_backward(const Kv* q, const Kv* k, const Kv* v, const Kv* out, const float* lse, const float* dout, float* dq,
+void auto_backward(const Kv* q, const Kv* k, const Kv* v, const Kv* out, const float* lse, const Kv* dout, float* dq,
                    float* dk, float* dv, const AttnShape& s) {
   const AttentionShape& shape = s;
   const cuda::AttentionCall c{shape, true};
@@ -410,26 +411,26 @@ void attention_fwd_cached_fp32(const void* q, const void* k, const void* v, void
 }
 
 void attention_bwd_cached_auto(const void* q, const void* k, const void* v, const void* out, const float* lse,
-                               const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
+                               const void* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
                                float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_bwd");
   attention::auto_backward(attention::bf16_bits(q), attention::bf16_bits(k), attention::bf16_bits(v),
-                           attention::bf16_bits(out), lse, dout, dq, dk, dv, s);
+                           attention::bf16_bits(out), lse, attention::bf16_bits(dout), dq, dk, dv, s);
 }
 void attention_bwd_cached_bf16(const void* q, const void* k, const void* v, const void* out, const float* lse,
-                               const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
+                               const void* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
                                float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_bwd");
   attention::flash_backward(attention::bf16_bits(q), attention::bf16_bits(k), attention::bf16_bits(v),
-                            attention::bf16_bits(out), lse, dout, dq, dk, dv, s, 2);
+                            attention::bf16_bits(out), lse, attention::bf16_bits(dout), dq, dk, dv, s, 2);
 }
 void attention_bwd_cached_fp32(const void* q, const void* k, const void* v, const void* out, const float* lse,
-                               const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
+                               const void* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
                                float scale) {
   attention_bwd_fp32(static_cast<const float*>(q), static_cast<const float*>(k), static_cast<const float*>(v),
-                     static_cast<const float*>(out), lse, dout, dq, dk, dv, shape, scale);
+                     static_cast<const float*>(out), lse, static_cast<const float*>(dout), dq, dk, dv, shape, scale);
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

@@ -159,9 +159,9 @@ void attention_fwd_blocked_with(const float* q, const float* k, const float* v, 
 }
 
 namespace blocked {
-// Q, K, V and out in fp32 or bf16 (kept in the operand precision).
+// Q, K, V, out and dout in fp32 or bf16 (the operand precision).
 template <class Kv>
-void backward(const Kv* q, const Kv* k, const Kv* v, const Kv* out, const float* lse, const float* dout, float* dq,
+void backward(const Kv* q, const Kv* k, const Kv* v, const Kv* out, const float* lse, const Kv* dout, float* dq,
               float* dk, float* dv, const AttnShape& s, int64_t block) {
   if (block <= 0) fail("cuda attention_bwd (blocked): block size ", block, " must be positive");
   const AttentionShape& shape = s;
@@ -216,12 +216,13 @@ void attention_fwd_cached_blocked(const void* q, const void* k, const void* v, v
 }
 
 void attention_bwd_cached_blocked(const void* q, const void* k, const void* v, const void* out, const float* lse,
-                                  const float* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
+                                  const void* dout, float* dq, float* dk, float* dv, const AttentionShape& shape,
                                   float scale) {
   const AttnShape s{shape, scale};
   validate_attention(s, "attention_bwd");
   blocked::backward(static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v),
-                    static_cast<const uint16_t*>(out), lse, dout, dq, dk, dv, s, cuda::attention_block());
+                    static_cast<const uint16_t*>(out), lse, static_cast<const uint16_t*>(dout), dq, dk, dv, s,
+                    cuda::attention_block());
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

@@ -72,17 +72,17 @@ inline void validate_attention(const AttnShape& s, const char* op) {
 }
 
 // D[b, h, t] = dout · out over the row (the softmax backward's correction), accumulated in double;
-// out in fp32 or in the operand precision (bf16). One warp per (b, t, h) row.
+// out and dout in fp32 or in the operand precision (bf16). One warp per (b, t, h) row.
 template <class O>
-__global__ void attention_row_dots(const O* out, const float* dout, float* D, AttnShape s) {
+__global__ void attention_row_dots(const O* out, const O* dout, float* D, AttnShape s) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   if (row >= s.B * s.Tq * s.Hq) return;
   const unsigned lane = threadIdx.x % 32;
   const int64_t h = row % s.Hq, bt = row / s.Hq, t = bt % s.Tq, b = bt / s.Tq;
   const O* o = out + row * s.dv;
-  const float* d = dout + row * s.dv;
+  const O* d = dout + row * s.dv;
   double acc = 0.0;
-  for (int64_t c = lane; c < s.dv; c += 32) acc += static_cast<double>(value_of(o[c])) * d[c];
+  for (int64_t c = lane; c < s.dv; c += 32) acc += static_cast<double>(value_of(o[c])) * value_of(d[c]);
   acc = warp_sum(acc);
   if (lane == 0) D[s.stat_at(b, h, t)] = static_cast<float>(acc);
 }

@@ -481,22 +481,23 @@ namespace {
 
 template <class Kv>
 bool backward(const AttentionCall& c, float scale, const Kv* q, const Kv* k, const Kv* v, const Kv* out,
-              const float* lse, const float* dout, float* dq, float* dk, float* dv, std::string* why) {
+              const float* lse, const Kv* dout, float* dq, float* dk, float* dv, std::string* why) {
   const Cached* x = usable_plan(c, why);
   if (x == nullptr) return false;
   const Counts n(c);
   const auto ws = static_cast<std::size_t>(x->plan.workspace);
   constexpr bool fp32 = std::is_same_v<Kv, float>;
   Carver sizes;
-  if (fp32) sizes.take<uint16_t>(n.q), sizes.take<uint16_t>(n.k), sizes.take<uint16_t>(n.v), sizes.take<uint16_t>(n.o);
-  for (int64_t e : {n.o, n.q, n.k, n.v}) sizes.take<uint16_t>(e);
+  if (fp32)
+    for (int64_t e : {n.q, n.k, n.v, n.o, n.o}) sizes.take<uint16_t>(e);  // q, k, v, out, dout
+  for (int64_t e : {n.q, n.k, n.v}) sizes.take<uint16_t>(e);
   sizes.take<float>(n.stats), sizes.take<float>(n.stats), sizes.take<float>(n.q), sizes.take<unsigned char>(ws);
   Carver parts(scratch(sizes.used()));
   const uint16_t* qb = bf16_operand(q, parts, n.q, "cudnn attention_bwd (bf16 q)");
   const uint16_t* kb = bf16_operand(k, parts, n.k, "cudnn attention_bwd (bf16 k)");
   const uint16_t* vb = bf16_operand(v, parts, n.v, "cudnn attention_bwd (bf16 v)");
   const uint16_t* ob = bf16_operand(out, parts, n.o, "cudnn attention_bwd (bf16 out)");
-  uint16_t* dob = parts.take<uint16_t>(n.o);
+  const uint16_t* dob = bf16_operand(dout, parts, n.o, "cudnn attention_bwd (bf16 dout)");
   uint16_t* dqb = parts.take<uint16_t>(n.q);
   uint16_t* dkb = parts.take<uint16_t>(n.k);
   uint16_t* dvb = parts.take<uint16_t>(n.v);
@@ -504,7 +505,6 @@ bool backward(const AttentionCall& c, float scale, const Kv* q, const Kv* k, con
   float* softmax_sum = parts.take<float>(n.stats);
   float* dq_accum = parts.take<float>(n.q);
   void* workspace = parts.take<unsigned char>(ws);
-  round_to_bf16(dout, dob, n.o, "cudnn attention_bwd (bf16 dout)");
   HEADROOM_CUDA_CHECK(cudaMemcpyAsync(stats, lse, sizeof(float) * n.stats, cudaMemcpyDeviceToDevice, stream()));
   // cuDNN ≥ 9.6 does not clear its dQ accumulator itself (cuDNN's frontend stopped doing it there).
   zero_async(dq_accum, sizeof(float) * n.q);
@@ -513,7 +513,7 @@ bool backward(const AttentionCall& c, float scale, const Kv* q, const Kv* k, con
                                            {kKT, const_cast<uint16_t*>(kb)},
                                            {kVT, const_cast<uint16_t*>(vb)},
                                            {kO, const_cast<uint16_t*>(ob)},
-                                           {kDO, dob},
+                                           {kDO, const_cast<uint16_t*>(dob)},
                                            {kStats, stats},
                                            {kDQ, dqb},
                                            {kDK, dkb},
@@ -537,7 +537,7 @@ bool cudnn_attention_bwd(const AttentionCall& c, float scale, const float* q, co
 }
 
 bool cudnn_attention_bwd(const AttentionCall& c, float scale, const uint16_t* q, const uint16_t* k, const uint16_t* v,
-                         const uint16_t* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                         const uint16_t* out, const float* lse, const uint16_t* dout, float* dq, float* dk, float* dv,
                          std::string* why) {
   return backward(c, scale, q, k, v, out, lse, dout, dq, dk, dv, why);
 }

@@ -27,8 +27,9 @@ bool cudnn_attention_fwd(const cuda::AttentionCall& c, float scale, const uint16
 bool cudnn_attention_bwd(const cuda::AttentionCall& c, float scale, const float* q, const float* k, const float* v,
                          const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
                          std::string* why);
+// The same on bf16 Q, K, V, out and dout.
 bool cudnn_attention_bwd(const cuda::AttentionCall& c, float scale, const uint16_t* q, const uint16_t* k,
-                         const uint16_t* v, const uint16_t* out, const float* lse, const float* dout, float* dq,
+                         const uint16_t* v, const uint16_t* out, const float* lse, const uint16_t* dout, float* dq,
                          float* dk, float* dv, std::string* why);
 
 }  // namespace headroom::kernels::HR_CUDA_NS

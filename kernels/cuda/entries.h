@@ -26,6 +26,10 @@ sig::MatmulStored<float> matmul_fp32_stored;
 // The same with A stored too: ops.h's matmul_both_stored.
 sig::MatmulBothStored<float> matmul_bf16_both_stored;
 sig::MatmulBothStored<float> matmul_fp32_both_stored;
+// The same with C in the operands' precision: bf16 rounded from the fp32 sum (ops.h's
+// matmul_to_stored), or fp32.
+sig::MatmulToStored<float> matmul_bf16_to_stored;
+sig::MatmulToStored<float> matmul_fp32_to_stored;
 // ops.h's weight_store: rounded to bf16, or copied in fp32.
 sig::StoreAs<float> store_bf16;
 sig::StoreAs<float> store_fp32;

@@ -3,7 +3,8 @@
 // row-major matrix is the column-major view of its transpose (no data moves).
 //
 // matmul_bf16: A and B are rounded to bf16 copies in the scratch workspace, multiplied with fp32
-// accumulation into the fp32 C; matmul_bf16_stored rounds A only (B is a bf16 weight copy).
+// accumulation into the fp32 C; matmul_bf16_stored rounds A only (B is a bf16 weight copy);
+// matmul_bf16_to_stored reads both as bf16 and writes C in bf16 (cuBLASLt rounds the fp32 sum).
 // matmul_fp32: fp32 operands, CUBLAS_COMPUTE_32F (TF32 off).
 // Plans (descriptors + the heuristic's algorithm) are cached per shape, transposes, precision and
 // pointer alignment: cuBLASLt's heuristic assumes 256-byte-aligned buffers unless told otherwise,
@@ -95,15 +96,26 @@ int search_width() {
   return width;
 }
 
+// The operands' and the output's element types; the sum is fp32 in all.
+struct Types {
+  cudaDataType_t in, out;
+};
+constexpr Types kFp32{CUDA_R_32F, CUDA_R_32F};
+constexpr Types kBf16{CUDA_R_16BF, CUDA_R_32F};
+constexpr Types kBf16Out{CUDA_R_16BF, CUDA_R_16BF};
+
+std::size_t element_bytes(cudaDataType_t t) { return t == CUDA_R_16BF ? 2 : 4; }
+const char* type_name(cudaDataType_t t) { return t == CUDA_R_16BF ? "bf16" : "fp32"; }
+
 // The operands of the call a plan is made for, to time its candidates on.
 struct Operands {
   const void* A;
   const void* B;
-  int64_t c_elems;  // C's extent in floats, batch included
+  int64_t c_elems;  // C's extent in elements, batch included
 };
 
-using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, bool, uint32_t, uint32_t, uint32_t, int64_t, int64_t,
-                           int64_t, int64_t, int64_t, int64_t, int64_t>;
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, int, int, uint32_t, uint32_t, uint32_t, int64_t,
+                           int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
 
 struct Plan {
   cublasLtMatmulDesc_t op = nullptr;
@@ -114,8 +126,8 @@ struct Plan {
 // The fastest of the candidates on the call's operands (Operands), each run once to warm up and
 // three times timed; a candidate cuBLASLt refuses at run time is skipped.
 cublasLtMatmulAlgo_t fastest(const Plan& p, const std::vector<cublasLtMatmulHeuristicResult_t>& candidates,
-                             const Operands& ops) {
-  void* c = alloc(static_cast<std::size_t>(ops.c_elems) * sizeof(float));
+                             const Operands& ops, Types t) {
+  void* c = alloc(static_cast<std::size_t>(ops.c_elems) * element_bytes(t.out));
   cudaEvent_t start = nullptr, stop = nullptr;
   HEADROOM_CUDA_CHECK(cudaEventCreate(&start));
   HEADROOM_CUDA_CHECK(cudaEventCreate(&stop));
@@ -143,15 +155,15 @@ cublasLtMatmulAlgo_t fastest(const Plan& p, const std::vector<cublasLtMatmulHeur
   return *best;
 }
 
-const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, bool bf16, uint32_t align_a,
+const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, Types t, uint32_t align_a,
                      uint32_t align_b, uint32_t align_c, Strides ld, Batch batch, const Operands& ops) {
   static std::map<PlanKey, Plan> cache;
-  const PlanKey key{M,       N,    K,    trans_a, trans_b,     bf16,    align_a, align_b,
+  const PlanKey key{M,       N,    K,    trans_a, trans_b,     t.in,    t.out,   align_a, align_b,
                     align_c, ld.a, ld.b, ld.c,    batch.count, batch.a, batch.b, batch.c};
   if (auto it = cache.find(key); it != cache.end()) return it->second;
 
   Plan p;
-  const cudaDataType_t in = bf16 ? CUDA_R_16BF : CUDA_R_32F;
+  const cudaDataType_t in = t.in;
   HEADROOM_LT_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   // cuBLASLt's A is our B (column-major view [N, K] when stored [K, N]) and its B is our A.
   const cublasOperation_t op_first = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -169,7 +181,7 @@ const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b
     HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.b, in, u(K), u(M), ld.a));
   else
     HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.b, in, u(M), u(K), ld.a));
-  HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_32F, u(N), u(M), ld.c));
+  HEADROOM_LT_CHECK(cublasLtMatrixLayoutCreate(&p.c, t.out, u(N), u(M), ld.c));
   if (batch.count > 1) {
     set_batch(p.a, batch.count, batch.b);  // cuBLASLt's A is our B
     set_batch(p.b, batch.count, batch.a);
@@ -197,10 +209,10 @@ const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b
   HEADROOM_LT_CHECK(cublasLtMatmulPreferenceDestroy(pref));
   if (found == 0)
     fail("cuBLASLt has no algorithm for C[", M, ",", N, "] = A", trans_a ? "ᵀ" : "", " B", trans_b ? "ᵀ" : "",
-         " with K = ", K, " (", bf16 ? "bf16" : "fp32", ", alignments ", align_a, "/", align_b, "/", align_c,
-         " bytes)");
+         " with K = ", K, " (", type_name(t.in), " operands, ", type_name(t.out), " output, alignments ", align_a, "/",
+         align_b, "/", align_c, " bytes)");
   results.resize(static_cast<std::size_t>(found));
-  p.algo = found == 1 ? results[0].algo : fastest(p, results, ops);
+  p.algo = found == 1 ? results[0].algo : fastest(p, results, ops, t);
   // Bounded: a long decode with ever-new shapes must not grow without limit. 4096: the blocked
   // attention's key count differs per causal block (a 32K sequence in blocks of 256 is 128 shapes
   // for each of its 7 GEMMs, 896 per layer shape), and a bound below a step's shapes would clear
@@ -217,21 +229,21 @@ const Plan& plan_for(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b
   return cache.emplace(key, p).first->second;
 }
 
-void run(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
-         float alpha, float beta, bool bf16, Strides ld, Batch batch = {}) {
+void run(const void* A, const void* B, void* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
+         float alpha, float beta, Types t, Strides ld, Batch batch = {}) {
   // C's extent: M rows of stride ld.c, then the batch's further matrices.
   const Operands ops{A, B, (M - 1) * ld.c + N + (batch.count - 1) * batch.c};
   const Plan& p =
-      plan_for(M, N, K, trans_a, trans_b, bf16, alignment_of(A), alignment_of(B), alignment_of(C), ld, batch, ops);
+      plan_for(M, N, K, trans_a, trans_b, t, alignment_of(A), alignment_of(B), alignment_of(C), ld, batch, ops);
   HEADROOM_LT_CHECK(cublasLtMatmul(lt().handle, p.op, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo,
                                    lt().workspace, kWorkspaceBytes, stream()));
 }
 
-bool trivial(float* C, int64_t M, int64_t N, int64_t K, bool accumulate) {
+bool trivial(void* C, int64_t M, int64_t N, int64_t K, bool accumulate, Types t = kFp32) {
   if (M < 0 || N < 0 || K < 0) fail("cuda matmul: negative size (M = ", M, ", N = ", N, ", K = ", K, ")");
   if (M == 0 || N == 0) return true;
   if (K == 0) {  // an empty sum
-    if (!accumulate) zero_async(C, sizeof(float) * M * N);
+    if (!accumulate) zero_async(C, element_bytes(t.out) * M * N);
     return true;
   }
   return false;
@@ -242,14 +254,14 @@ bool trivial(float* C, int64_t M, int64_t N, int64_t K, bool accumulate) {
 void matmul_fp32(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
                  bool accumulate) {
   if (trivial(C, M, N, K, accumulate)) return;
-  run(A, B, C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, false, packed(M, N, K, trans_a, trans_b));
+  run(A, B, C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, kFp32, packed(M, N, K, trans_a, trans_b));
 }
 
 void matmul_strided(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc, int64_t M,
                     int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha, float beta) {
   check_matmul_strides("cuda", M, N, K, trans_a, trans_b, lda, ldb, ldc);
   if (M == 0 || N == 0) return;
-  run(A, B, C, M, N, K, trans_a, trans_b, alpha, beta, false, Strides{lda, ldb, ldc});
+  run(A, B, C, M, N, K, trans_a, trans_b, alpha, beta, kFp32, Strides{lda, ldb, ldc});
 }
 
 void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
@@ -263,7 +275,7 @@ void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N,
   uint16_t* b16 = parts.take<uint16_t>(K * N);
   round_to_bf16(A, a16, M * K, "matmul(bf16 A)");
   round_to_bf16(B, b16, K * N, "matmul(bf16 B)");
-  run(a16, b16, C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, true, packed(M, N, K, trans_a, trans_b));
+  run(a16, b16, C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, kBf16, packed(M, N, K, trans_a, trans_b));
 }
 
 void matmul_bf16_stored(const float* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
@@ -271,7 +283,7 @@ void matmul_bf16_stored(const float* A, const void* B, float* C, int64_t M, int6
   if (trivial(C, M, N, K, accumulate)) return;
   auto* a16 = static_cast<uint16_t*>(scratch(sizeof(uint16_t) * M * K));
   round_to_bf16(A, a16, M * K, "matmul(bf16 A)");
-  run(a16, static_cast<const uint16_t*>(B), C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, true,
+  run(a16, static_cast<const uint16_t*>(B), C, M, N, K, trans_a, trans_b, 1.f, accumulate ? 1.f : 0.f, kBf16,
       packed(M, N, K, trans_a, trans_b));
 }
 
@@ -284,7 +296,7 @@ void matmul_bf16_both_stored(const void* A, const void* B, float* C, int64_t M, 
                              bool trans_b, bool accumulate) {
   if (trivial(C, M, N, K, accumulate)) return;
   run(static_cast<const uint16_t*>(A), static_cast<const uint16_t*>(B), C, M, N, K, trans_a, trans_b, 1.f,
-      accumulate ? 1.f : 0.f, true, packed(M, N, K, trans_a, trans_b));
+      accumulate ? 1.f : 0.f, kBf16, packed(M, N, K, trans_a, trans_b));
 }
 
 void matmul_fp32_both_stored(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
@@ -292,12 +304,24 @@ void matmul_fp32_both_stored(const void* A, const void* B, float* C, int64_t M, 
   matmul_fp32(static_cast<const float*>(A), static_cast<const float*>(B), C, M, N, K, trans_a, trans_b, accumulate);
 }
 
+void matmul_bf16_to_stored(const void* A, const void* B, void* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                           bool trans_b) {
+  if (trivial(C, M, N, K, false, kBf16Out)) return;
+  run(A, B, C, M, N, K, trans_a, trans_b, 1.f, 0.f, kBf16Out, packed(M, N, K, trans_a, trans_b));
+}
+
+void matmul_fp32_to_stored(const void* A, const void* B, void* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                           bool trans_b) {
+  matmul_fp32(static_cast<const float*>(A), static_cast<const float*>(B), static_cast<float*>(C), M, N, K, trans_a,
+              trans_b, false);
+}
+
 void matmul_batched_bf16(Batched<const uint16_t> A, Batched<const uint16_t> B, Batched<float> C, int64_t batch,
                          int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha, float beta) {
   check_matmul_strides("cuda batched", M, N, K, trans_a, trans_b, A.ld, B.ld, C.ld);
   if (batch < 0) fail("cuda matmul_batched_bf16: negative batch ", batch);
   if (batch == 0 || M == 0 || N == 0) return;
-  run(A.p, B.p, C.p, M, N, K, trans_a, trans_b, alpha, beta, true, Strides{A.ld, B.ld, C.ld},
+  run(A.p, B.p, C.p, M, N, K, trans_a, trans_b, alpha, beta, kBf16, Strides{A.ld, B.ld, C.ld},
       Batch{batch, A.stride, B.stride, C.stride});
 }
 

@@ -51,6 +51,7 @@ inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = A
   t.weight_store_columns = bf16 ? HR_CUDA_NS::store_columns_bf16 : HR_CUDA_NS::store_columns_fp32;
   t.matmul_stored = bf16 ? HR_CUDA_NS::matmul_bf16_stored : HR_CUDA_NS::matmul_fp32_stored;
   t.matmul_both_stored = bf16 ? HR_CUDA_NS::matmul_bf16_both_stored : HR_CUDA_NS::matmul_fp32_both_stored;
+  t.matmul_to_stored = bf16 ? HR_CUDA_NS::matmul_bf16_to_stored : HR_CUDA_NS::matmul_fp32_to_stored;
   t.matmul_strided = HR_CUDA_NS::matmul_strided;
   t.axpy = HR_CUDA_NS::axpy;
   t.add = HR_CUDA_NS::add;

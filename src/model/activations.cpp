@@ -157,7 +157,7 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   a.dk = cv.take(mul(BT, K));
   a.dk_pre = cv.take(mul(BT, K));
   a.dv = cv.take(mul(BT, VD));
-  a.datt = cv.take(mul(BT, A));
+  a.datt = reinterpret_cast<std::byte*>(cv.take(mul(BT, A)));
   for (auto& l : a.layers) l.qkv = a.dq;  // the region is at least Q + K + VD wide
   if (stored_bytes > 0) {
     const int64_t dgu = mul(mul(BT, mul(2, c.d_ff)), stored_bytes),

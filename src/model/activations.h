@@ -112,7 +112,10 @@ struct Activations {
   T* head_dx;  // [chunk, d] their gradient, before it is scattered into dx
   int64_t chunk_rows = 0;
   // backward scratch: dh, dres, dbranch [R, d]; dx, dfull [BT, d]; dact [BT, d_ff]
-  T *dh, *dres, *dx, *dfull, *dbranch, *dact, *dq, *dq_pre, *dk, *dk_pre, *dv, *datt, *stat, *dot;
+  T *dh, *dres, *dx, *dfull, *dbranch, *dact, *dq, *dq_pre, *dk, *dk_pre, *dv, *stat, *dot;
+  // [BT, Hq·dv] the attention output's gradient, in the attention's operand precision (its
+  // backward reads it so), carved at T's size (the operand precision is T on the CPU and under kSimt).
+  std::byte* datt;
   // [BT, 2·d_ff] the gate|up products' output gradient in the weight precision, where the GEMM
   // inputs are stored so (read by their weight and input gradients; over dq … datt, which are not
   // live then); else null (in place over gu).

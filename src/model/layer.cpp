@@ -568,8 +568,8 @@ void attention_backward(const Model<T>& m, const Dims& s, const Attend<T>& at, c
       const int64_t row = b * lay.T_len() + seg * C;
       const SegmentKeys sk = segment_keys(m, s, at, H, b, seg, row);
       ops.attention_bwd_cached(l.q + row * s.Q * ops.kv_bytes, sk.k, sk.v, l.att + row * s.A * ops.kv_bytes,
-                               l.lse + lay.lse_at(b, seg, s.Hq), a.datt + row * s.A, a.dq + row * s.Q, x.call_dk,
-                               x.call_dv, call_shape(s, 1, C, sk.q_pos0, sk.docs), scale);
+                               l.lse + lay.lse_at(b, seg, s.Hq), a.datt + row * s.A * ops.kv_bytes, a.dq + row * s.Q,
+                               x.call_dk, x.call_dv, call_shape(s, 1, C, sk.q_pos0, sk.docs), scale);
       if (H > 0) {
         place_window_grads(m, a, H, x.call_dk, a.dk, x.dk, b, seg, s.K);
         place_window_grads(m, a, H, x.call_dv, a.dv, x.dv, b, seg, s.VD);
@@ -615,6 +615,21 @@ void output_projection(const Model<T>& m, const Dims& s, const std::byte* att, b
     fail("the attention output's ", bytes, "-byte elements are neither the weights' (", ops.weight_bytes,
          " bytes) nor the compute type's");
   linear(m, reinterpret_cast<const T*>(att), wo, y, s.BT, s.d, s.A);
+}
+
+// datt = o_grad · wo in the attention's operand precision, what its backward reads: written so by
+// the product where that is the weight precision (the bf16 tables, the CPU), else in T (kSimt's
+// fp32 operands in a bf16 table).
+template <class T>
+void attention_output_grad(const Model<T>& m, const Dims& s, const std::byte* o_grad, const std::byte* wo,
+                           std::byte* datt) {
+  const auto& ops = *m.ops;
+  if (ops.kv_bytes == ops.weight_bytes)
+    return ops.matmul_to_stored(o_grad, stored_weight(m, wo), datt, s.BT, s.A, s.d, false, false);
+  if (ops.kv_bytes != int64_t{sizeof(T)})
+    fail("the attention's ", ops.kv_bytes, "-byte operands are neither the weights' (", ops.weight_bytes,
+         " bytes) nor the compute type's");
+  linear_input_grad(m, o_grad, wo, reinterpret_cast<T*>(datt), s.BT, s.d, s.A);
 }
 
 // --- the block -------------------------------------------------------------------------------------
@@ -780,7 +795,7 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
   // else stored into att_op.
   const std::byte* att = a.att_op ? operand(m, reinterpret_cast<const T*>(l.att), a.att_op, s.BT * s.A) : l.att;
   linear_weight_grad(ops, o_grad, att, g.wo, s.BT, s.d, s.A);
-  linear_input_grad(m, o_grad, sw.wo, a.datt, s.BT, s.d, s.A);
+  attention_output_grad(m, s, o_grad, sw.wo, a.datt);
   mark(m.timer, "backward: attention (kernel and context-parallel exchange)");
   attention_backward(m, s, at, l);
   mark(m.timer, kBwdProjections);

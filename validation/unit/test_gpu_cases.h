@@ -285,6 +285,43 @@ TEST_P(GpuOps, MatmulOnStoredWeights) {
       }
 }
 
+// A product written in the weight precision (the attention output's gradient): matmul_both_stored's
+// fp32 result rounded to nearest even. Bit for bit on the emulator, whose products sum in one order;
+// on a GPU cuBLASLt may run another kernel for a bf16 output, whose fp32 sum can differ in its last
+// bits and so round to the neighbouring bf16 value: at most one unit in the last place there.
+TEST_P(GpuOps, MatmulIntoTheWeightPrecision) {
+  const Ops& d = dev();
+  const int64_t M = large() ? 300 : 37, N = large() ? 257 : 53, K = large() ? 130 : 29;
+  const auto bytes = static_cast<std::size_t>(d.weight_bytes);
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb) {
+      SCOPED_TRACE("ta=" + std::to_string(ta) + " tb=" + std::to_string(tb));
+      const auto A = random_floats(M * K, 80 + ta), B = random_floats(K * N, 90 + tb);
+      Dev<float> a(d, A), b(d, B), c(d, M * N);
+      Dev<unsigned char> stored_a(d, A.size() * bytes), stored_b(d, B.size() * bytes), out(d, M * N * bytes);
+      d.weight_store(stored_a.get(), a.get(), static_cast<int64_t>(A.size()));
+      d.weight_store(stored_b.get(), b.get(), static_cast<int64_t>(B.size()));
+      out.upload(std::vector<unsigned char>(M * N * bytes, 0xFF));  // NaN in bf16 and fp32
+      d.matmul_both_stored(stored_a.get(), stored_b.get(), c.get(), M, N, K, ta, tb, false);
+      d.matmul_to_stored(stored_a.get(), stored_b.get(), out.get(), M, N, K, ta, tb);
+      const std::vector<float> got = stored_floats(out.download(), d.weight_bytes);
+      const std::vector<float> want = rounded_to(c.download(), d.weight_bytes);
+      if (!large()) {
+        EXPECT_EQ(got, want);
+        continue;
+      }
+      int64_t apart = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        const float ulp = std::nextafter(want[i], INFINITY) - want[i];
+        const float unit = bytes == 2 ? ulp * 65536.f : ulp;  // bf16 keeps the top 16 bits
+        EXPECT_LE(std::fabs(got[i] - want[i]), unit) << i;
+        apart += got[i] != want[i];
+      }
+      std::printf("matmul_to_stored: %lld of %zu elements one unit apart from the rounded fp32 product\n",
+                  static_cast<long long>(apart), want.size());
+    }
+}
+
 // Sub-matrices of larger buffers with alpha and beta (analyze's attention rows): fp32 in both tables,
 // so judged against the fp32 floor. The gaps between C's rows are not the op's and must stay as they were.
 TEST_P(GpuOps, MatmulStrided) {
@@ -775,12 +812,12 @@ struct FlashEntries {
 
 // The table's entries on the attention's operands in their own precision (attention_*_cached),
 // called on fp32 inputs stored first as training stores them (rope_operand): Q, K, V and, for the
-// backward, the output (null: o is left for the forward to write).
+// backward, the output and its gradient (null: o is left for the forward to write).
 struct StoredOperands {
   int64_t nq, nk, nv, no;
-  Dev<unsigned char> q, k, v, o;
+  Dev<unsigned char> q, k, v, o, dout;
   StoredOperands(const Ops& d, const float* Q, const float* K, const float* V, const AttentionShape& s,
-                 const float* O = nullptr)
+                 const float* O = nullptr, const float* dO = nullptr)
       : nq(s.B * s.Tq * s.Hq * s.dqk),
         nk(s.B * s.Tk * s.Hkv * s.dqk),
         nv(s.B * s.Tk * s.Hkv * s.dv),
@@ -788,16 +825,19 @@ struct StoredOperands {
         q(d, static_cast<std::size_t>(nq * d.kv_bytes)),
         k(d, static_cast<std::size_t>(nk * d.kv_bytes)),
         v(d, static_cast<std::size_t>(nv * d.kv_bytes)),
-        o(d, static_cast<std::size_t>(no * d.kv_bytes)) {
+        o(d, static_cast<std::size_t>(no * d.kv_bytes)),
+        dout(d, static_cast<std::size_t>((dO ? no : 1) * d.kv_bytes)) {
     store_operand(d, q.get(), Q, nq);
     store_operand(d, k.get(), K, nk);
     store_operand(d, v.get(), V, nv);
     if (O) store_operand(d, o.get(), O, no);
+    if (dO) store_operand(d, dout.get(), dO, no);
   }
 };
 
 // The cached entries behind the fp32 calls of check_attention_cases: the forward's output widened
-// back to fp32 (exactly) for the comparison, the backward's output stored as the forward stores it.
+// back to fp32 (exactly) for the comparison; the backward's output stored as the forward stores it,
+// its gradient as the output projection's input gradient does (matmul_to_stored).
 inline AttentionCalls operand_calls(const Ops& d) {
   return {[&d](const float* q, const float* k, const float* v, float* out, float* lse, const AttentionShape& s,
                float scale) {
@@ -808,8 +848,8 @@ inline AttentionCalls operand_calls(const Ops& d) {
           },
           [&d](const float* q, const float* k, const float* v, const float* out, const float* lse, const float* dout,
                float* dq, float* dk, float* dv, const AttentionShape& s, float scale) {
-            const StoredOperands x(d, q, k, v, s, out);
-            d.attention_bwd_cached(x.q.get(), x.k.get(), x.v.get(), x.o.get(), lse, dout, dq, dk, dv, s, scale);
+            const StoredOperands x(d, q, k, v, s, out, dout);
+            d.attention_bwd_cached(x.q.get(), x.k.get(), x.v.get(), x.o.get(), lse, x.dout.get(), dq, dk, dv, s, scale);
           }};
 }
 

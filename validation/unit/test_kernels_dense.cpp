@@ -26,6 +26,7 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
                                  reinterpret_cast<const void*>(o.weight_store_columns),
                                  reinterpret_cast<const void*>(o.matmul_stored),
                                  reinterpret_cast<const void*>(o.matmul_both_stored),
+                                 reinterpret_cast<const void*>(o.matmul_to_stored),
                                  reinterpret_cast<const void*>(o.matmul_strided),
                                  reinterpret_cast<const void*>(o.axpy),
                                  reinterpret_cast<const void*>(o.add),

@@ -198,21 +198,34 @@ TEST(WeightCopyEmulated, WeightsWrittenWithoutMasterAreTheMasterCopysBytes) {
 
 namespace {
 
-// The bf16 attention on fp32 queries, keys and values, its fp32 output rounded to bf16 values (kept
-// in fp32): what the bf16 table's attention writes (its operand precision) and its backward reads.
+// n fp32 device values rounded to bf16 values (kept in fp32).
+void round_to_bf16_values(void* x, int64_t n) {
+  std::vector<float> h(static_cast<std::size_t>(n));
+  kernels::cuda_emu::copy_to_host(h.data(), x, sizeof(float) * h.size());
+  for (float& v : h) v = util::bf16_to_float(util::float_to_bf16(v));
+  kernels::cuda_emu::copy_from_host(x, h.data(), sizeof(float) * h.size());
+}
+
+// The bf16 attention on fp32 queries, keys and values, its fp32 output rounded to bf16 values: what
+// the bf16 table's attention writes (its operand precision) and its backward reads.
 void attention_fwd_output_rounded(const void* q, const void* k, const void* v, void* out, float* lse,
                                   const kernels::AttentionShape& s, float scale) {
   kernels::attention_fwd_on_cache<float, kernels::cuda_emu::attention_fwd_auto>(q, k, v, out, lse, s, scale);
-  std::vector<float> o(static_cast<std::size_t>(s.B * s.Tq * s.Hq * s.dv));
-  kernels::cuda_emu::copy_to_host(o.data(), out, sizeof(float) * o.size());
-  for (float& x : o) x = util::bf16_to_float(util::float_to_bf16(x));
-  kernels::cuda_emu::copy_from_host(out, o.data(), sizeof(float) * o.size());
+  round_to_bf16_values(out, s.B * s.Tq * s.Hq * s.dv);
+}
+
+// The bf16 product of fp32 operands, its fp32 output rounded to bf16 values: what the bf16 table's
+// matmul_to_stored writes (the attention output's gradient) and the attention's backward reads.
+void matmul_output_rounded(const void* A, const void* B, void* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                           bool trans_b) {
+  kernels::matmul_to_stored_on_host<float, kernels::cuda_emu::matmul_bf16>(A, B, C, M, N, K, trans_a, trans_b);
+  round_to_bf16_values(C, M * N);
 }
 
 // The bf16 table as it was before the weight copy, the stored GEMM inputs and the attention's
 // operands kept in bf16: every product rounds its fp32 weights and activations itself, the
-// attention its fp32 queries, keys and values (and its output only to bf16 values, where the
-// rounding itself is the same bits as storing it).
+// attention its fp32 queries, keys and values (and its output, and wo's input gradient, only to
+// bf16 values, where the rounding itself is the same bits as storing it).
 kernels::Ops rounding_in_every_product(const kernels::Ops& table) {
   kernels::Ops t = table;
   t.weight_bytes = 4;
@@ -220,6 +233,7 @@ kernels::Ops rounding_in_every_product(const kernels::Ops& table) {
   t.weight_store_columns = kernels::cuda_emu::store_columns_fp32;
   t.matmul_stored = kernels::matmul_on_stored<float, kernels::cuda_emu::matmul_bf16>;
   t.matmul_both_stored = kernels::matmul_on_both_stored<float, kernels::cuda_emu::matmul_bf16>;
+  t.matmul_to_stored = matmul_output_rounded;
   t.kv_bytes = 4;
   t.rope_operand = kernels::cuda_emu::rope_operand_fp32;
   t.rms_rope_operand = kernels::cuda_emu::rms_rope_operand_fp32;

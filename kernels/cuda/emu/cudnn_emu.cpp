@@ -22,7 +22,7 @@ bool cudnn_attention_bwd(const cuda::AttentionCall&, float, const float*, const 
   fail("cudnn_attention_bwd called on the emulated device, which has no cuDNN");
 }
 bool cudnn_attention_bwd(const cuda::AttentionCall&, float, const uint16_t*, const uint16_t*, const uint16_t*,
-                         const uint16_t*, const float*, const float*, float*, float*, float*, std::string*) {
+                         const uint16_t*, const float*, const uint16_t*, float*, float*, float*, std::string*) {
   fail("cudnn_attention_bwd called on the emulated device, which has no cuDNN");
 }
 

@@ -39,6 +39,15 @@ std::vector<float> widened(const uint16_t* X, int64_t rows, int64_t cols, int64_
   return out;
 }
 
+// Two packed bf16 operands (A [M,K] or [K,M], B [K,N] or [N,K]) widened to fp32.
+struct Widened {
+  std::vector<float> a, b;
+};
+Widened widened_operands(const void* A, const void* B, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b) {
+  return {widened(static_cast<const uint16_t*>(A), trans_a ? K : M, trans_a ? M : K, trans_a ? M : K),
+          widened(static_cast<const uint16_t*>(B), trans_b ? N : K, trans_b ? K : N, trans_b ? K : N)};
+}
+
 }  // namespace
 
 void matmul_fp32(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
@@ -76,16 +85,31 @@ void matmul_bf16_both_stored(const void* A, const void* B, float* C, int64_t M, 
                              bool trans_b, bool accumulate) {
   require_operands("emulated cublasLtMatmul (matmul_bf16_both_stored)", A, B, C);
   const DeviceAccess open;
-  const std::vector<float> a =
-      widened(static_cast<const uint16_t*>(A), trans_a ? K : M, trans_a ? M : K, trans_a ? M : K);
-  const std::vector<float> b =
-      widened(static_cast<const uint16_t*>(B), trans_b ? N : K, trans_b ? K : N, trans_b ? K : N);
-  cpu::matmul(a.data(), b.data(), C, M, N, K, trans_a, trans_b, accumulate);
+  const Widened w = widened_operands(A, B, M, N, K, trans_a, trans_b);
+  cpu::matmul(w.a.data(), w.b.data(), C, M, N, K, trans_a, trans_b, accumulate);
 }
 
 void matmul_fp32_both_stored(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
                              bool trans_b, bool accumulate) {
   matmul_fp32(static_cast<const float*>(A), static_cast<const float*>(B), C, M, N, K, trans_a, trans_b, accumulate);
+}
+
+// The fp32 sum rounded to bf16 as cuBLASLt's epilogue rounds (to nearest even).
+void matmul_bf16_to_stored(const void* A, const void* B, void* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                           bool trans_b) {
+  require_operands("emulated cublasLtMatmul (matmul_bf16_to_stored)", A, B, C);
+  const DeviceAccess open;
+  const Widened w = widened_operands(A, B, M, N, K, trans_a, trans_b);
+  std::vector<float> c(static_cast<std::size_t>(M * N));
+  cpu::matmul(w.a.data(), w.b.data(), c.data(), M, N, K, trans_a, trans_b, false);
+  auto* out = static_cast<uint16_t*>(C);
+  for (std::size_t i = 0; i < c.size(); ++i) out[i] = emu::bf16_bits(c[i]);
+}
+
+void matmul_fp32_to_stored(const void* A, const void* B, void* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+                           bool trans_b) {
+  matmul_fp32(static_cast<const float*>(A), static_cast<const float*>(B), static_cast<float*>(C), M, N, K, trans_a,
+              trans_b, false);
 }
 
 void matmul_strided(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc, int64_t M,
