@@ -215,7 +215,9 @@ using SwigluBwdStored = void(const T* gu, const T* dout, void* dgu, int64_t rows
 // --- loss ----------------------------------------------------------------------------------------------
 // Per-row softmax cross-entropy over V logits. targets[r] < 0 masks row r (loss 0, gradient 0).
 // losses[r] receives the row's loss; when dlogits is non-null it receives
-// (softmax - onehot) * grad_scale for unmasked rows (overwrites; may alias logits).
+// (softmax - onehot) * grad_scale for unmasked rows (overwrites; may alias logits). A target ≥ V
+// throws, naming its row: on the CPU in the call, in the CUDA tables where the host next waits for
+// the device (copy_to_host, synchronize), so that a training step does not wait once per LM-head chunk.
 template <class T>
 using CrossEntropy = void(const T* logits, const int32_t* targets, T* losses, T* dlogits, int64_t rows, int64_t V,
                           T grad_scale);
@@ -228,6 +230,15 @@ using Adamw = void(T* p, const T* g, T* m, T* v, int64_t n, T lr, T beta1, T bet
                    int64_t step);
 
 }  // namespace sig
+
+// The LM head's logits block per chunk of rows, in elements (BasicOps::logits_chunk). The host's fits
+// its caches (8 MiB of fp32). A GPU's is large enough that the head's three GEMMs per chunk are not
+// bound by reading its [vocab, d_model] weight and read-modify-writing its fp32 gradient once per
+// chunk: their arithmetic per byte grows with the chunk's rows (about rows / 4 FLOPs per byte of the
+// weight's traffic), and 2^27 elements (512 MiB of fp32) are about 1,000 rows at a vocabulary of
+// 128K, 4,000 at 32K, where the 8 MiB chunk held 16 and 64.
+constexpr int64_t kHostLogitsChunk = int64_t{1} << 21;
+constexpr int64_t kDeviceLogitsChunk = int64_t{1} << 27;
 
 template <class T>
 struct BasicOps {
@@ -273,6 +284,7 @@ struct BasicOps {
   sig::SwigluBwd<T>* swiglu_bwd;
   sig::SwigluBwdStored<T>* swiglu_bwd_stored;
   sig::CrossEntropy<T>* cross_entropy;
+  int64_t logits_chunk;  // the LM head's logits block per chunk, elements (kHostLogitsChunk, kDeviceLogitsChunk)
   sig::Adamw<T>* adamw;
 };
 

@@ -48,6 +48,7 @@ const Ops& cpu_ops() {
       .swiglu_bwd = cpu::swiglu_bwd,
       .swiglu_bwd_stored = swiglu_bwd_on_stored<float, cpu::swiglu_bwd>,
       .cross_entropy = cpu::cross_entropy,
+      .logits_chunk = kHostLogitsChunk,
       .adamw = cpu::adamw,
   };
   return table;

@@ -290,6 +290,7 @@ const BasicOps<double>& cpu_ops_f64() {
       .swiglu_bwd = swiglu_bwd,
       .swiglu_bwd_stored = swiglu_bwd_on_stored<D, swiglu_bwd>,
       .cross_entropy = cross_entropy,
+      .logits_chunk = kHostLogitsChunk,
       .adamw = adamw,
   };
   return table;

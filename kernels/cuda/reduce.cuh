@@ -173,8 +173,9 @@ __global__ void cross_entropy_kernel(const float* logits, const int32_t* targets
   float* g = dlogits != nullptr ? dlogits + r * V : nullptr;
   const int32_t t = targets[r];
   if (t < 0 || t >= V) {
-    // Masked row: loss 0, gradient 0. A target past the vocabulary is reported to the host.
-    if (t >= V && threadIdx.x == 0) atomicMin(bad_row, static_cast<unsigned long long>(r));
+    // Masked row: loss 0, gradient 0. A target past the vocabulary is reported to the host, with its row.
+    if (t >= V && threadIdx.x == 0)
+      atomicMin(bad_row, static_cast<unsigned long long>(r) << 32 | static_cast<uint32_t>(t));
     if (threadIdx.x == 0) losses[r] = 0.f;
     if (g != nullptr)
       for (int64_t i = threadIdx.x; i < V; i += blockDim.x) g[i] = 0.f;
@@ -293,14 +294,8 @@ void cross_entropy(const float* logits, const int32_t* targets, float* losses, f
   if (rows > 0x7fffffff) fail("cuda cross_entropy: ", rows, " rows exceed one launch");
   launch("cross_entropy", reduce::cross_entropy_kernel, dim3(static_cast<unsigned>(rows)), dim3(reduce::kLossThreads),
          0, logits, targets, losses, dlogits, V, grad_scale, error_slot());
-  unsigned long long bad = 0;
-  download(&bad, error_slot(), sizeof bad);
-  if (bad != ~0ull) {
-    int32_t t = 0;
-    download(&t, targets + bad, sizeof t);
-    reset_error_slot();
-    fail("cuda cross_entropy: row ", bad, " has target ", t, " but the vocabulary has ", V, " entries");
-  }
+  // Reported where the host next waits (the loss's readback), not by a wait here per call.
+  watch_error_slot("cuda cross_entropy: a target outside the vocabulary of " + std::to_string(V) + " entries");
 }
 
 }  // namespace headroom::kernels::HR_CUDA_NS

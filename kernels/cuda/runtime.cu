@@ -15,6 +15,7 @@ struct State {
   void* scratch = nullptr;
   std::size_t scratch_bytes = 0;
   unsigned long long* error = nullptr;
+  std::string watched;  // what an armed error slot reports (watch_error_slot); empty: not armed
   std::size_t max_smem = 0;
   int sms = 0;
 };
@@ -64,10 +65,24 @@ void free(void* p) {
     std::fprintf(stderr, "headroom: cudaFree failed: %s (%s)\n", cudaGetErrorName(rc), cudaGetErrorString(rc));
 }
 
+// After the stream is idle: the armed error slot's report, if a kernel wrote one.
+void check_error_slot() {
+  State& s = state();
+  if (s.watched.empty()) return;
+  const std::string what = std::move(s.watched);
+  s.watched.clear();
+  unsigned long long word = 0;
+  HEADROOM_CUDA_CHECK(cudaMemcpy(&word, s.error, sizeof word, cudaMemcpyDeviceToHost));
+  if (word == ~0ull) return;
+  HEADROOM_CUDA_CHECK(cudaMemset(s.error, 0xFF, sizeof word));
+  fail(what, " (row ", word >> 32, ": ", static_cast<int32_t>(word & 0xffffffffu), ")");
+}
+
 void copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
   HEADROOM_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, state().stream));
   HEADROOM_CUDA_CHECK(cudaStreamSynchronize(state().stream));
+  check_error_slot();
 }
 
 void copy_from_host(void* dst, const void* host_src, std::size_t bytes) {
@@ -81,7 +96,10 @@ void copy(void* dst, const void* src, std::size_t bytes) {
   HEADROOM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, state().stream));
 }
 
-void synchronize() { HEADROOM_CUDA_CHECK(cudaStreamSynchronize(state().stream)); }
+void synchronize() {
+  HEADROOM_CUDA_CHECK(cudaStreamSynchronize(state().stream));
+  check_error_slot();
+}
 
 void* scratch(std::size_t bytes) {
   State& s = state();
@@ -107,10 +125,7 @@ void download(void* host_dst, const void* src, std::size_t bytes) { copy_to_host
 
 unsigned long long* error_slot() { return state().error; }
 
-void reset_error_slot() {
-  HEADROOM_CUDA_CHECK(cudaMemsetAsync(state().error, 0xFF, sizeof(unsigned long long), state().stream));
-  HEADROOM_CUDA_CHECK(cudaStreamSynchronize(state().stream));
-}
+void watch_error_slot(const std::string& what) { state().watched = what; }
 
 std::size_t max_dynamic_smem() { return state().max_smem; }
 

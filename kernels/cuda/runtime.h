@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #if defined(__CUDACC__)
 #include "cuda/cuda_check.h"
@@ -39,10 +40,13 @@ void round_to_bf16(const float* x, uint16_t* y, int64_t n, const char* what);
 void widen_from_bf16(const uint16_t* x, float* y, int64_t n, const char* what);
 // Copies device → host and waits.
 void download(void* host_dst, const void* src, std::size_t bytes);
-// A device word for errors found inside kernels (cross_entropy's out-of-range targets). Holds
-// ~0ull when clear; a kernel atomicMin's a row index into it; reset_error_slot() clears it.
+// A device word for errors found inside kernels (cross_entropy's out-of-range targets): ~0ull when
+// clear; a kernel atomicMin's (row << 32 | the row's bad value) into it, so the first row's report
+// wins. No op waits to read it: watch_error_slot arms the check with what the op reports, and the
+// next call that waits for the stream (copy_to_host, download, synchronize) reads the word and,
+// when it is set, clears it and throws `what` with the row and value.
 unsigned long long* error_slot();
-void reset_error_slot();
+void watch_error_slot(const std::string& what);
 // Largest dynamic shared memory one block may use (opt-in), bytes.
 std::size_t max_dynamic_smem();
 // Streaming multiprocessors of the device (how many blocks run at once, to a factor).

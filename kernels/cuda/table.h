@@ -79,6 +79,7 @@ inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = A
   t.swiglu_bwd = HR_CUDA_NS::swiglu_bwd;
   t.swiglu_bwd_stored = bf16 ? HR_CUDA_NS::swiglu_bwd_stored_bf16 : HR_CUDA_NS::swiglu_bwd_stored_fp32;
   t.cross_entropy = HR_CUDA_NS::cross_entropy;
+  t.logits_chunk = kDeviceLogitsChunk;
   t.adamw = HR_CUDA_NS::adamw;
   return t;
 }

@@ -19,6 +19,9 @@ namespace {
 
 constexpr int64_t kFloat = 4, kInt32 = 4, kBf16 = 2;
 
+// The LM head's logits per chunk of the table a stage runs on (BasicOps::logits_chunk).
+int64_t logits_chunk(bool cuda) { return cuda ? kernels::kDeviceLogitsChunk : kernels::kHostLogitsChunk; }
+
 // Saturating arithmetic: once a size overflows it stays kOverflow through every later sum and
 // product, so one absurd key cannot wrap around into a small, plausible figure.
 int64_t add(int64_t a, int64_t b) {
@@ -217,7 +220,7 @@ MemoryPlan training_plan(const std::string& stage, const config::Config& cfg, co
   const bool cuda = t.device == config::Device::kCuda;
   const model::ActivationFloats act =
       model::activation_floats(l, tokens, micro, t.recompute, cuda ? kernels::cuda_weight_bytes() : kFloat,
-                               cuda ? kernels::cuda_kv_bytes(t.attention_kernel) : kFloat);
+                               cuda ? kernels::cuda_kv_bytes(t.attention_kernel) : kFloat, logits_chunk(cuda));
   const RopeFloats rope = rope_floats(m, T);
   const std::string seq = key("train.seq_len", T), batch = batch_keys(t, layout.dp);
   const std::string lay = keys(key("parallel.tp", tp), key("parallel.cp", layout.cp),
@@ -284,7 +287,7 @@ MemoryPlan evaluation_plan(const config::ModelConfig& m, bool cuda, const EvalSh
   one_layer.n_layers = 1;
   const model::ActivationFloats act =
       model::activation_floats(one_layer, model::TokenLayout{chunk}, 1, config::Recompute::kNone,
-                               cuda ? kernels::cuda_weight_bytes() : kFloat, e.kv_bytes);
+                               cuda ? kernels::cuda_weight_bytes() : kFloat, e.kv_bytes, logits_chunk(cuda));
   const RopeFloats rope = rope_floats(m, mul(2, cap));
   const std::string len = key(e.length_key, e.max_length), pre = key(e.chunk_key, e.prefill_chunk);
 

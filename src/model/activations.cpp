@@ -101,7 +101,7 @@ void carve_context(const config::ModelConfig& c, const TokenLayout& lay, int64_t
 // stored_bytes: the weight precision's element size where the GEMM inputs are kept in it, else 0.
 template <class T>
 void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, config::Recompute rc, int64_t stored_bytes,
-           int64_t kv_bytes, Activations<T>& a, Carver<T>& cv) {
+           int64_t kv_bytes, int64_t logits_chunk, Activations<T>& a, Carver<T>& cv) {
   const int64_t BT = mul(B, lay.T_len()), R = lay.res_rows(B), d = c.d_model, F = c.d_ff;
   const int64_t Q = config::q_width(c), K = config::k_width(c), VD = config::v_width(c), A = config::attn_out_width(c);
   a.resid.assign(static_cast<size_t>(c.n_layers + 1), nullptr);
@@ -138,7 +138,8 @@ void carve(const config::ModelConfig& c, const TokenLayout& lay, int64_t B, conf
   a.xf = cv.take(mul(R, d));
   a.f_rstd = cv.take(R);
   a.losses = cv.take(R);
-  a.chunk_rows = std::clamp<int64_t>((int64_t{1} << 21) / std::max<long>(c.vocab_size, 1), 1, std::max<int64_t>(R, 1));
+  if (logits_chunk <= 0) fail("the LM head's logits chunk must be positive, not ", logits_chunk, " elements");
+  a.chunk_rows = std::clamp<int64_t>(logits_chunk / std::max<long>(c.vocab_size, 1), 1, std::max<int64_t>(R, 1));
   a.logits = cv.take(mul(a.chunk_rows, c.vocab_size));
   a.head_x = cv.take(mul(a.chunk_rows, d));
   a.head_dx = cv.take(mul(a.chunk_rows, d));
@@ -182,10 +183,10 @@ using IntBuffer = kernels::Buffer<int32_t, kernels::BasicOps<T>>;
 }  // namespace
 
 ActivationFloats activation_floats(const config::ModelConfig& local, const TokenLayout& layout, int64_t B,
-                                   config::Recompute recompute, int weight_bytes, int kv_bytes) {
+                                   config::Recompute recompute, int weight_bytes, int kv_bytes, int64_t logits_chunk) {
   Activations<float> a;
   Carver<float> count;
-  carve(local, layout, B, recompute, weight_bytes < 4 ? weight_bytes : 0, kv_bytes, a, count);
+  carve(local, layout, B, recompute, weight_bytes < 4 ? weight_bytes : 0, kv_bytes, logits_chunk, a, count);
   Carver<float> logits;
   logits.take(mul(a.chunk_rows, local.vocab_size));
   return {count.used, logits.used, index_ints(layout, B)};
@@ -204,10 +205,10 @@ Activations<T> make_activations(const config::ModelConfig& c, const kernels::Bas
   a.res_rows = layout.res_rows(B);
   const int64_t stored_bytes = ops.weight_bytes < int64_t{sizeof(T)} ? ops.weight_bytes : 0;
   Carver<T> count;
-  carve(c, layout, B, recompute, stored_bytes, ops.kv_bytes, a, count);
+  carve(c, layout, B, recompute, stored_bytes, ops.kv_bytes, ops.logits_chunk, a, count);
   a.arena = kernels::Buffer<T, kernels::BasicOps<T>>(ops, count.used);
   Carver<T> hand_out{a.arena.get(), 0};
-  carve(c, layout, B, recompute, stored_bytes, ops.kv_bytes, a, hand_out);
+  carve(c, layout, B, recompute, stored_bytes, ops.kv_bytes, ops.logits_chunk, a, hand_out);
   a.ids = IntBuffer<T>(ops, a.rows);
   a.targets = IntBuffer<T>(ops, a.rows);
   a.doc_start = IntBuffer<T>(ops, a.rows);

@@ -111,6 +111,8 @@ struct Activations {
   T* head_x;   // [chunk, d] the chunk's rows of xf, gathered
   T* head_dx;  // [chunk, d] their gradient, before it is scattered into dx
   int64_t chunk_rows = 0;
+  // The staged micro-batch's LM-head rows (head_rows' count) and unmasked targets (forward.h).
+  int64_t head_count = 0, target_count = 0;
   // backward scratch: dh, dres, dbranch [R, d]; dx, dfull [BT, d]; dact [BT, d_ff]
   T *dh, *dres, *dx, *dfull, *dbranch, *dact, *dq, *dq_pre, *dk, *dk_pre, *dv, *stat, *dot;
   // [BT, Hq·dv] the attention output's gradient, in the attention's operand precision (its
@@ -146,9 +148,11 @@ struct ActivationFloats {
 // `local` is one tensor-parallel rank's model config (local_config); `weight_bytes` the weight
 // precision's element size (BasicOps::weight_bytes: the stored GEMM inputs are in it when it is below
 // 4), `kv_bytes` the attention's operand precision's (BasicOps::kv_bytes: the keys and values; the
-// queries are carved at 4 bytes, LayerActs::q). Saturates at INT64_MAX.
+// queries are carved at 4 bytes, LayerActs::q), `logits_chunk` the LM head's logits per chunk
+// (BasicOps::logits_chunk). Saturates at INT64_MAX.
 ActivationFloats activation_floats(const config::ModelConfig& local, const TokenLayout& layout, int64_t B,
-                                   config::Recompute recompute, int weight_bytes = 4, int kv_bytes = 4);
+                                   config::Recompute recompute, int weight_bytes = 4, int kv_bytes = 4,
+                                   int64_t logits_chunk = kernels::kHostLogitsChunk);
 
 template <class T>
 Activations<T> make_activations(const config::ModelConfig& local, const kernels::BasicOps<T>& ops,

@@ -50,7 +50,7 @@ void upload_documents(const Model<T>& m, Activations<T>& a, const int32_t* doc_s
 // The rows the LM head runs on: those of this rank's residual rows with a target (a pretraining
 // window of synthetic prompts has a target only on its answers, so most rows skip the head's
 // vocab-wide matmul and softmax), or every one of them when the full logits are wanted. Uploads
-// their indices and targets, compacted. `targets` are the residual rows' own.
+// their indices and targets, compacted, and returns their count. `targets` are the residual rows' own.
 template <class T>
 int64_t upload_head_rows(const Model<T>& m, Activations<T>& a, const int32_t* targets, bool all) {
   const int64_t R = a.res_rows;
@@ -68,14 +68,30 @@ int64_t upload_head_rows(const Model<T>& m, Activations<T>& a, const int32_t* ta
   return n;
 }
 
-// LM head + cross-entropy over chunks of the head rows, gathered from xf. With backward, dlogits
-// never leave the chunk: the weight gradient and the gradient of the rows are formed right away and
-// the latter scattered into a.dx (zero on rows without a target, which add nothing to the loss).
+// Everything a micro-batch's device work reads from the host, uploaded before any of it is
+// enqueued: a copy from the host's (pageable) memory waits for the device, and the host must not
+// wait between the forward pass and the end of the backward pass. ids, targets, document starts,
+// the RoPE tables' length and the LM head's rows (every residual row when all_head_rows: the
+// logits are wanted); targets null: no head.
 template <class T>
-double head_loss(Model<T>& m, Activations<T>& a, const int32_t* targets, bool backward, T grad_scale, T* logits_out) {
+void stage(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets, const int32_t* doc_start,
+           bool all_head_rows) {
+  upload(m, a, ids, targets);
+  upload_documents(m, a, doc_start);
+  ensure_rope(m, a.layout.T_full);
+  a.head_count = targets ? upload_head_rows(m, a, targets + a.layout.res_row0(a.B), all_head_rows) : 0;
+  a.target_count = targets ? count_targets(targets, a.rows) : 0;
+}
+
+// LM head + cross-entropy over chunks of the staged head rows, gathered from xf; the losses stay on
+// the backend (staged_loss reads them). With backward, dlogits never leave the chunk: the weight
+// gradient and the gradient of the rows are formed right away and the latter scattered into a.dx
+// (zero on rows without a target, which add nothing to the loss).
+template <class T>
+void head_loss(Model<T>& m, Activations<T>& a, bool backward, T grad_scale, T* logits_out) {
   const auto& ops = *m.ops;
   const int64_t d = m.cfg.d_model, V = m.cfg.vocab_size;
-  const int64_t n = upload_head_rows(m, a, targets + a.layout.res_row0(a.B), logits_out != nullptr);
+  const int64_t n = a.head_count;
   if (backward) ops.fill(a.dx, T(0), a.res_rows * d);
   for (int64_t r0 = 0; r0 < n; r0 += a.chunk_rows) {
     const int64_t R = std::min(a.chunk_rows, n - r0);
@@ -91,13 +107,6 @@ double head_loss(Model<T>& m, Activations<T>& a, const int32_t* targets, bool ba
     ops.matmul_stored(a.logits, stored_weight(m, m.s_lm_head), a.head_dx, R, d, V, false, false, false);
     ops.embedding_bwd(a.head_dx, rows, a.dx, R, d);  // a scatter: the rows are distinct
   }
-  std::vector<T> losses(static_cast<size_t>(n));
-  ops.copy_to_host(losses.data(), a.losses, losses.size() * sizeof(T));
-  double sum = 0;
-  for (T l : losses) sum += static_cast<double>(l);
-  // Under sequence parallelism each tp rank ran the head on its own rows.
-  if (a.layout.sp > 1) m.tp.comm->allreduce_sum(&sum, 1);
-  return sum;
 }
 
 // This rank's residual rows of the token ids (all of them unless sequence-parallel).
@@ -110,7 +119,6 @@ template <class T>
 void run_layers(Model<T>& m, Activations<T>& a) {
   const auto& ops = *m.ops;
   const int64_t R = a.res_rows, d = m.cfg.d_model;
-  ensure_rope(m, a.layout.T_full);
   refresh_stored_weights(m);
   mark(m.timer, "embedding (forward and backward)");
   ops.embedding_fwd(m.embed, residual_ids(a), a.resid[0], R, d);
@@ -138,19 +146,32 @@ void run_layers(Model<T>& m, Activations<T>& a) {
 
 template <class T>
 void forward_layers(Model<T>& m, Activations<T>& a, const int32_t* ids) {
-  upload(m, a, ids, nullptr);
-  upload_documents(m, a, nullptr);
+  stage(m, a, ids, nullptr, nullptr, false);
   run_layers(m, a);
 }
 
 template <class T>
-LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets, T grad_scale,
-                         const int32_t* doc_start, const std::function<void(size_t)>& grads_final) {
+void stage_micro_batch(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets,
+                       const int32_t* doc_start) {
+  stage(m, a, ids, targets, doc_start, false);
+}
+
+template <class T>
+LossSum staged_loss(Model<T>& m, Activations<T>& a) {
+  std::vector<T> losses(static_cast<size_t>(a.head_count));
+  m.ops->copy_to_host(losses.data(), a.losses, losses.size() * sizeof(T));
+  double sum = 0;
+  for (T l : losses) sum += static_cast<double>(l);
+  // Under sequence parallelism each tp rank ran the head on its own rows.
+  if (a.layout.sp > 1) m.tp.comm->allreduce_sum(&sum, 1);
+  return {sum, a.target_count};
+}
+
+template <class T>
+void train_staged(Model<T>& m, Activations<T>& a, T grad_scale, const std::function<void(size_t)>& grads_final) {
   const int64_t R = a.res_rows, d = m.cfg.d_model;
-  upload(m, a, ids, targets);
-  upload_documents(m, a, doc_start);
   run_layers(m, a);
-  LossSum loss{head_loss(m, a, targets, true, grad_scale, static_cast<T*>(nullptr)), count_targets(targets, a.rows)};
+  head_loss(m, a, true, grad_scale, static_cast<T*>(nullptr));
   const auto& ops = *m.ops;
   // a.dx holds d loss / d xf; back through the final norm into the residual gradient a.dh.
   rms_backward(ops, a.resid.back(), m.final_norm, a.f_rstd, a.dx, a.dh, m.g_final_norm, a.dot, R, d);
@@ -165,20 +186,30 @@ LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids, con
   mark(m.timer, "embedding (forward and backward)");
   ops.embedding_bwd(a.dh, residual_ids(a), m.g_embed, R, d);
   if (grads_final) grads_final(0);
-  return loss;
+}
+
+template <class T>
+LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets, T grad_scale,
+                         const int32_t* doc_start, const std::function<void(size_t)>& grads_final) {
+  stage_micro_batch(m, a, ids, targets, doc_start);
+  train_staged(m, a, grad_scale, grads_final);
+  return staged_loss(m, a);
 }
 
 template <class T>
 LossSum forward_loss(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets, T* logits_out,
                      const int32_t* doc_start) {
-  upload(m, a, ids, targets);
-  upload_documents(m, a, doc_start);
+  stage(m, a, ids, targets, doc_start, logits_out != nullptr);
   run_layers(m, a);
-  return {head_loss(m, a, targets, false, T(0), logits_out), count_targets(targets, a.rows)};
+  head_loss(m, a, false, T(0), logits_out);
+  return staged_loss(m, a);
 }
 
 #define HEADROOM_FORWARD_INSTANTIATE(T)                                                                               \
   template void forward_layers<T>(Model<T>&, Activations<T>&, const int32_t*);                                        \
+  template void stage_micro_batch<T>(Model<T>&, Activations<T>&, const int32_t*, const int32_t*, const int32_t*);     \
+  template void train_staged<T>(Model<T>&, Activations<T>&, T, const std::function<void(size_t)>&);                   \
+  template LossSum staged_loss<T>(Model<T>&, Activations<T>&);                                                        \
   template LossSum forward_backward<T>(Model<T>&, Activations<T>&, const int32_t*, const int32_t*, T, const int32_t*, \
                                        const std::function<void(size_t)>&);                                           \
   template LossSum forward_loss<T>(Model<T>&, Activations<T>&, const int32_t*, const int32_t*, T*, const int32_t*);

@@ -32,6 +32,20 @@ template <class T>
 LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets, T grad_scale,
                          const int32_t* doc_start = nullptr, const std::function<void(size_t)>& grads_final = {});
 
+// forward_backward in its three parts, for a caller that must know where the host waits for the
+// backend. stage_micro_batch uploads the host's inputs (ids, targets, document starts, the LM
+// head's rows); train_staged enqueues the forward pass, the loss and the backward pass and never
+// waits for the backend (no host transfer: the host runs ahead of the device, and a CUDA graph
+// could capture it), unless train.profile_steps times it region by region or grads_final waits;
+// staged_loss waits and reads the loss.
+template <class T>
+void stage_micro_batch(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets,
+                       const int32_t* doc_start = nullptr);
+template <class T>
+void train_staged(Model<T>& m, Activations<T>& a, T grad_scale, const std::function<void(size_t)>& grads_final = {});
+template <class T>
+LossSum staged_loss(Model<T>& m, Activations<T>& a);
+
 // Forward only: the loss, and when logits_out is non-null the logits of this rank's residual rows
 // [a.res_rows, V] (host; every row unless sequence-parallel).
 template <class T>

@@ -58,8 +58,9 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
   // The CPU stores what it computes in: the weights and the cache are read as they are.
   EXPECT_EQ(o.weight_bytes, sizeof(float));
   EXPECT_EQ(o.kv_bytes, sizeof(float));
+  EXPECT_EQ(o.logits_chunk, kHostLogitsChunk);
   // Guards the list above against a new Ops member nobody added here.
-  EXPECT_EQ(sizeof(Ops), sizeof(const char*) + 2 * sizeof(int64_t) + std::size(entries) * sizeof(void (*)()));
+  EXPECT_EQ(sizeof(Ops), sizeof(const char*) + 3 * sizeof(int64_t) + std::size(entries) * sizeof(void (*)()));
 }
 
 #ifdef HEADROOM_TEST_EXPECT_NO_CUDA

@@ -296,3 +296,45 @@ TEST(WeightCopyEmulated, TrainingStepsGiveTheLossesOfRoundingInEveryProduct) {
     EXPECT_NE(losses[0][0], losses[0][3]);  // the steps moved the weights
   }
 }
+
+namespace {
+
+std::vector<float> gradients(const Model<float>& m) {
+  std::vector<float> g(static_cast<size_t>(m.grads.size()));
+  m.ops->copy_to_host(g.data(), m.grads.get(), g.size() * sizeof(float));
+  return g;
+}
+
+}  // namespace
+
+// A micro-batch's forward and backward passes are enqueued without the host waiting for the device
+// once: its inputs are staged before them (stage_micro_batch: ids, targets, the LM head's rows), its
+// loss is read after them (staged_loss), and cross_entropy reports a bad target where the host next
+// waits instead of waiting after each LM-head chunk (this table's head runs in four). The losses and
+// gradients are forward_backward's.
+TEST(StepEmulated, TheForwardAndBackwardPassesNeverWaitForTheDevice) {
+  const auto cfg = decoding_model();
+  kernels::Ops table = kernels::cuda_emu::make_table("emulated-cuda", true, kernels::AttentionKernel::kAuto);
+  const int64_t B = 2, T = 16;
+  table.logits_chunk = B * T / 4 * cfg.vocab_size;
+  Model<float> m = make_model(cfg, table), ref = make_model(cfg, table);
+  copy_weights(m, ref, false);
+  Activations<float> a = make_activations(m, B, T, config::Recompute::kNone);
+  Activations<float> ra = make_activations(ref, B, T, config::Recompute::kNone);
+  ASSERT_EQ(a.chunk_rows, B * T / 4);
+  const auto batch = random_batch(cfg.vocab_size, B, T, 50);
+  zero_grads(m);
+  zero_grads(ref);
+  stage_micro_batch(m, a, batch.ids.data(), batch.targets.data());
+  {
+    const kernels::cuda_emu::NoHostWaits no_waits;
+    train_staged(m, a, 1.f / (B * T));
+    EXPECT_THROW(staged_loss(m, a), Error) << "the guard lets the host wait";
+  }
+  const LossSum got = staged_loss(m, a);
+  const LossSum want = forward_backward<float>(ref, ra, batch.ids.data(), batch.targets.data(), 1.f / (B * T));
+  EXPECT_EQ(got.sum, want.sum);
+  EXPECT_EQ(got.count, want.count);
+  EXPECT_GT(got.count, 0);
+  EXPECT_EQ(gradients(m), gradients(ref));
+}

@@ -9,14 +9,55 @@ namespace headroom::kernels::cuda_emu {
 void* alloc(std::size_t bytes) { return arena_alloc(bytes); }
 void free(void* p) { arena_free(p); }
 
+namespace {
+
+// What the armed error slot reports (watch_error_slot); empty: not armed.
+std::string& watched() {
+  static std::string what;
+  return what;
+}
+
+// Host transfers and waits refused while positive (NoHostWaits).
+int& no_waits() {
+  static thread_local int depth = 0;
+  return depth;
+}
+
+void require_may_wait(const char* call) {
+  if (no_waits() > 0) fail("emulated ", call, ": the host waits for the device inside a region that must not");
+}
+
+// The armed error slot's report, if a kernel wrote one (the emulated stream is always idle).
+void check_error_slot() {
+  if (watched().empty()) return;
+  const std::string what = std::move(watched());
+  watched().clear();
+  unsigned long long* slot = error_slot();
+  const DeviceAccess open;
+  const unsigned long long word = *slot;
+  if (word == ~0ull) return;
+  *slot = ~0ull;
+  fail(what, " (row ", word >> 32, ": ", static_cast<int32_t>(word & 0xffffffffu), ")");
+}
+
+}  // namespace
+
+NoHostWaits::NoHostWaits() { ++no_waits(); }
+NoHostWaits::~NoHostWaits() { --no_waits(); }
+
 void copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
+  require_may_wait("copy_to_host");
   require_host(host_dst, "copy_to_host", "the destination");
   require_device(src, "copy_to_host", "the source");
-  const DeviceAccess open;
-  if (bytes) std::memcpy(host_dst, src, bytes);
+  {
+    const DeviceAccess open;
+    if (bytes) std::memcpy(host_dst, src, bytes);
+  }
+  check_error_slot();
 }
 
 void copy_from_host(void* dst, const void* host_src, std::size_t bytes) {
+  require_may_wait("copy_from_host");
   require_device(dst, "copy_from_host", "the destination");
   require_host(host_src, "copy_from_host", "the source");
   const DeviceAccess open;
@@ -30,7 +71,10 @@ void copy(void* dst, const void* src, std::size_t bytes) {
   if (bytes) std::memmove(dst, src, bytes);
 }
 
-void synchronize() {}
+void synchronize() {
+  require_may_wait("synchronize");
+  check_error_slot();
+}
 
 void* scratch(std::size_t bytes) {
   static void* buf = nullptr;
@@ -64,11 +108,7 @@ unsigned long long* error_slot() {
   return slot;
 }
 
-void reset_error_slot() {
-  unsigned long long* p = error_slot();
-  const DeviceAccess open;
-  *p = ~0ull;
-}
+void watch_error_slot(const std::string& what) { watched() = what; }
 
 std::size_t max_dynamic_smem() { return 227 * 1024; }  // H100/H200 opt-in limit
 

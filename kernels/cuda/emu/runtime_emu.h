@@ -14,6 +14,17 @@
 
 namespace headroom::kernels::cuda_emu {
 
+// While one exists (on this thread), a host transfer or wait (copy_to_host, download,
+// copy_from_host, synchronize) throws: a test's proof that a region enqueues device work only, as
+// a CUDA graph's capture or an overlapped step needs (copy_from_host waits on a GPU: pageable memory).
+class NoHostWaits {
+ public:
+  NoHostWaits();
+  ~NoHostWaits();
+  NoHostWaits(const NoHostWaits&) = delete;
+  NoHostWaits& operator=(const NoHostWaits&) = delete;
+};
+
 // Every pointer argument of a kernel must be device memory: a host pointer would fault on a GPU.
 // (Pointers inside a struct argument are not seen here; the ops that pass one also hand each of
 // those buffers to a checked launch, copy or zero_async, except attention_bwd_bf16's lse.)
