@@ -351,6 +351,7 @@ const kernels::Ops& timed_cpu_ops() {
     wrap<kRmsBwdDot>(t.rms_bwd_dot);
     wrap<kRmsBwdApply>(t.rms_bwd_apply);
     wrap<kRope>(t.rope);
+    wrap<kRope>(t.rope_grad_stored);
     wrap<kRope>(t.rope_operand);
     wrap<kRope>(t.rms_rope_operand);  // a QK norm's apply on RoPE's way counts as RoPE
     wrap<kAttnFwd>(t.attention_fwd);

@@ -145,6 +145,14 @@ template <class T>
 using Rope = void(const T* x, int64_t ldx, T* y, const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0,
                   int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse);
 
+// The backward pass's rope (inverse) from x ([B·Tq, n_heads·head_dim], contiguous) into columns of y
+// in the weight precision, rows ldy elements apart (≥ n_heads·head_dim): the query or key part of
+// the QKV products' stored output gradient. The same values as rope(inverse) then
+// weight_store_columns, in one pass.
+template <class T>
+using RopeGradStored = void(const T* x, void* y, int64_t ldy, const T* cos, const T* sin, int64_t B, int64_t Tq,
+                            int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims);
+
 // --- attention --------------------------------------------------------------------------------------
 // Memory linear in T: no T×Tk score matrix is ever formed.
 template <class T>
@@ -272,6 +280,7 @@ struct BasicOps {
   sig::RmsBwdDot<T>* rms_bwd_dot;
   sig::RmsBwdApply<T>* rms_bwd_apply;
   sig::Rope<T>* rope;
+  sig::RopeGradStored<T>* rope_grad_stored;
   sig::AttentionFwd<T>* attention_fwd;
   sig::AttentionBwd<T>* attention_bwd;
   int64_t kv_bytes;  // the attention's operand precision's element size (a decoding cache's)
@@ -341,6 +350,14 @@ void attention_bwd_on_cache(const void* q, const void* k, const void* v, const v
                             const void* dout, T* dq, T* dk, T* dv, const AttentionShape& shape, T scale) {
   Bwd(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<const T*>(out), lse,
       static_cast<const T*>(dout), dq, dk, dv, shape, scale);
+}
+template <class T, sig::Rope<T>* Op>
+void rope_grad_stored_on_host(const T* x, void* y, int64_t ldy, const T* cos, const T* sin, int64_t B, int64_t Tq,
+                              int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
+  const int64_t width = n_heads * head_dim;
+  std::vector<T> rotated(static_cast<std::size_t>(B * Tq * width));
+  Op(x, width, rotated.data(), cos, sin, B, Tq, pos0, n_heads, head_dim, rot_dims, true);
+  store_columns_host<T>(y, ldy, rotated.data(), B * Tq, width);
 }
 template <class T, sig::Rope<T>* Op>
 void rope_on_store(const T* x, int64_t ldx, void* y, const T* cos, const T* sin, int64_t B, int64_t Tq, int64_t pos0,

@@ -36,6 +36,7 @@ const Ops& cpu_ops() {
       .rms_bwd_dot = cpu::rms_bwd_dot,
       .rms_bwd_apply = cpu::rms_bwd_apply,
       .rope = cpu::rope,
+      .rope_grad_stored = rope_grad_stored_on_host<float, cpu::rope>,
       .attention_fwd = cpu::attention_fwd,
       .attention_bwd = cpu::attention_bwd,
       .kv_bytes = sizeof(float),

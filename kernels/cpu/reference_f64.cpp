@@ -278,6 +278,7 @@ const BasicOps<double>& cpu_ops_f64() {
       .rms_bwd_dot = rms_bwd_dot,
       .rms_bwd_apply = rms_bwd_apply,
       .rope = rope,
+      .rope_grad_stored = rope_grad_stored_on_host<double, rope>,
       .attention_fwd = attention_fwd,
       .attention_bwd = attention_bwd,
       .kv_bytes = sizeof(double),

@@ -70,6 +70,10 @@ sig::Rope<float> rope;
 // and kSimt).
 sig::RopeOperand<float> rope_operand_bf16;
 sig::RopeOperand<float> rope_operand_fp32;
+// The backward of rope into the weight precision's columns (ops.h's rope_grad_stored): bf16, or
+// fp32 (the fp32 table).
+sig::RopeGradStored<float> rope_grad_stored_bf16;
+sig::RopeGradStored<float> rope_grad_stored_fp32;
 // The same with a QK norm on the way (ops.h's rms_rope_operand).
 sig::RmsRopeOperand<float> rms_rope_operand_bf16;
 sig::RmsRopeOperand<float> rms_rope_operand_fp32;

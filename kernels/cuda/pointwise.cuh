@@ -97,18 +97,19 @@ struct RowNorm {
 };
 
 // One thread per rotating pair (row, head, i < half) and, out of place (copies = true), per
-// unrotated element (half ≤ i < head_dim − half: element i + half). x's rows start ldx apart; y
-// in fp32 or bf16 (the attention's operands as it reads them: rope_operand).
+// unrotated element (half ≤ i < head_dim − half: element i + half). x's rows start ldx apart, y's
+// ldy apart; y in fp32 or bf16 (the attention's operands as it reads them: rope_operand; the QKV
+// products' stored output gradient: rope_grad_stored).
 template <class Out>
-__global__ void rope_kernel(const float* x, int64_t ldx, Out* y, const float* cos, const float* sin, int64_t rows,
-                            int64_t T, int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t half, float sign,
-                            bool copies, RowNorm norm) {
+__global__ void rope_kernel(const float* x, int64_t ldx, Out* y, int64_t ldy, const float* cos, const float* sin,
+                            int64_t rows, int64_t T, int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t half,
+                            float sign, bool copies, RowNorm norm) {
   const int64_t per_head = copies ? head_dim - half : half;
   HR_GRID_STRIDE(idx, rows * n_heads * per_head) {
     const int64_t i = idx % per_head, rh = idx / per_head;
     const int64_t r = rh / n_heads, h = rh % n_heads;
     const float* xh = x + r * ldx + h * head_dim;
-    Out* yh = y + rh * head_dim;
+    Out* yh = y + r * ldy + h * head_dim;
     float rs = 1.f;
     const float* wh = nullptr;
     if (norm.w) {
@@ -221,24 +222,26 @@ void embedding_bwd(const float* dout, const int32_t* ids, float* dtable, int64_t
 }
 
 namespace pointwise {
-// rope (ops.h) into y in fp32 or, out of place, bf16 (rope_operand), with a QK norm on the way
-// where norm.w is set (rms_rope_operand).
+// rope (ops.h) into y (rows ldy apart) in fp32 or, out of place, bf16 (rope_operand,
+// rope_grad_stored), with a QK norm on the way where norm.w is set (rms_rope_operand).
 template <class Out>
-void rope_into(const float* x, int64_t ldx, Out* y, const float* cos, const float* sin, int64_t B, int64_t T,
-               int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse, const char* what,
-               const RowNorm& norm = {}) {
+void rope_into(const float* x, int64_t ldx, Out* y, int64_t ldy, const float* cos, const float* sin, int64_t B,
+               int64_t T, int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse,
+               const char* what, const RowNorm& norm = {}) {
   if (rot_dims < 0 || rot_dims % 2 != 0 || rot_dims > head_dim)
     fail("cuda ", what, ": rot_dims = ", rot_dims, " must be even and within [0, head_dim = ", head_dim, "]");
   if (pos0 < 0) fail("cuda ", what, ": pos0 = ", pos0, " is negative");
   const int64_t width = n_heads * head_dim;
-  if (ldx < width) fail("cuda ", what, ": ldx = ", ldx, " is less than a row's width ", width);
+  if (ldx < width || ldy < width)
+    fail("cuda ", what, ": ldx = ", ldx, " or ldy = ", ldy, " is less than a row's width ", width);
   const bool in_place = static_cast<const void*>(x) == static_cast<const void*>(y);
-  if (in_place && (ldx != width || !std::is_same_v<Out, float>))
-    fail("cuda ", what, ": in place with ldx = ", ldx, " (the row's width is ", width, ") or a bf16 output");
+  if (in_place && (ldx != width || ldy != width || !std::is_same_v<Out, float>))
+    fail("cuda ", what, ": in place with ldx = ", ldx, ", ldy = ", ldy, " (the row's width is ", width,
+         ") or a bf16 output");
   const int64_t half = rot_dims / 2, rows = B * T, per_head = in_place ? half : head_dim - half;
   if (rows == 0 || per_head == 0) return;
-  launch(what, rope_kernel<Out>, grid_1d(rows * n_heads * per_head, kThreads), dim3(kThreads), 0, x, ldx, y, cos, sin,
-         rows, T, pos0, n_heads, head_dim, half, inverse ? -1.f : 1.f, !in_place, norm);
+  launch(what, rope_kernel<Out>, grid_1d(rows * n_heads * per_head, kThreads), dim3(kThreads), 0, x, ldx, y, ldy, cos,
+         sin, rows, T, pos0, n_heads, head_dim, half, inverse ? -1.f : 1.f, !in_place, norm);
 }
 
 template <class Out>
@@ -246,24 +249,36 @@ void rms_rope_into(const float* x, const float* w, const float* sumsq, float* rs
                    float eps, Out* y, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0,
                    int64_t n_heads, int64_t head_dim, int64_t rot_dims, const char* what) {
   check_norm_rows(n, head_dim, n_heads, what);
-  rope_into(x, n_heads * head_dim, y, cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, false, what,
-            RowNorm{w, sumsq, rstd, n, n_total, eps});
+  rope_into(x, n_heads * head_dim, y, n_heads * head_dim, cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, false,
+            what, RowNorm{w, sumsq, rstd, n, n_total, eps});
 }
 }  // namespace pointwise
 
 void rope(const float* x, int64_t ldx, float* y, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0,
           int64_t n_heads, int64_t head_dim, int64_t rot_dims, bool inverse) {
-  pointwise::rope_into(x, ldx, y, cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, inverse, "rope");
+  pointwise::rope_into(x, ldx, y, n_heads * head_dim, cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, inverse,
+                       "rope");
 }
 void rope_operand_bf16(const float* x, int64_t ldx, void* y, const float* cos, const float* sin, int64_t B, int64_t T,
                        int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
-  pointwise::rope_into(x, ldx, static_cast<uint16_t*>(y), cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, false,
-                       "rope_operand (bf16)");
+  pointwise::rope_into(x, ldx, static_cast<uint16_t*>(y), n_heads * head_dim, cos, sin, B, T, pos0, n_heads, head_dim,
+                       rot_dims, false, "rope_operand (bf16)");
 }
 void rope_operand_fp32(const float* x, int64_t ldx, void* y, const float* cos, const float* sin, int64_t B, int64_t T,
                        int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
-  pointwise::rope_into(x, ldx, static_cast<float*>(y), cos, sin, B, T, pos0, n_heads, head_dim, rot_dims, false,
-                       "rope_operand (fp32)");
+  pointwise::rope_into(x, ldx, static_cast<float*>(y), n_heads * head_dim, cos, sin, B, T, pos0, n_heads, head_dim,
+                       rot_dims, false, "rope_operand (fp32)");
+}
+// The backward of RoPE into the QKV products' stored output gradient (ops.h's rope_grad_stored).
+void rope_grad_stored_bf16(const float* x, void* y, int64_t ldy, const float* cos, const float* sin, int64_t B,
+                           int64_t T, int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
+  pointwise::rope_into(x, n_heads * head_dim, static_cast<uint16_t*>(y), ldy, cos, sin, B, T, pos0, n_heads, head_dim,
+                       rot_dims, true, "rope_grad_stored (bf16)");
+}
+void rope_grad_stored_fp32(const float* x, void* y, int64_t ldy, const float* cos, const float* sin, int64_t B,
+                           int64_t T, int64_t pos0, int64_t n_heads, int64_t head_dim, int64_t rot_dims) {
+  pointwise::rope_into(x, n_heads * head_dim, static_cast<float*>(y), ldy, cos, sin, B, T, pos0, n_heads, head_dim,
+                       rot_dims, true, "rope_grad_stored (fp32)");
 }
 void rms_rope_operand_bf16(const float* x, const float* w, const float* sumsq, float* rstd, int64_t n, int64_t n_total,
                            float eps, void* y, const float* cos, const float* sin, int64_t B, int64_t T, int64_t pos0,

@@ -67,6 +67,7 @@ inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = A
   t.add_rms_norm = HR_CUDA_NS::add_rms_norm;
   t.add_rms_norm_stored = bf16 ? HR_CUDA_NS::add_rms_norm_stored_bf16 : HR_CUDA_NS::add_rms_norm_stored_fp32;
   t.rope = HR_CUDA_NS::rope;
+  t.rope_grad_stored = bf16 ? HR_CUDA_NS::rope_grad_stored_bf16 : HR_CUDA_NS::rope_grad_stored_fp32;
   t.attention_fwd = attention_fwd_entry(bf16, attention);
   t.attention_bwd = attention_bwd_entry(bf16, attention);
   t.kv_bytes = cuda_precision::kv_bytes(bf16, attention);

@@ -278,6 +278,17 @@ struct Attend {
   Activations<T>* a;        // training: the micro-batch (context buffers, row maps)
 };
 
+// f(row, B, len, pos0) for each of a call's runs of consecutive positions: its first row, windows,
+// tokens per window and first position (the whole call, or each window's context-parallel segments).
+template <class T, class F>
+void for_each_segment(const Attend<T>& at, F f) {
+  const TokenLayout& lay = at.layout;
+  if (lay.segments() == 1) return f(0, at.B, lay.T_len(), lay.segment_pos0(0));
+  const int64_t C = lay.segment_len();
+  for (int64_t b = 0; b < at.B; ++b)
+    for (int seg = 0; seg < lay.segments(); ++seg) f(b * lay.T_len() + seg * C, 1, C, lay.segment_pos0(seg));
+}
+
 // RoPE over a call's segments, from x (rows ldx apart: a part of the fused QKV product's output,
 // or y itself in place) into y ([rows, heads · dqk]; in T or the operand precision), with a QK norm
 // on the way where `norm` is set.
@@ -290,18 +301,29 @@ void rope_segments(const Model<T>& m, const Dims& s, const Attend<T>& at, const 
     return;
   }
   const int kind = s.sliding ? 1 : 0;
-  const TokenLayout& lay = at.layout;
   const int64_t row_bytes = width * (operand_precision ? m.ops->kv_bytes : int64_t{sizeof(T)});
-  const auto rope = [&](int64_t row, int64_t B, int64_t len, int64_t pos0) {
+  for_each_segment(at, [&](int64_t row, int64_t B, int64_t len, int64_t pos0) {
     const NormOnTheWay<T> rows_norm = norm ? norm->from_row(row, width) : NormOnTheWay<T>{};
     rope_rows(m, operand_precision, x + row * ldx, ldx, static_cast<std::byte*>(y) + row * row_bytes,
               m.rope_cos[kind].get(), m.rope_sin[kind].get(), B, len, pos0, heads, s.dqk, s.rot, inverse,
               norm ? &rows_norm : nullptr);
-  };
-  if (lay.segments() == 1) return rope(0, at.B, lay.T_len(), lay.segment_pos0(0));
-  const int64_t C = lay.segment_len();
-  for (int64_t b = 0; b < at.B; ++b)
-    for (int seg = 0; seg < lay.segments(); ++seg) rope(b * lay.T_len() + seg * C, 1, C, lay.segment_pos0(seg));
+  });
+}
+
+// The backward pass's RoPE over a call's segments, from the attention's gradient dx ([rows, heads ·
+// dqk]) into columns of the QKV products' stored output gradient y (rows ld elements apart, in the
+// weight precision): the inverse rotation and the store in one pass (rope_grad_stored).
+template <class T>
+void rope_grad_segments(const Model<T>& m, const Dims& s, const Attend<T>& at, const T* dx, std::byte* y, int64_t ld,
+                        int64_t heads) {
+  const auto& ops = *m.ops;
+  const int64_t width = heads * s.dqk;
+  if (s.rot == 0) return ops.weight_store_columns(y, ld, dx, s.BT, width);
+  const int kind = s.sliding ? 1 : 0;
+  for_each_segment(at, [&](int64_t row, int64_t B, int64_t len, int64_t pos0) {
+    ops.rope_grad_stored(dx + row * width, y + row * ld * ops.weight_bytes, ld, m.rope_cos[kind].get(),
+                         m.rope_sin[kind].get(), B, len, pos0, heads, s.dqk, s.rot);
+  });
 }
 
 // Rows of whole windows between the cp ranks' rank-major blocks ([cp][B·T_len] rows: what the
@@ -799,22 +821,22 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
   mark(m.timer, "backward: attention (kernel and context-parallel exchange)");
   attention_backward(m, s, at, l);
   mark(m.timer, kBwdProjections);
-  rope_segments(m, s, at, a.dq, s.Q, a.dq, s.Hq, true);
-  rope_segments(m, s, at, a.dk, s.K, a.dk, s.Hkv, true);
-  const T* dq_lin = a.dq;
-  const T* dk_lin = a.dk;
-  if (qk) {
-    qk_norm_backward(m, s, l.q_pre, w.q_norm, l.q_rstd, a.dq, a.dq_pre, g.q_norm, a.dot, false);
-    qk_norm_backward(m, s, l.k_pre, w.k_norm, l.k_rstd, a.dk, a.dk_pre, g.k_norm, a.dot, true);
-    dq_lin = a.dq_pre;
-    dk_lin = a.dk_pre;
-  }
   // The projections' output gradients side by side, stored once, for the fused product's weight
-  // gradient (into the adjacent g.wq, g.wk, g.wv) and input gradient.
+  // gradient (into the adjacent g.wq, g.wk, g.wv) and input gradient: without a QK norm, the query
+  // and key gradients go there on RoPE's way back.
   const int64_t QKV = s.Q + s.K + s.VD;
   std::byte* dqkv = a.qkv_grad_op;
-  ops.weight_store_columns(dqkv, QKV, dq_lin, s.BT, s.Q);
-  ops.weight_store_columns(stored_slot(dqkv, s.Q, ops), QKV, dk_lin, s.BT, s.K);
+  if (qk) {
+    rope_segments(m, s, at, a.dq, s.Q, a.dq, s.Hq, true);
+    rope_segments(m, s, at, a.dk, s.K, a.dk, s.Hkv, true);
+    qk_norm_backward(m, s, l.q_pre, w.q_norm, l.q_rstd, a.dq, a.dq_pre, g.q_norm, a.dot, false);
+    qk_norm_backward(m, s, l.k_pre, w.k_norm, l.k_rstd, a.dk, a.dk_pre, g.k_norm, a.dot, true);
+    ops.weight_store_columns(dqkv, QKV, a.dq_pre, s.BT, s.Q);
+    ops.weight_store_columns(stored_slot(dqkv, s.Q, ops), QKV, a.dk_pre, s.BT, s.K);
+  } else {
+    rope_grad_segments(m, s, at, a.dq, dqkv, QKV, s.Hq);
+    rope_grad_segments(m, s, at, a.dk, stored_slot(dqkv, s.Q, ops), QKV, s.Hkv);
+  }
   ops.weight_store_columns(stored_slot(dqkv, s.Q + s.K, ops), QKV, a.dv, s.BT, s.VD);
   linear_weight_grad(ops, dqkv, stored_operand(l.a_in, l.a_op), g.wq, s.BT, QKV, s.d);
   linear_input_grad(m, dqkv, sw.wq, a.dx, s.BT, QKV, s.d);

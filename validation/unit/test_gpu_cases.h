@@ -545,7 +545,18 @@ TEST_P(GpuOps, Rope) {
       Dev<float> Wide(d, wide), Y(d, B * T * H * hd);
       d.rope(Wide.get() + col0, ld, Y.get(), C.get(), S.get(), B, T, pos0, H, hd, rot, inv);
       EXPECT_TRUE(close(Y.download(), want, kExactTol, what + " from wider rows"));
-      if (inv) continue;
+      if (inv) {
+        // The backward's rope into columns of the weight precision (rope_grad_stored): rope's
+        // inverse then weight_store_columns, bit for bit, the columns around left as they were.
+        const auto wb = static_cast<std::size_t>(d.weight_bytes);
+        const std::vector<unsigned char> fill(static_cast<std::size_t>(B * T * ld) * wb, 0x5A);
+        Dev<float> X0(d, x);
+        Dev<unsigned char> Got(d, fill), Want(d, fill);
+        d.weight_store_columns(Want.get() + col0 * wb, ld, Y.get(), B * T, H * hd);
+        d.rope_grad_stored(X0.get(), Got.get() + col0 * wb, ld, C.get(), S.get(), B, T, pos0, H, hd, rot);
+        EXPECT_EQ(Got.download(), Want.download()) << what << " into stored columns";
+        continue;
+      }
       // Into the operand precision (rope_operand: queries and keys as the attention reads them):
       // rope's values, rounded where that is bf16.
       Dev<unsigned char> Kc(d, static_cast<std::size_t>(B * T * H * hd * d.kv_bytes));

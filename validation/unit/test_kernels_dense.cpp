@@ -42,6 +42,7 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
                                  reinterpret_cast<const void*>(o.rms_bwd_dot),
                                  reinterpret_cast<const void*>(o.rms_bwd_apply),
                                  reinterpret_cast<const void*>(o.rope),
+                                 reinterpret_cast<const void*>(o.rope_grad_stored),
                                  reinterpret_cast<const void*>(o.attention_fwd),
                                  reinterpret_cast<const void*>(o.attention_bwd),
                                  reinterpret_cast<const void*>(o.rope_operand),

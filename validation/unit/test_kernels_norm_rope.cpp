@@ -294,5 +294,21 @@ TEST(KernelRope, QkNormOnTheWayIsTheNormThenRope) {
         << n;
 }
 
+// The backward's rope into columns of wider rows (rope_grad_stored: the QKV products' output
+// gradient): rope's inverse at those columns, the columns around left as they were.
+TEST(KernelRope, GradStoredIsTheInverseRopeInTheColumns) {
+  const int64_t B = 2, T = 5, pos0 = 3, H = 3, hd = 16, r = 8, width = H * hd, ld = 2 * width + 3, col0 = 5;
+  const auto tab = rope_tables(pos0 + T, r, 10000.0, 1.1);
+  const auto x = random_floats(B * T * width, 88);
+  std::vector<float> rotated(x.size()), y(static_cast<std::size_t>(B * T * ld), 7.f);
+  cpu().rope(x.data(), width, rotated.data(), tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r, true);
+  cpu().rope_grad_stored(x.data(), y.data() + col0, ld, tab.cos.data(), tab.sin.data(), B, T, pos0, H, hd, r);
+  for (int64_t row = 0; row < B * T; ++row)
+    for (int64_t c = 0; c < ld; ++c) {
+      const bool ours = c >= col0 && c < col0 + width;
+      EXPECT_EQ(y[row * ld + c], ours ? rotated[row * width + c - col0] : 7.f) << row << ", " << c;
+    }
+}
+
 }  // namespace
 }  // namespace headroom::kernels::test

@@ -236,6 +236,7 @@ kernels::Ops rounding_in_every_product(const kernels::Ops& table) {
   t.matmul_to_stored = matmul_output_rounded;
   t.kv_bytes = 4;
   t.rope_operand = kernels::cuda_emu::rope_operand_fp32;
+  t.rope_grad_stored = kernels::cuda_emu::rope_grad_stored_fp32;
   t.rms_rope_operand = kernels::cuda_emu::rms_rope_operand_fp32;
   t.attention_fwd_cached = attention_fwd_output_rounded;
   t.attention_bwd_cached = kernels::attention_bwd_on_cache<float, kernels::cuda_emu::attention_bwd_auto>;
