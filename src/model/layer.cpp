@@ -623,6 +623,17 @@ void add_and_norm(const kernels::BasicOps<T>& ops, const T* a, const T* b, T* h,
     ops.add_rms_norm(a, b, h, n.w, n.y, n.rstd, s.R, s.d, eps);
 }
 
+// Whether elements of `bytes` bytes (the attention output or its gradient) are in the weight precision,
+// which the GEMMs read as stored; else they must be in T, which the GEMMs round.
+template <class T>
+bool in_weight_precision(const kernels::BasicOps<T>& ops, int64_t bytes, const char* what) {
+  if (bytes == ops.weight_bytes) return true;
+  if (bytes != int64_t{sizeof(T)})
+    fail(what, "'s ", bytes, "-byte elements are neither the weights' (", ops.weight_bytes,
+         " bytes) nor the compute type's");
+  return false;
+}
+
 // The output projection y = att · woᵀ. att holds the attention's output in its operand precision
 // (or in T: a decoding call on a kCompute cache, operand_precision false): read as stored where
 // that is the weight precision (the bf16 tables, the CPU), else as T (kSimt's fp32 output in a bf16
@@ -632,10 +643,7 @@ void output_projection(const Model<T>& m, const Dims& s, const std::byte* att, b
                        const std::byte* wo, T* y) {
   const auto& ops = *m.ops;
   const int64_t bytes = operand_precision ? ops.kv_bytes : int64_t{sizeof(T)};
-  if (bytes == ops.weight_bytes) return linear(m, att, wo, y, s.BT, s.d, s.A);
-  if (bytes != int64_t{sizeof(T)})
-    fail("the attention output's ", bytes, "-byte elements are neither the weights' (", ops.weight_bytes,
-         " bytes) nor the compute type's");
+  if (in_weight_precision(ops, bytes, "the attention output")) return linear(m, att, wo, y, s.BT, s.d, s.A);
   linear(m, reinterpret_cast<const T*>(att), wo, y, s.BT, s.d, s.A);
 }
 
@@ -646,11 +654,8 @@ template <class T>
 void attention_output_grad(const Model<T>& m, const Dims& s, const std::byte* o_grad, const std::byte* wo,
                            std::byte* datt) {
   const auto& ops = *m.ops;
-  if (ops.kv_bytes == ops.weight_bytes)
+  if (in_weight_precision(ops, ops.kv_bytes, "the attention output's gradient"))
     return ops.matmul_to_stored(o_grad, stored_weight(m, wo), datt, s.BT, s.A, s.d, false, false);
-  if (ops.kv_bytes != int64_t{sizeof(T)})
-    fail("the attention's ", ops.kv_bytes, "-byte operands are neither the weights' (", ops.weight_bytes,
-         " bytes) nor the compute type's");
   linear_input_grad(m, o_grad, wo, reinterpret_cast<T*>(datt), s.BT, s.d, s.A);
 }
 
