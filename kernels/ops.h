@@ -237,6 +237,19 @@ template <class T>
 using Adamw = void(T* p, const T* g, T* m, T* v, int64_t n, T lr, T beta1, T beta2, T eps, T weight_decay,
                    int64_t step);
 
+// --- CUDA graphs (null in the tables without them: the CPU's) -------------------------------------------
+// Between capture_begin and capture_end(true) the work this thread enqueues is recorded, not run, into
+// a graph that graph_launch enqueues again as a whole: one launch for thousands of kernels. The
+// captured work must not wait for the device (host transfers, synchronize), grow the backend's
+// scratch or free device memory; each throws where it happens. capture_end(false) discards the
+// capture (after an exception inside it) and returns null. graph_launch enqueues the graph and
+// returns true, or enqueues nothing and returns false when device memory was freed since the
+// capture: a pointer it holds may be gone, and the caller captures again.
+using CaptureBegin = void();
+using CaptureEnd = void*(bool keep);
+using GraphLaunch = bool(void* graph);
+using GraphFree = void(void* graph);
+
 }  // namespace sig
 
 // The LM head's logits block per chunk of rows, in elements (BasicOps::logits_chunk). The host's fits
@@ -295,6 +308,10 @@ struct BasicOps {
   sig::CrossEntropy<T>* cross_entropy;
   int64_t logits_chunk;  // the LM head's logits block per chunk, elements (kHostLogitsChunk, kDeviceLogitsChunk)
   sig::Adamw<T>* adamw;
+  sig::CaptureBegin* capture_begin;
+  sig::CaptureEnd* capture_end;
+  sig::GraphLaunch* graph_launch;
+  sig::GraphFree* graph_free;
 };
 
 using Ops = BasicOps<float>;

@@ -51,6 +51,10 @@ const Ops& cpu_ops() {
       .cross_entropy = cpu::cross_entropy,
       .logits_chunk = kHostLogitsChunk,
       .adamw = cpu::adamw,
+      .capture_begin = nullptr,
+      .capture_end = nullptr,
+      .graph_launch = nullptr,
+      .graph_free = nullptr,
   };
   return table;
 }

@@ -293,6 +293,10 @@ const BasicOps<double>& cpu_ops_f64() {
       .cross_entropy = cross_entropy,
       .logits_chunk = kHostLogitsChunk,
       .adamw = adamw,
+      .capture_begin = nullptr,
+      .capture_end = nullptr,
+      .graph_launch = nullptr,
+      .graph_free = nullptr,
   };
   return table;
 }

@@ -15,6 +15,12 @@ sig::CopyFromHost copy_from_host;
 sig::Copy copy;
 sig::Synchronize synchronize;
 sig::Fill<float> fill;
+// CUDA graphs: stream capture on the backend's stream, executable graphs launched on it. Freeing
+// device memory (free, the scratch's growth) makes every earlier graph stale.
+sig::CaptureBegin capture_begin;
+sig::CaptureEnd capture_end;
+sig::GraphLaunch graph_launch;
+sig::GraphFree graph_free;
 
 // bf16 operands (rounded from the fp32 inputs), fp32 accumulation and output.
 sig::Matmul<float> matmul_bf16;

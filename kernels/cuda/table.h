@@ -82,6 +82,10 @@ inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = A
   t.cross_entropy = HR_CUDA_NS::cross_entropy;
   t.logits_chunk = kDeviceLogitsChunk;
   t.adamw = HR_CUDA_NS::adamw;
+  t.capture_begin = HR_CUDA_NS::capture_begin;
+  t.capture_end = HR_CUDA_NS::capture_end;
+  t.graph_launch = HR_CUDA_NS::graph_launch;
+  t.graph_free = HR_CUDA_NS::graph_free;
   return t;
 }
 

@@ -79,6 +79,7 @@ struct TrainConfig {
   double peak_tflops;                // MFU denominator per rank; 0 = nominal GPU peak or measured GEMM rate
   long probe_every;                  // steps between retrieval-probe scores (train/probe.h); 0 = off
   long profile_steps;                // steps timed region by region (profile.json); 0 = off
+  bool cuda_graphs;                  // a micro-batch's forward and backward passes replayed as CUDA graphs
   long probe_samples;                // probe examples
   std::string probe_tasks;           // synthetic tasks of the probe
   std::string spike_rules;           // the spike monitor's rules (config/spike_rules.h)

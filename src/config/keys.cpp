@@ -148,6 +148,12 @@ void add_train_keys(Schema& s, TrainConfig& t) {
           "profile.json. The device is synchronized at every region boundary, so these steps run a little slower "
           "and overlapped work (the bucketed gradient reduction) is counted where it is waited for; 0 = off",
           at_least<long>(0));
+  add_key(s, "train", "cuda_graphs", t.cuda_graphs, true,
+          "on cuda, capture a micro-batch's forward and backward passes as two CUDA graphs (on the second "
+          "micro-batch; the LM head runs between them op by op) and replay them, one launch each instead of "
+          "thousands; only where no collective runs inside the passes: tp = cp = 1, and not on the micro-batch "
+          "whose backward pass starts the bucketed gradient reduction (parallel.grad_bucket_mib with dp > 1) nor "
+          "on the steps train.profile_steps times. false: every op enqueued each time; ignored on cpu");
   add_key(s, "train", "probe_every", t.probe_every, 0L,
           "steps between scores of the retrieval probe (probe.jsonl: answer loss, token accuracy and "
           "exact answers on probe_samples held-out synthetic examples that fill a whole window, the "

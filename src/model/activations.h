@@ -24,6 +24,7 @@
 
 #include "buffer.h"
 #include "model/model.h"
+#include "model/step_graphs.h"
 #include "model/token_layout.h"
 
 #include <cstddef>
@@ -137,6 +138,8 @@ struct Activations {
   //                             fused QKV product's, for its weight and input gradients; over
   //                             dact too (att_op is read by then).
   std::byte *out_grad_op = nullptr, *att_op = nullptr, *qkv_grad_op = nullptr;
+  // The forward and backward passes as CUDA graphs, on the buffers above (step_graphs.h).
+  StepGraphs graphs;
 };
 
 // The sizes of make_activations' arena in elements, counted by the same carving.

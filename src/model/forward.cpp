@@ -1,6 +1,7 @@
 #include "model/forward.h"
 
 #include "model/layer.h"
+#include "model/step_graphs.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -71,7 +72,7 @@ int64_t upload_head_rows(const Model<T>& m, Activations<T>& a, const int32_t* ta
 // Everything a micro-batch's device work reads from the host, uploaded before any of it is
 // enqueued: a copy from the host's (pageable) memory waits for the device, and the host must not
 // wait between the forward pass and the end of the backward pass. ids, targets, document starts,
-// the RoPE tables' length and the LM head's rows (every residual row when all_head_rows: the
+// the RoPE tables' length, the weights' stored copy and the LM head's rows (every residual row when all_head_rows: the
 // logits are wanted); targets null: no head.
 template <class T>
 void stage(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets, const int32_t* doc_start,
@@ -79,6 +80,7 @@ void stage(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* ta
   upload(m, a, ids, targets);
   upload_documents(m, a, doc_start);
   ensure_rope(m, a.layout.T_full);
+  refresh_stored_weights(m);
   a.head_count = targets ? upload_head_rows(m, a, targets + a.layout.res_row0(a.B), all_head_rows) : 0;
   a.target_count = targets ? count_targets(targets, a.rows) : 0;
 }
@@ -119,7 +121,6 @@ template <class T>
 void run_layers(Model<T>& m, Activations<T>& a) {
   const auto& ops = *m.ops;
   const int64_t R = a.res_rows, d = m.cfg.d_model;
-  refresh_stored_weights(m);
   mark(m.timer, "embedding (forward and backward)");
   ops.embedding_fwd(m.embed, residual_ids(a), a.resid[0], R, d);
   // Pre-norm: each block's output add writes the next norm's output too (add_rms_norm), the next
@@ -140,6 +141,35 @@ void run_layers(Model<T>& m, Activations<T>& a) {
   }
   mark(m.timer, "final norm, LM head and loss (forward and backward)");
   if (!pre) rms_forward(ops, a.resid.back(), m.final_norm, a.xf, a.f_rstd, a.stat, R, d, m.cfg.norm_eps);
+}
+
+// From the final norm's output gradient in a.dx back to the embedding's gradient.
+template <class T>
+void backward_layers(Model<T>& m, Activations<T>& a, const std::function<void(size_t)>& grads_final) {
+  const auto& ops = *m.ops;
+  const int64_t R = a.res_rows, d = m.cfg.d_model;
+  // a.dx holds d loss / d xf; back through the final norm into the residual gradient a.dh.
+  rms_backward(ops, a.resid.back(), m.final_norm, a.f_rstd, a.dx, a.dh, m.g_final_norm, a.dot, R, d);
+  const auto finished = [&](const std::string& first_param) {
+    if (grads_final) grads_final(static_cast<size_t>(find_param(m, first_param)));
+  };
+  finished("final_norm.weight");
+  for (long i = m.cfg.n_layers - 1; i >= 0; --i) {
+    layer_backward(m, i, a.layers[static_cast<size_t>(i)], a);
+    finished(cat("layers.", i, ".attn_norm.weight"));
+  }
+  mark(m.timer, "embedding (forward and backward)");
+  ops.embedding_bwd(a.dh, residual_ids(a), m.g_embed, R, d);
+  if (grads_final) grads_final(0);
+}
+
+// Whether the passes may run as CUDA graphs (step_graphs.h): not while the step is timed region by
+// region (the timer waits for the device), nor when the backward pass starts gradient reductions
+// as it goes, nor with the collectives of tensor or context parallelism inside the passes.
+template <class T>
+bool graphs_apply(const Model<T>& m, const Activations<T>& a, const std::function<void(size_t)>& grads_final) {
+  return a.graphs.enabled && !a.graphs.failed && m.ops->capture_begin && !m.timer && !grads_final && !m.tp.comm &&
+         !m.cp.comm;
 }
 
 }  // namespace
@@ -169,23 +199,18 @@ LossSum staged_loss(Model<T>& m, Activations<T>& a) {
 
 template <class T>
 void train_staged(Model<T>& m, Activations<T>& a, T grad_scale, const std::function<void(size_t)>& grads_final) {
-  const int64_t R = a.res_rows, d = m.cfg.d_model;
-  run_layers(m, a);
+  const std::function<void()> forward = [&] { run_layers(m, a); };
+  const std::function<void()> backward = [&] { backward_layers(m, a, grads_final); };
+  const int key = a.documents_masked ? 1 : 0;
+  if (graphs_apply(m, a, grads_final))
+    run_captured(*m.ops, a.graphs, a.graphs.forward, key, forward);
+  else
+    forward();
   head_loss(m, a, true, grad_scale, static_cast<T*>(nullptr));
-  const auto& ops = *m.ops;
-  // a.dx holds d loss / d xf; back through the final norm into the residual gradient a.dh.
-  rms_backward(ops, a.resid.back(), m.final_norm, a.f_rstd, a.dx, a.dh, m.g_final_norm, a.dot, R, d);
-  const auto finished = [&](const std::string& first_param) {
-    if (grads_final) grads_final(static_cast<size_t>(find_param(m, first_param)));
-  };
-  finished("final_norm.weight");
-  for (long i = m.cfg.n_layers - 1; i >= 0; --i) {
-    layer_backward(m, i, a.layers[static_cast<size_t>(i)], a);
-    finished(cat("layers.", i, ".attn_norm.weight"));
-  }
-  mark(m.timer, "embedding (forward and backward)");
-  ops.embedding_bwd(a.dh, residual_ids(a), m.g_embed, R, d);
-  if (grads_final) grads_final(0);
+  if (graphs_apply(m, a, grads_final))
+    run_captured(*m.ops, a.graphs, a.graphs.backward, key, backward);
+  else
+    backward();
 }
 
 template <class T>

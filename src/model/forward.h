@@ -35,9 +35,9 @@ LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids, con
 // forward_backward in its three parts, for a caller that must know where the host waits for the
 // backend. stage_micro_batch uploads the host's inputs (ids, targets, document starts, the LM
 // head's rows); train_staged enqueues the forward pass, the loss and the backward pass and never
-// waits for the backend (no host transfer: the host runs ahead of the device, and a CUDA graph
-// could capture it), unless train.profile_steps times it region by region or grads_final waits;
-// staged_loss waits and reads the loss.
+// waits for the backend (no host transfer: the host runs ahead of the device), unless
+// train.profile_steps times it region by region or grads_final waits, and where a.graphs.enabled
+// replays the two passes as CUDA graphs (step_graphs.h); staged_loss waits and reads the loss.
 template <class T>
 void stage_micro_batch(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets,
                        const int32_t* doc_start = nullptr);

@@ -263,6 +263,14 @@ void log_peak_memory(Loop& L) {
              L.grid.world->size(), " rank(s)"));
 }
 
+// How many times rank 0 captured and launched a micro-batch's passes as CUDA graphs (step_graphs.h).
+void log_graphs(Loop& L, const model::StepGraphs& g) {
+  if (!g.enabled) return;
+  log(L, cat("CUDA graphs: ", g.captures, " captures and ", g.replays,
+             " launches of a micro-batch's forward or backward pass",
+             g.failed ? "; then off, a capture having failed (stderr says why)" : ""));
+}
+
 // Weights from the newest checkpoint of the run (--resume), else from --init, else fresh.
 void start(Loop& L) {
   const auto& job = L.job;
@@ -334,10 +342,12 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
              grid.cp * grid.dp > 1 && c.parallel.grad_reduce_dtype == config::GradReduceDtype::kBf16
                  ? ", gradients summed in bf16"
                  : "",
+             cuda && c.train.cuda_graphs && grid.tp * grid.cp == 1 ? ", micro-batch passes as CUDA graphs" : "",
              ", recompute ", config::name_of(c.train.recompute), ", micro-batch ", micro, " × ", share / micro,
              " per rank; ", L.model.n_params, " parameters on this rank; ", tput.flops_per_token / 1e6,
              " MFLOP/token; MFU against ", tput.peak / grid.world->size() / 1e9, " GFLOP/s/rank (", peak_source, ")"));
   model::Activations<float> acts = model::make_activations(L.model, micro, c.train.seq_len, c.train.recompute);
+  acts.graphs.enabled = cuda && c.train.cuda_graphs;
   StepBatch batch;
   batch.ids.resize(static_cast<size_t>(share * c.train.seq_len));
   batch.targets.resize(batch.ids.size());
@@ -383,6 +393,7 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
     }
   }
   if (L.step > first_step) save(L);
+  log_graphs(L, acts.graphs);
   log_peak_memory(L);
   result.steps_done = L.step;
   return result;

@@ -51,7 +51,8 @@
 #          4096 through pretrain --train.device cuda. MFU = tokens/s × FLOPs/token (pretrain's
 #          count) / peak, peak = --peak-tflops (default 989, H100/H200 SXM dense bf16); and where
 #          each model's steps 2-3 go, region by region (train.profile_steps, profile.json); when
-#          time is left, d128_0.6b again with each GEMM shape's algorithm timed among cuBLASLt's
+#          time is left, d128_0.6b again without CUDA graphs (train.cuda_graphs false: every op
+#          launched one by one), and with each GEMM shape's algorithm timed among cuBLASLt's
 #          first 8 (HEADROOM_GEMM_SEARCH=8, kernels/cuda/gemm.cu) against the heuristic's first
 #          choice.
 #   (f)    one RULER sample (niah_single_1) at 131,072 tokens on the first study's d128_0.6b model
@@ -132,7 +133,7 @@ if ((DRY)); then
   echo "  (b)     pretrain 20 steps on cpu / cuda fp32 / cuda bf16, losses compared (needs 200 s left)"
   echo "  (d)     DEVICE_BIN=$BUILD/bin validation/mpi/test_emulated_device.sh: knob families fp32/bf16, checkpoints across devices, sft, evaluate ($D_LIMIT s at most; needs $((D_LIMIT + 120)) s left)"
   echo "  (e)     pretrain --memory-plan picks the layers (128/96/64/32) of a 64K, recompute-full model that fits 90% of the GPU; 2 steps of it with nvidia-smi memory.used sampled (peak vs plan), then 4 layers at 64K with recompute none and full, 2 steps each (tokens/s); $E_LIMIT s at most, needs $((E_LIMIT + 150)) s left"
-  echo "  (c)     $BUILD/bin/bench_gpu --seqs 4096,32768 --blocks 128,256,512, then d128_0.6b and d512_0.6b training at 4K, 10 steps each (the rest, half each)"
+  echo "  (c)     $BUILD/bin/bench_gpu --seqs 4096,32768 --blocks 128,256,512, then d128_0.6b and d512_0.6b training at 4K, 10 steps each (the rest, half each); when time is left after (f), d128_0.6b with train.cuda_graphs false (needs 90 s), then with HEADROOM_GEMM_SEARCH=8 (needs 45 s)"
   echo "  (f)     pretrain 1 step of d128_0.6b at learning rate 0, then evaluate niah_single_1 at 131072 tokens on the GPU: wall time, nvidia-smi peak vs evaluate --memory-plan ($F_LIMIT s at most, when that much is left after (c)'s models)"
   echo "  table   to $TABLE, with the rows the README takes"
   echo "GPU devices visible here: $gpus$( ((gpus == 0)) && echo ' (a real run would report no GPU: skipped)')"
@@ -431,16 +432,18 @@ fi
 # tokens/s of steps 4 and later and the MFU against --peak-tflops, and a second row where steps 2-3
 # go (train.profile_steps, which synchronizes the device at every region: those steps are left out
 # of the rate). $1: the model's name (inputs/models/$1.ini), $2: seconds it may take, $3 (optional):
-# a number of cuBLASLt algorithms to time per GEMM shape (HEADROOM_GEMM_SEARCH, kernels/cuda/gemm.cu).
+# a number of cuBLASLt algorithms to time per GEMM shape (HEADROOM_GEMM_SEARCH, kernels/cuda/gemm.cu),
+# $4 (optional): train.cuda_graphs (default true: the micro-batches' passes replayed as CUDA graphs).
 train_rate() {
-  local search=${3:-1}
-  local name=$1 limit=$2 dir=$WORK/$1.search$search
-  local what="(c) $name training at 4K$( ((search > 1)) && echo ", GEMM search $search")"
+  local search=${3:-1} graphs=${4:-true}
+  local name=$1 limit=$2 dir=$WORK/$1.search$search.graphs$graphs
+  local what="(c) $name training at 4K$( ((search > 1)) && echo ", GEMM search $search")$([[ $graphs == true ]] || echo ", CUDA graphs off")"
   log "(c) $name at 4K, 10 steps ($limit s at most)"
   HEADROOM_GEMM_SEARCH=$search "${LAUNCH[@]}" "$BIN/pretrain" --run-dir "$dir" --config "$root/inputs/models/$name.ini" \
     --train.seq_len 4096 --train.global_batch 8 --train.micro_batch 2 --train.steps 10 \
     --train.warmup_steps 2 --train.log_every 1 --data.train "$WORK/shards/train.h5" \
-    --data.val "$WORK/shards/val.h5" --train.device cuda --train.profile_steps 2 >"$dir.log" 2>&1 &
+    --data.val "$WORK/shards/val.h5" --train.device cuda --train.profile_steps 2 --train.cuda_graphs "$graphs" \
+    >"$dir.log" 2>&1 &
   local pid=$! deadline=$((SECONDS + limit))
   # The numbers are in metrics.jsonl once 10 steps are logged: stop before the checkpoint.
   while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
@@ -481,7 +484,7 @@ except OSError:
 print(f"{p['ms_per_step']:.1f} ms: " + "; ".join(f"{r['name']} {100 * r['share']:.0f}%" for r in p["regions"][:6]))
 PYEOF
 )
-  ((search > 1)) || row "(c) $name at 4K: where steps 2-3 go (top 6 regions)" "$prof"
+  ((search > 1)) || [[ $graphs != true ]] || row "(c) $name at 4K: where steps 2-3 go (top 6 regions)" "$prof"
 }
 
 # (f) keeps its F_LIMIT s when the two models still get 90 s between them.
@@ -550,7 +553,11 @@ else
   ruler_128k
 fi
 
-# The cuBLASLt search against the heuristic's first choice, when time is left.
+# When time is left: the step without CUDA graphs, then the cuBLASLt search against the heuristic's
+# first choice, each against the first d128_0.6b row.
+if ((gpu == 1 && has_device_option == 1)) && (($(left) >= 90)); then
+  train_rate d128_0.6b $((($(left) - 10) / 2)) 1 false
+fi
 if ((gpu == 1 && has_device_option == 1)) && (($(left) >= 45)); then
   train_rate d128_0.6b $(($(left) - 10)) 8
 fi

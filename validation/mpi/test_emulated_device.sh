@@ -66,6 +66,24 @@ family partial_rope --model.head_dim_qk 16 --model.rope_dims_full 8
 family yarn --model.head_dim_qk 16 --model.rope_scaling yarn --model.yarn_layers full \
   --model.yarn_factor 4 --model.yarn_original_len 8
 family frozen --model.freeze 'layers.*.attn.w?'
+
+# CUDA graphs (train.cuda_graphs, on by default): with two micro-batches a step each pass is captured
+# once and replayed after; the run is the one with every op enqueued one by one, bit for bit on the
+# emulator, and within the bf16 floor of the CPU on a GPU (whose atomics vary the last bits).
+d=$WORK/mha
+for graphs in false true; do
+  check "graphs $graphs: emulated bf16, two micro-batches a step" erun extend bf16 1 "$WORK/graphs_$graphs" \
+    $(tiny_args) "${steps[@]}" --init "$(latest "$d.init")" --train.micro_batch 2 --train.cuda_graphs $graphs
+done
+check "  ...the passes captured and replayed" \
+  grep -q "CUDA graphs: [1-9][0-9]* captures and [1-9][0-9]* launches" "$WORK/graphs_true/log.txt"
+if [[ -z ${DEVICE_BIN:-} ]]; then
+  check "  ...the losses and weights of the ops one by one" cmp "$WORK/graphs_true" "$WORK/graphs_false" --exact \
+    --name "graphs"
+else
+  check "  ...within the bf16 floor of the cpu" cmp "$WORK/graphs_true" "$d.cpu" --floor "$d.cpu_bf16in" \
+    --name "graphs bf16"
+fi
 if ((RANKS >= 2)); then
   # The bf16 table's stored GEMM inputs and gradients with the rows split over the tp ranks
   # (sequence parallelism gathers the normed rows in fp32 and stores them after; the output

@@ -21,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
@@ -222,6 +223,47 @@ TEST_P(GpuOps, MemoryRoundTripAndFill) {
   Dev<int32_t> di(d, ids);
   EXPECT_EQ(di.download(), ids);
   d.synchronize();
+}
+
+// CUDA graphs (ops.h's capture_begin … graph_free): the captured work does not run at capture; the
+// graph replays it on what its buffers hold at each launch, bit for bit the same ops enqueued one
+// by one. A host wait or a free inside a capture is refused, and a free after it makes the graph
+// stale.
+TEST_P(GpuOps, GraphsReplayWhatTheyCaptured) {
+  const Ops& d = dev();
+  const int64_t M = 64, N = 48, K = 32;
+  Dev<float> A(d, random_floats(M * K, 11)), B(d, random_floats(K * N, 12)), C(d, M * N), out(d, M * N), want(d, M * N);
+  const auto work = [&](float* result) {
+    d.matmul(A.get(), B.get(), C.get(), M, N, K, false, false, false);
+    d.axpy(C.get(), B.get(), 0.5f, std::min(M * N, K * N));
+    d.copy(result, C.get(), static_cast<std::size_t>(M * N) * sizeof(float));
+  };
+  C.poison();
+  out.poison();
+  d.capture_begin();
+  work(out.get());
+  void* graph = d.capture_end(true);
+  ASSERT_NE(graph, nullptr);
+  for (float x : out.download()) ASSERT_TRUE(std::isnan(x)) << "the capture ran the work";
+  for (uint32_t round = 0; round < 2; ++round) {
+    A.upload(random_floats(M * K, 20 + round));
+    ASSERT_TRUE(d.graph_launch(graph));
+    work(want.get());
+    EXPECT_EQ(out.download(), want.download()) << "round " << round;
+  }
+  d.free(d.alloc(256));
+  EXPECT_FALSE(d.graph_launch(graph)) << "a graph captured before a free is stale";
+  d.graph_free(graph);
+
+  d.capture_begin();
+  EXPECT_THROW(d.synchronize(), headroom::Error);
+  EXPECT_EQ(d.capture_end(false), nullptr);
+  void* p = d.alloc(256);
+  d.capture_begin();
+  d.free(p);
+  EXPECT_THROW(d.capture_end(true), headroom::Error);
+  Dev<float> after(d, random_floats(16, 3));
+  EXPECT_EQ(after.download(), random_floats(16, 3)) << "the backend works after the refused captures";
 }
 
 TEST_P(GpuOps, Matmul) {

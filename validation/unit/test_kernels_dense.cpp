@@ -60,8 +60,14 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
   EXPECT_EQ(o.weight_bytes, sizeof(float));
   EXPECT_EQ(o.kv_bytes, sizeof(float));
   EXPECT_EQ(o.logits_chunk, kHostLogitsChunk);
-  // Guards the list above against a new Ops member nobody added here.
-  EXPECT_EQ(sizeof(Ops), sizeof(const char*) + 3 * sizeof(int64_t) + std::size(entries) * sizeof(void (*)()));
+  // No CUDA graphs: the CPU runs every op as it is called.
+  const void* const graph_entries[] = {
+      reinterpret_cast<const void*>(o.capture_begin), reinterpret_cast<const void*>(o.capture_end),
+      reinterpret_cast<const void*>(o.graph_launch), reinterpret_cast<const void*>(o.graph_free)};
+  for (const void* e : graph_entries) EXPECT_EQ(e, nullptr);
+  // Guards the lists above against a new Ops member nobody added here.
+  EXPECT_EQ(sizeof(Ops), sizeof(const char*) + 3 * sizeof(int64_t) +
+                             (std::size(entries) + std::size(graph_entries)) * sizeof(void (*)()));
 }
 
 #ifdef HEADROOM_TEST_EXPECT_NO_CUDA

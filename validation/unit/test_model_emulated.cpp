@@ -16,6 +16,7 @@
 #include "model/decode.h"
 #include "model/forward.h"
 #include "train/optimizer.h"
+#include "document_starts.h"
 #include "model_fixtures.h"
 #include "noise_floor.h"
 #include "util/bf16.h"
@@ -338,4 +339,52 @@ TEST(StepEmulated, TheForwardAndBackwardPassesNeverWaitForTheDevice) {
   EXPECT_EQ(got.count, want.count);
   EXPECT_GT(got.count, 0);
   EXPECT_EQ(gradients(m), gradients(ref));
+}
+
+// A micro-batch's forward and backward passes as CUDA graphs (step_graphs.h): over micro-batches
+// whose data, LM-head rows (masked targets) and document masks change, with AdamW steps between
+// them (the weights' stored copy is remade outside the graphs), the losses and gradients are those
+// of the passes enqueued op by op, bit for bit, with a sliding layer and GQA, and with post-norm and
+// headwise QK norm. Each pass is captured on the second micro-batch of a key (documents masked or
+// not) and again after a free made its graph stale; every other micro-batch after the first of a
+// key replays it.
+TEST(StepEmulated, GraphsReplayThePassesBitForBit) {
+  for (const bool post : {false, true}) {
+    auto cfg = decoding_model();
+    if (post) {
+      cfg.norm_order = config::NormOrder::kPost;
+      cfg.qk_norm = config::QkNorm::kHead;
+    }
+    const kernels::Ops table = kernels::cuda_emu::make_table("emulated-cuda", true, kernels::AttentionKernel::kAuto);
+    const int64_t B = 2, T = 16;
+    Model<float> m = make_model(cfg, table), ref = make_model(cfg, table);
+    copy_weights(m, ref, false);
+    Activations<float> a = make_activations(m, B, T, config::Recompute::kNone);
+    Activations<float> ra = make_activations(ref, B, T, config::Recompute::kNone);
+    a.graphs.enabled = true;
+    auto opt = train::make_adamw(m, train::AdamWConfig{});
+    auto ref_opt = train::make_adamw(ref, train::AdamWConfig{});
+    for (int mb = 0; mb < 8; ++mb) {
+      const bool masked = mb >= 5;
+      const auto batch = random_batch(cfg.vocab_size, B, T, 60 + static_cast<uint64_t>(mb), mb % 3 + 2);
+      const std::vector<int32_t> docs = kernels::document_starts(B, T, 0, {0, 4 + mb % 3, 11});
+      if (mb == 3) table.free(table.alloc(256));  // every graph stale
+      zero_grads(m);
+      zero_grads(ref);
+      const LossSum got = forward_backward<float>(m, a, batch.ids.data(), batch.targets.data(), 1.f / (B * T),
+                                                  masked ? docs.data() : nullptr);
+      const LossSum want = forward_backward<float>(ref, ra, batch.ids.data(), batch.targets.data(), 1.f / (B * T),
+                                                   masked ? docs.data() : nullptr);
+      EXPECT_EQ(got.sum, want.sum) << "micro-batch " << mb << (post ? " post-norm" : "");
+      EXPECT_EQ(gradients(m), gradients(ref)) << "micro-batch " << mb << (post ? " post-norm" : "");
+      train::adamw_step(m, opt, 1e-2, 1.0);
+      train::adamw_step(ref, ref_opt, 1e-2, 1.0);
+    }
+    EXPECT_FALSE(a.graphs.failed);
+    // Each pass captured at micro-batches 1, 3 (stale) and 6 (the masked key's second), and launched
+    // at 1, 2, 3, 4, 6 and 7.
+    EXPECT_EQ(a.graphs.captures, 2 * 3);
+    EXPECT_EQ(a.graphs.replays, 2 * 6);
+    EXPECT_EQ(ra.graphs.captures, 0);
+  }
 }

@@ -9,6 +9,7 @@
 #include "cpu/cpu_kernels.h"
 #include "cuda/emu/device_arena.h"
 #include "cuda/emu/emulator.h"
+#include "cuda/emu/runtime_emu.h"
 #include "cuda/entries.h"
 #include "matmul_strides.h"
 
@@ -53,27 +54,33 @@ Widened widened_operands(const void* A, const void* B, int64_t M, int64_t N, int
 void matmul_fp32(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
                  bool accumulate) {
   require_operands("emulated cublasLtMatmul (matmul_fp32)", A, B, C);
-  const DeviceAccess open;
-  cpu::matmul(A, B, C, M, N, K, trans_a, trans_b, accumulate);
+  enqueue([=] {
+    const DeviceAccess open;
+    cpu::matmul(A, B, C, M, N, K, trans_a, trans_b, accumulate);
+  });
 }
 
 void matmul_bf16(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
                  bool accumulate) {
   require_operands("emulated cublasLtMatmul (matmul_bf16)", A, B, C);
-  const DeviceAccess open;
-  const std::vector<float> a = rounded_bf16(A, trans_a ? K : M, trans_a ? M : K, trans_a ? M : K);
-  const std::vector<float> b = rounded_bf16(B, trans_b ? N : K, trans_b ? K : N, trans_b ? K : N);
-  cpu::matmul(a.data(), b.data(), C, M, N, K, trans_a, trans_b, accumulate);
+  enqueue([=] {
+    const DeviceAccess open;
+    const std::vector<float> a = rounded_bf16(A, trans_a ? K : M, trans_a ? M : K, trans_a ? M : K);
+    const std::vector<float> b = rounded_bf16(B, trans_b ? N : K, trans_b ? K : N, trans_b ? K : N);
+    cpu::matmul(a.data(), b.data(), C, M, N, K, trans_a, trans_b, accumulate);
+  });
 }
 
 void matmul_bf16_stored(const float* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
                         bool trans_b, bool accumulate) {
   require_operands("emulated cublasLtMatmul (matmul_bf16_stored)", A, B, C);
-  const DeviceAccess open;
-  const std::vector<float> a = rounded_bf16(A, trans_a ? K : M, trans_a ? M : K, trans_a ? M : K);
-  const std::vector<float> b =
-      widened(static_cast<const uint16_t*>(B), trans_b ? N : K, trans_b ? K : N, trans_b ? K : N);
-  cpu::matmul(a.data(), b.data(), C, M, N, K, trans_a, trans_b, accumulate);
+  enqueue([=] {
+    const DeviceAccess open;
+    const std::vector<float> a = rounded_bf16(A, trans_a ? K : M, trans_a ? M : K, trans_a ? M : K);
+    const std::vector<float> b =
+        widened(static_cast<const uint16_t*>(B), trans_b ? N : K, trans_b ? K : N, trans_b ? K : N);
+    cpu::matmul(a.data(), b.data(), C, M, N, K, trans_a, trans_b, accumulate);
+  });
 }
 
 void matmul_fp32_stored(const float* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
@@ -84,9 +91,11 @@ void matmul_fp32_stored(const float* A, const void* B, float* C, int64_t M, int6
 void matmul_bf16_both_stored(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
                              bool trans_b, bool accumulate) {
   require_operands("emulated cublasLtMatmul (matmul_bf16_both_stored)", A, B, C);
-  const DeviceAccess open;
-  const Widened w = widened_operands(A, B, M, N, K, trans_a, trans_b);
-  cpu::matmul(w.a.data(), w.b.data(), C, M, N, K, trans_a, trans_b, accumulate);
+  enqueue([=] {
+    const DeviceAccess open;
+    const Widened w = widened_operands(A, B, M, N, K, trans_a, trans_b);
+    cpu::matmul(w.a.data(), w.b.data(), C, M, N, K, trans_a, trans_b, accumulate);
+  });
 }
 
 void matmul_fp32_both_stored(const void* A, const void* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
@@ -98,12 +107,14 @@ void matmul_fp32_both_stored(const void* A, const void* B, float* C, int64_t M, 
 void matmul_bf16_to_stored(const void* A, const void* B, void* C, int64_t M, int64_t N, int64_t K, bool trans_a,
                            bool trans_b) {
   require_operands("emulated cublasLtMatmul (matmul_bf16_to_stored)", A, B, C);
-  const DeviceAccess open;
-  const Widened w = widened_operands(A, B, M, N, K, trans_a, trans_b);
-  std::vector<float> c(static_cast<std::size_t>(M * N));
-  cpu::matmul(w.a.data(), w.b.data(), c.data(), M, N, K, trans_a, trans_b, false);
-  auto* out = static_cast<uint16_t*>(C);
-  for (std::size_t i = 0; i < c.size(); ++i) out[i] = emu::bf16_bits(c[i]);
+  enqueue([=] {
+    const DeviceAccess open;
+    const Widened w = widened_operands(A, B, M, N, K, trans_a, trans_b);
+    std::vector<float> c(static_cast<std::size_t>(M * N));
+    cpu::matmul(w.a.data(), w.b.data(), c.data(), M, N, K, trans_a, trans_b, false);
+    auto* out = static_cast<uint16_t*>(C);
+    for (std::size_t i = 0; i < c.size(); ++i) out[i] = emu::bf16_bits(c[i]);
+  });
 }
 
 void matmul_fp32_to_stored(const void* A, const void* B, void* C, int64_t M, int64_t N, int64_t K, bool trans_a,
@@ -116,8 +127,10 @@ void matmul_strided(const float* A, int64_t lda, const float* B, int64_t ldb, fl
                     int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha, float beta) {
   check_matmul_strides("emulated-cuda", M, N, K, trans_a, trans_b, lda, ldb, ldc);
   require_operands("emulated cublasLtMatmul (matmul_strided)", A, B, C);
-  const DeviceAccess open;
-  cpu::matmul_strided(A, lda, B, ldb, C, ldc, M, N, K, trans_a, trans_b, alpha, beta);
+  enqueue([=] {
+    const DeviceAccess open;
+    cpu::matmul_strided(A, lda, B, ldb, C, ldc, M, N, K, trans_a, trans_b, alpha, beta);
+  });
 }
 
 // Each product of the batch on sgemm; bf16 operands are exact in fp32, so only the summation order
@@ -130,16 +143,19 @@ void matmul_batched_bf16(Batched<const uint16_t> A, Batched<const uint16_t> B, B
   require_device(A.p, call, "operand A");
   require_device(B.p, call, "operand B");
   require_device(C.p, call, "output C");
-  const DeviceAccess open;
-  const int64_t a_rows = trans_a ? K : M, a_cols = trans_a ? M : K, b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
-  for (int64_t n = 0; n < batch; ++n) {
-    const std::vector<float> a = widened(A.p + n * A.stride, a_rows, a_cols, A.ld);
-    const std::vector<float> b = widened(B.p + n * B.stride, b_rows, b_cols, B.ld);
-    float* c = C.p + n * C.stride;
-    if (beta == 0.f)
-      for (int64_t r = 0; r < M; ++r) std::fill(c + r * C.ld, c + r * C.ld + N, 0.f);
-    cpu::matmul_strided(a.data(), a_cols, b.data(), b_cols, c, C.ld, M, N, K, trans_a, trans_b, alpha, beta);
-  }
+  enqueue([=] {
+    const DeviceAccess open;
+    const int64_t a_rows = trans_a ? K : M, a_cols = trans_a ? M : K, b_rows = trans_b ? N : K,
+                  b_cols = trans_b ? K : N;
+    for (int64_t n = 0; n < batch; ++n) {
+      const std::vector<float> a = widened(A.p + n * A.stride, a_rows, a_cols, A.ld);
+      const std::vector<float> b = widened(B.p + n * B.stride, b_rows, b_cols, B.ld);
+      float* c = C.p + n * C.stride;
+      if (beta == 0.f)
+        for (int64_t r = 0; r < M; ++r) std::fill(c + r * C.ld, c + r * C.ld + N, 0.f);
+      cpu::matmul_strided(a.data(), a_cols, b.data(), b_cols, c, C.ld, M, N, K, trans_a, trans_b, alpha, beta);
+    }
+  });
 }
 
 }  // namespace headroom::kernels::cuda_emu

@@ -25,6 +25,12 @@ class NoHostWaits {
   NoHostWaits& operator=(const NoHostWaits&) = delete;
 };
 
+// The emulated stream: `work` runs at once, or, while this thread captures a graph (capture_begin),
+// is recorded for the graph to run when it is launched. Every op that touches device memory goes
+// through it (launches, copies, zero_async, the GEMMs, the scratch's poisoning), so it must own what
+// it reads: capture by value.
+void enqueue(std::function<void()> work);
+
 // Every pointer argument of a kernel must be device memory: a host pointer would fault on a GPU.
 // (Pointers inside a struct argument are not seen here; the ops that pass one also hand each of
 // those buffers to a checked launch, copy or zero_async, except attention_bwd_bf16's lse.)
@@ -47,9 +53,11 @@ void launch(const char* name, Kernel kernel, dim3 grid, dim3 block, std::size_t 
   if (smem > max_dynamic_smem())
     fail("emulated launch of ", name, ": needs ", smem, " bytes of shared memory, more than ", max_dynamic_smem());
   require_device_args(name, args...);
-  const std::function<void()> body = [&] { kernel(args...); };
-  const DeviceAccess open;
-  emu::run_grid(grid, block, smem, body);
+  enqueue([=] {
+    const std::function<void()> body = [&] { kernel(args...); };
+    const DeviceAccess open;
+    emu::run_grid(grid, block, smem, body);
+  });
 }
 
 }  // namespace headroom::kernels::cuda_emu
