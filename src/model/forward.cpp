@@ -143,33 +143,38 @@ void run_layers(Model<T>& m, Activations<T>& a) {
   if (!pre) rms_forward(ops, a.resid.back(), m.final_norm, a.xf, a.f_rstd, a.stat, R, d, m.cfg.norm_eps);
 }
 
-// From the final norm's output gradient in a.dx back to the embedding's gradient.
+// The backward pass from the final norm's output gradient in a.dx to the embedding's gradient, in
+// pieces: the final norm, each layer from the last, the embedding. piece(k, work) runs the k-th;
+// grads_final, when set, runs after each.
 template <class T>
-void backward_layers(Model<T>& m, Activations<T>& a, const std::function<void(size_t)>& grads_final) {
+void backward_pieces(Model<T>& m, Activations<T>& a, const std::function<void(size_t)>& grads_final,
+                     const std::function<void(size_t, const std::function<void()>&)>& piece) {
   const auto& ops = *m.ops;
   const int64_t R = a.res_rows, d = m.cfg.d_model;
-  // a.dx holds d loss / d xf; back through the final norm into the residual gradient a.dh.
-  rms_backward(ops, a.resid.back(), m.final_norm, a.f_rstd, a.dx, a.dh, m.g_final_norm, a.dot, R, d);
+  const long L = m.cfg.n_layers;
   const auto finished = [&](const std::string& first_param) {
     if (grads_final) grads_final(static_cast<size_t>(find_param(m, first_param)));
   };
+  // a.dx holds d loss / d xf; back through the final norm into the residual gradient a.dh.
+  piece(0, [&] { rms_backward(ops, a.resid.back(), m.final_norm, a.f_rstd, a.dx, a.dh, m.g_final_norm, a.dot, R, d); });
   finished("final_norm.weight");
-  for (long i = m.cfg.n_layers - 1; i >= 0; --i) {
-    layer_backward(m, i, a.layers[static_cast<size_t>(i)], a);
+  for (long i = L - 1; i >= 0; --i) {
+    piece(static_cast<size_t>(L - i), [&] { layer_backward(m, i, a.layers[static_cast<size_t>(i)], a); });
     finished(cat("layers.", i, ".attn_norm.weight"));
   }
-  mark(m.timer, "embedding (forward and backward)");
-  ops.embedding_bwd(a.dh, residual_ids(a), m.g_embed, R, d);
+  piece(static_cast<size_t>(L + 1), [&] {
+    mark(m.timer, "embedding (forward and backward)");
+    ops.embedding_bwd(a.dh, residual_ids(a), m.g_embed, R, d);
+  });
   if (grads_final) grads_final(0);
 }
 
 // Whether the passes may run as CUDA graphs (step_graphs.h): not while the step is timed region by
-// region (the timer waits for the device), nor when the backward pass starts gradient reductions
-// as it goes, nor with the collectives of tensor or context parallelism inside the passes.
+// region (the timer waits for the device), nor with the collectives of tensor or context
+// parallelism inside the passes.
 template <class T>
-bool graphs_apply(const Model<T>& m, const Activations<T>& a, const std::function<void(size_t)>& grads_final) {
-  return a.graphs.enabled && !a.graphs.failed && m.ops->capture_begin && !m.timer && !grads_final && !m.tp.comm &&
-         !m.cp.comm;
+bool graphs_apply(const Model<T>& m, const Activations<T>& a) {
+  return a.graphs.enabled && m.ops->capture_begin && !m.timer && !m.tp.comm && !m.cp.comm;
 }
 
 }  // namespace
@@ -199,18 +204,24 @@ LossSum staged_loss(Model<T>& m, Activations<T>& a) {
 
 template <class T>
 void train_staged(Model<T>& m, Activations<T>& a, T grad_scale, const std::function<void(size_t)>& grads_final) {
-  const std::function<void()> forward = [&] { run_layers(m, a); };
-  const std::function<void()> backward = [&] { backward_layers(m, a, grads_final); };
+  const bool graphs = graphs_apply(m, a);
   const int key = a.documents_masked ? 1 : 0;
-  if (graphs_apply(m, a, grads_final))
-    run_captured(*m.ops, a.graphs, a.graphs.forward, key, forward);
-  else
-    forward();
+  const auto run = [&](CapturedPass& graph, const std::function<void()>& work) {
+    if (graphs && !a.graphs.failed)
+      run_captured(*m.ops, a.graphs, graph, key, work);
+    else
+      work();
+  };
+  run(a.graphs.forward, [&] { run_layers(m, a); });
   head_loss(m, a, true, grad_scale, static_cast<T*>(nullptr));
-  if (graphs_apply(m, a, grads_final))
-    run_captured(*m.ops, a.graphs, a.graphs.backward, key, backward);
-  else
-    backward();
+  if (!grads_final) {
+    run(a.graphs.backward, [&] { backward_pieces(m, a, grads_final, [](size_t, const auto& work) { work(); }); });
+    return;
+  }
+  // The gradient reductions start between the backward pass's pieces: a graph for each piece.
+  auto& parts = a.graphs.backward_parts;
+  parts.resize(static_cast<size_t>(m.cfg.n_layers + 2));
+  backward_pieces(m, a, grads_final, [&](size_t k, const std::function<void()>& work) { run(parts[k], work); });
 }
 
 template <class T>

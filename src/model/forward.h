@@ -37,7 +37,8 @@ LossSum forward_backward(Model<T>& m, Activations<T>& a, const int32_t* ids, con
 // head's rows); train_staged enqueues the forward pass, the loss and the backward pass and never
 // waits for the backend (no host transfer: the host runs ahead of the device), unless
 // train.profile_steps times it region by region or grads_final waits, and where a.graphs.enabled
-// replays the two passes as CUDA graphs (step_graphs.h); staged_loss waits and reads the loss.
+// launches the passes (or their pieces) as CUDA graphs (step_graphs.h); staged_loss waits and
+// reads the loss.
 template <class T>
 void stage_micro_batch(Model<T>& m, Activations<T>& a, const int32_t* ids, const int32_t* targets,
                        const int32_t* doc_start = nullptr);

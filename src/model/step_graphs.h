@@ -7,9 +7,11 @@
 // key names: the shape is fixed by the activations these graphs belong to, the data are read from
 // device buffers the staging rewrites, and whether documents are masked is the key. The LM head
 // (its chunk count follows each micro-batch's targets) and the loss's scale run between the two
-// graphs, op by op. Each pass runs once op by op for a new key first (the backend's plan caches,
-// the scratch's size), is captured the next time, and is captured again when the backend reports
-// its graph stale (device memory freed since).
+// graphs, op by op. Where the backward pass starts the gradient reductions as it goes (a
+// data-parallel micro-batch's last, with buckets), each piece between two starts is a graph of its
+// own. Each graph runs once op by op for a new key first (the backend's plan caches, the scratch's
+// size), is captured the next time, and is captured again when the backend reports it stale
+// (device memory freed since).
 #pragma once
 
 #include "ops.h"
@@ -17,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace headroom::model {
 
@@ -37,6 +40,9 @@ struct StepGraphs {
   bool enabled = false;  // train.cuda_graphs, set by the trainer
   bool failed = false;   // a capture failed (logged): the passes are enqueued op by op from then on
   CapturedPass forward, backward;
+  // The backward pass's pieces (the final norm, each layer, the embedding), each a graph, where the
+  // gradient reductions start between them (forward.h's grads_final).
+  std::vector<CapturedPass> backward_parts;
   int64_t captures = 0, replays = 0;
 };
 

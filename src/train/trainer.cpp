@@ -267,7 +267,7 @@ void log_peak_memory(Loop& L) {
 void log_graphs(Loop& L, const model::StepGraphs& g) {
   if (!g.enabled) return;
   log(L, cat("CUDA graphs: ", g.captures, " captures and ", g.replays,
-             " launches of a micro-batch's forward or backward pass",
+             " launches (a micro-batch's forward and backward passes, or the backward pass's pieces)",
              g.failed ? "; then off, a capture having failed (stderr says why)" : ""));
 }
 

@@ -119,6 +119,9 @@ if ((RANKS >= 2)); then
   check "emulated dp=2 ZeRO-2 in buckets" erun pretrain fp32 2 "$WORK/z2" "${args[@]}" --parallel.dp 2 \
     --parallel.zero1 true --parallel.zero2 true --parallel.grad_bucket_mib 0.002
   check "  ...matches the cpu" cmp "$WORK/z2" "$WORK/a" --max-rel 1e-5 --name "emulated dp=2 zero2 buckets"
+  # Its backward pass starts the buckets between layers: a CUDA graph for each piece between two.
+  check "  ...its micro-batches' passes replayed as CUDA graphs" \
+    grep -q "CUDA graphs: [1-9][0-9]* captures and [1-9][0-9]* launches" "$WORK/z2/log.txt"
   # The same in bf16 on the wire, against the CPU's bf16 run: within ten times the bf16 floor, how
   # far the fp32 reduction lies from it.
   check "cpu dp=2 ZeRO-2 in buckets, bf16 reduction" crun 2 "$WORK/z2b.cpu" "${args[@]}" --parallel.dp 2 \

@@ -25,6 +25,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -347,9 +349,12 @@ TEST(StepEmulated, TheForwardAndBackwardPassesNeverWaitForTheDevice) {
 // of the passes enqueued op by op, bit for bit, with a sliding layer and GQA, and with post-norm and
 // headwise QK norm. Each pass is captured on the second micro-batch of a key (documents masked or
 // not) and again after a free made its graph stale; every other micro-batch after the first of a
-// key replays it.
+// key replays it. With a grads_final callback (the data-parallel reduction's buckets start between
+// the backward pass's pieces), each piece is a graph of its own, and the gradients the callback
+// reads after each piece are those of the op-by-op pass.
 TEST(StepEmulated, GraphsReplayThePassesBitForBit) {
-  for (const bool post : {false, true}) {
+  for (const int variant : {0, 1, 2}) {
+    const bool post = variant == 1, pieces = variant == 2;
     auto cfg = decoding_model();
     if (post) {
       cfg.norm_order = config::NormOrder::kPost;
@@ -371,20 +376,33 @@ TEST(StepEmulated, GraphsReplayThePassesBitForBit) {
       if (mb == 3) table.free(table.alloc(256));  // every graph stale
       zero_grads(m);
       zero_grads(ref);
+      // What a reduction would read after each piece: the sum of the finished parameters' gradients.
+      std::vector<double> seen, ref_seen;
+      const auto reader = [pieces](const Model<float>& model, std::vector<double>& out) {
+        return !pieces ? std::function<void(size_t)>() : [&model, &out](size_t k) {
+          const auto g = gradients(model);
+          out.push_back(std::accumulate(g.begin() + model.offsets[k], g.end(), 0.0));
+        };
+      };
+      const std::function<void(size_t)> read = reader(m, seen), ref_read = reader(ref, ref_seen);
       const LossSum got = forward_backward<float>(m, a, batch.ids.data(), batch.targets.data(), 1.f / (B * T),
-                                                  masked ? docs.data() : nullptr);
+                                                  masked ? docs.data() : nullptr, read);
       const LossSum want = forward_backward<float>(ref, ra, batch.ids.data(), batch.targets.data(), 1.f / (B * T),
-                                                   masked ? docs.data() : nullptr);
-      EXPECT_EQ(got.sum, want.sum) << "micro-batch " << mb << (post ? " post-norm" : "");
-      EXPECT_EQ(gradients(m), gradients(ref)) << "micro-batch " << mb << (post ? " post-norm" : "");
+                                                   masked ? docs.data() : nullptr, ref_read);
+      EXPECT_EQ(got.sum, want.sum) << "micro-batch " << mb << " variant " << variant;
+      EXPECT_EQ(gradients(m), gradients(ref)) << "micro-batch " << mb << " variant " << variant;
+      EXPECT_EQ(seen, ref_seen) << "micro-batch " << mb << " variant " << variant;
+      EXPECT_EQ(seen.size(), pieces ? static_cast<size_t>(cfg.n_layers + 2) : 0u);
       train::adamw_step(m, opt, 1e-2, 1.0);
       train::adamw_step(ref, ref_opt, 1e-2, 1.0);
     }
     EXPECT_FALSE(a.graphs.failed);
-    // Each pass captured at micro-batches 1, 3 (stale) and 6 (the masked key's second), and launched
-    // at 1, 2, 3, 4, 6 and 7.
-    EXPECT_EQ(a.graphs.captures, 2 * 3);
-    EXPECT_EQ(a.graphs.replays, 2 * 6);
+    // Each graph captured at micro-batches 1, 3 (stale) and 6 (the masked key's second), and
+    // launched at 1, 2, 3, 4, 6 and 7: the forward pass's and the backward pass's, or the backward
+    // pieces' (the final norm, each layer, the embedding).
+    const int64_t graphs = 1 + (pieces ? cfg.n_layers + 2 : 1);
+    EXPECT_EQ(a.graphs.captures, graphs * 3);
+    EXPECT_EQ(a.graphs.replays, graphs * 6);
     EXPECT_EQ(ra.graphs.captures, 0);
   }
 }
