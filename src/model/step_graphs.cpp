@@ -56,7 +56,8 @@ void run_captured(const kernels::BasicOps<T>& ops, StepGraphs& g, CapturedPass& 
     pass();
     return;
   }
-  ++g.captures;
+  if (++g.captures == 1)
+    std::fprintf(stderr, "headroom: CUDA graphs on: a micro-batch's passes captured, replayed from now on\n");
   if (!ops.graph_launch(p.graph.get())) fail("a graph captured just now is stale: device memory was freed meanwhile");
   ++g.replays;
 }

@@ -452,6 +452,9 @@ train_rate() {
   done
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
   grep -h "headroom: attention" "$dir.log" | sort -u | head -4
+  # Whether the passes ran as CUDA graphs (stderr says so once, or why not).
+  local graphs_said
+  graphs_said=$(grep -h "headroom: CUDA graphs" "$dir.log" | head -1 | sed 's/^headroom: //')
   local mflop res
   mflop=$(grep -o '[0-9.e+]* MFLOP/token' "$dir/log.txt" 2>/dev/null | head -1 | cut -d' ' -f1)
   res=$("$PY" - "$dir/metrics.jsonl" "${mflop:-0}" "$PEAK" <<'PYEOF'
@@ -472,7 +475,7 @@ PYEOF
     tail -5 "$dir.log"
     row "$what: tokens/s, MFU" "FAILED: no step logged (log above)"; status=1
   else
-    row "$what: tokens/s, MFU" "$res"
+    row "$what: tokens/s, MFU" "$res${graphs_said:+; $graphs_said}"
   fi
   local prof
   prof=$("$PY" - "$dir/profile.json" <<'PYEOF'
