@@ -260,6 +260,7 @@ enum OpId : int {
   kAddRmsNorm,
   kRmsBwdDot,
   kRmsBwdApply,
+  kRmsBwd,
   kRope,
   kAttnFwd,
   kAttnBwd,
@@ -270,10 +271,10 @@ enum OpId : int {
   kNumOps
 };
 const char* const kOpNames[kNumOps] = {
-    "fill",          "copy",         "weight_store",    "matmul",        "axpy",          "add",
-    "scale",         "sum_squares",  "count_nonfinite", "embedding_fwd", "embedding_bwd", "row_sumsq",
-    "rms_apply",     "add_rms_norm", "rms_bwd_dot",     "rms_bwd_apply", "rope",          "attention_fwd",
-    "attention_bwd", "swiglu_fwd",   "swiglu_bwd",      "cross_entropy", "adamw"};
+    "fill",          "copy",          "weight_store",    "matmul",        "axpy",          "add",
+    "scale",         "sum_squares",   "count_nonfinite", "embedding_fwd", "embedding_bwd", "row_sumsq",
+    "rms_apply",     "add_rms_norm",  "rms_bwd_dot",     "rms_bwd_apply", "rms_bwd",       "rope",
+    "attention_fwd", "attention_bwd", "swiglu_fwd",      "swiglu_bwd",    "cross_entropy", "adamw"};
 
 struct OpStats {
   double seconds[kNumOps] = {};
@@ -350,6 +351,7 @@ const kernels::Ops& timed_cpu_ops() {
     wrap<kAddRmsNorm>(t.add_rms_norm_stored);
     wrap<kRmsBwdDot>(t.rms_bwd_dot);
     wrap<kRmsBwdApply>(t.rms_bwd_apply);
+    wrap<kRmsBwd>(t.rms_bwd);
     wrap<kRope>(t.rope);
     wrap<kRope>(t.rope_grad_stored);
     wrap<kRope>(t.rope_operand);

@@ -133,6 +133,12 @@ using RmsBwdDot = void(const T* x, const T* w, const T* dy, T* dot, int64_t rows
 template <class T>
 using RmsBwdApply = void(const T* x, const T* w, const T* dy, const T* rstd, const T* dot, T* dx, T* dw, int64_t rows,
                          int64_t n, int64_t n_total);
+// The two for rows the norm sums over whole (n_total = n: nothing to all-reduce between them), each
+// row's dot formed where its dx is: one pass over x and dy fewer. With accumulate, dx += the
+// gradient (a pre-norm block's residual stream gets it so); else dx is overwritten and may alias dy.
+template <class T>
+using RmsBwd = void(const T* x, const T* w, const T* dy, const T* rstd, T* dx, T* dw, int64_t rows, int64_t n,
+                    bool accumulate);
 
 // --- RoPE -------------------------------------------------------------------------------------------
 // y [rows = B*Tq, n_heads, head_dim] from x, whose rows start ldx elements apart (≥ n_heads·head_dim:
@@ -292,6 +298,7 @@ struct BasicOps {
   sig::AddRmsNormStored<T>* add_rms_norm_stored;
   sig::RmsBwdDot<T>* rms_bwd_dot;
   sig::RmsBwdApply<T>* rms_bwd_apply;
+  sig::RmsBwd<T>* rms_bwd;
   sig::Rope<T>* rope;
   sig::RopeGradStored<T>* rope_grad_stored;
   sig::AttentionFwd<T>* attention_fwd;

@@ -30,6 +30,7 @@ sig::RmsApply<float> rms_apply;
 sig::RmsBwdDot<float> rms_bwd_dot;
 sig::AddRmsNorm<float> add_rms_norm;
 sig::RmsBwdApply<float> rms_bwd_apply;
+sig::RmsBwd<float> rms_bwd;
 
 sig::Rope<float> rope;
 

@@ -35,6 +35,7 @@ const Ops& cpu_ops() {
       .add_rms_norm_stored = add_rms_norm_on_stored<float, cpu::add_rms_norm>,
       .rms_bwd_dot = cpu::rms_bwd_dot,
       .rms_bwd_apply = cpu::rms_bwd_apply,
+      .rms_bwd = cpu::rms_bwd,
       .rope = cpu::rope,
       .rope_grad_stored = rope_grad_stored_on_host<float, cpu::rope>,
       .attention_fwd = cpu::attention_fwd,

@@ -122,4 +122,25 @@ void rms_bwd_apply(const float* x, const float* w, const float* dy, const float*
   rms_dx(x, w, dy, rstd, dot, dx, rows, n, n_total);
 }
 
+void rms_bwd(const float* x, const float* w, const float* dy, const float* rstd, float* dx, float* dw, int64_t rows,
+             int64_t n, bool accumulate) {
+  if (dw != nullptr) rms_dw(x, dy, rstd, dw, rows, n);
+#pragma omp parallel for if (rows * n >= kParallelMinElements)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    const float* dyr = dy + r * n;
+    const float s = rstd[r];
+    const auto dot = static_cast<float>(row_dot(xr, w, dyr, n));
+    const float c = static_cast<float>(static_cast<double>(s) * s * s * dot / n);
+    float* dxr = dx + r * n;
+    if (accumulate) {
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) dxr[i] += s * w[i] * dyr[i] - c * xr[i];
+    } else {
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) dxr[i] = s * w[i] * dyr[i] - c * xr[i];
+    }
+  }
+}
+
 }  // namespace headroom::kernels::cpu

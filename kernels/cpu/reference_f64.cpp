@@ -98,6 +98,17 @@ void rms_bwd_dot(const D* x, const D* w, const D* dy, D* dot, int64_t rows, int6
   }
 }
 void rms_bwd_apply(const D* x, const D* w, const D* dy, const D* rstd, const D* dot, D* dx, D* dw, int64_t rows,
+                   int64_t n, int64_t n_total);
+// The two above in turn, then added to dx when accumulating.
+void rms_bwd(const D* x, const D* w, const D* dy, const D* rstd, D* dx, D* dw, int64_t rows, int64_t n,
+             bool accumulate) {
+  std::vector<D> dot(static_cast<size_t>(rows)), g(static_cast<size_t>(rows * n));
+  rms_bwd_dot(x, w, dy, dot.data(), rows, n);
+  rms_bwd_apply(x, w, dy, rstd, dot.data(), g.data(), dw, rows, n, n);
+  for (int64_t i = 0; i < rows * n; ++i)
+    dx[i] = accumulate ? dx[i] + g[static_cast<size_t>(i)] : g[static_cast<size_t>(i)];
+}
+void rms_bwd_apply(const D* x, const D* w, const D* dy, const D* rstd, const D* dot, D* dx, D* dw, int64_t rows,
                    int64_t n, int64_t n_total) {
   for (int64_t r = 0; r < rows; ++r) {
     const D rs = rstd[r], c = rs * rs * rs / static_cast<D>(n_total) * dot[r];
@@ -277,6 +288,7 @@ const BasicOps<double>& cpu_ops_f64() {
       .add_rms_norm_stored = add_rms_norm_on_stored<D, add_rms_norm>,
       .rms_bwd_dot = rms_bwd_dot,
       .rms_bwd_apply = rms_bwd_apply,
+      .rms_bwd = rms_bwd,
       .rope = rope,
       .rope_grad_stored = rope_grad_stored_on_host<double, rope>,
       .attention_fwd = attention_fwd,

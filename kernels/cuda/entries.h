@@ -70,6 +70,7 @@ sig::RmsApply<float> rms_apply;
 sig::RmsBwdDot<float> rms_bwd_dot;
 sig::AddRmsNorm<float> add_rms_norm;
 sig::RmsBwdApply<float> rms_bwd_apply;
+sig::RmsBwd<float> rms_bwd;
 
 sig::Rope<float> rope;
 // rope into the attention's operand precision (ops.h's rope_operand): bf16, or fp32 (the fp32 table

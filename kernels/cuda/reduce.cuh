@@ -106,16 +106,20 @@ __global__ void add_rms_norm_kernel(const float* a, const float* b, float* h, co
   for (int64_t i = lane; i < n; i += 32) store_as(yr + i, xr[i] * s * w[i]);
 }
 
+// sum_i x[i]·w[i]·dy[i] over one row, by the row's warp (every lane gets the sum): rms_bwd_dot_kernel's
+// and rms_bwd_kernel's, so the two give the same bits.
+__device__ inline double warp_row_dot(const float* xr, const float* w, const float* dyr, int64_t n, unsigned lane) {
+  double s = 0.0;
+  for (int64_t i = lane; i < n; i += 32) s += static_cast<double>(xr[i]) * w[i] * dyr[i];
+  return warp_sum(s);
+}
+
 __global__ void rms_bwd_dot_kernel(const float* x, const float* w, const float* dy, float* dot, int64_t rows,
                                    int64_t n) {
   const int64_t r = warp_row();
   if (r >= rows) return;
   const unsigned lane = threadIdx.x % 32;
-  const float* xr = x + r * n;
-  const float* dyr = dy + r * n;
-  double s = 0.0;
-  for (int64_t i = lane; i < n; i += 32) s += static_cast<double>(xr[i]) * w[i] * dyr[i];
-  s = warp_sum(s);
+  const double s = warp_row_dot(x + r * n, w, dy + r * n, n, lane);
   if (lane == 0) dot[r] = static_cast<float>(s);
 }
 
@@ -130,6 +134,25 @@ __global__ void rms_dx_kernel(const float* x, const float* w, const float* dy, c
   const float* dyr = dy + r * n;
   float* dxr = dx + r * n;
   for (int64_t i = lane; i < n; i += 32) dxr[i] = s * w[i] * dyr[i] - c * xr[i];
+}
+
+// rms_bwd_dot_kernel and rms_dx_kernel in one, for whole rows (n_total = n): the warp of a row forms
+// its dot as rms_bwd_dot_kernel does (the same order, the same bits), then writes or adds its dx.
+__global__ void rms_bwd_kernel(const float* x, const float* w, const float* dy, const float* rstd, float* dx,
+                               int64_t rows, int64_t n, bool accumulate) {
+  const int64_t r = warp_row();
+  if (r >= rows) return;
+  const unsigned lane = threadIdx.x % 32;
+  const float* xr = x + r * n;
+  const float* dyr = dy + r * n;
+  const auto dot = static_cast<float>(warp_row_dot(xr, w, dyr, n, lane));
+  const float s = rstd[r];
+  const float c = static_cast<float>(static_cast<double>(s) * s * s * dot / static_cast<double>(n));
+  float* dxr = dx + r * n;
+  for (int64_t i = lane; i < n; i += 32) {
+    const float g = s * w[i] * dyr[i] - c * xr[i];
+    dxr[i] = accumulate ? dxr[i] + g : g;
+  }
 }
 
 // dw partials: block (32 columns × 8 row lanes) sums dy·x·rstd over one chunk of rows into
@@ -270,22 +293,34 @@ void rms_bwd_dot(const float* x, const float* w, const float* dy, float* dot, in
          rows, n);
 }
 
+// dw += sum_r dy·x·rstd, in a fixed order (rms_dw_partial, rms_dw_finish).
+inline void rms_dw(const float* x, const float* dy, const float* rstd, float* dw, int64_t rows, int64_t n) {
+  const int64_t chunk_rows = imax64(256, ceil_div(rows, 65535));
+  const int64_t chunks = ceil_div(rows, chunk_rows);
+  auto* partial = static_cast<double*>(scratch(sizeof(double) * chunks * n));
+  launch("rms_bwd (dw)", reduce::rms_dw_partial,
+         dim3(static_cast<unsigned>(ceil_div(n, 32)), static_cast<unsigned>(chunks)), dim3(32, 8), 0, x, dy, rstd, rows,
+         n, chunk_rows, partial);
+  launch("rms_bwd (dw finish)", reduce::rms_dw_finish, grid_1d(n, reduce::kThreads, 1 << 30), dim3(reduce::kThreads), 0,
+         static_cast<const double*>(partial), chunks, n, dw);
+}
+
 void rms_bwd_apply(const float* x, const float* w, const float* dy, const float* rstd, const float* dot, float* dx,
                    float* dw, int64_t rows, int64_t n, int64_t n_total) {
   if (rows <= 0 || n <= 0) return;
   // dw first: dx may alias dy, and dw still needs the incoming dy (the stream keeps the order).
-  if (dw != nullptr) {
-    const int64_t chunk_rows = imax64(256, ceil_div(rows, 65535));
-    const int64_t chunks = ceil_div(rows, chunk_rows);
-    auto* partial = static_cast<double*>(scratch(sizeof(double) * chunks * n));
-    launch("rms_bwd_apply(dw)", reduce::rms_dw_partial,
-           dim3(static_cast<unsigned>(ceil_div(n, 32)), static_cast<unsigned>(chunks)), dim3(32, 8), 0, x, dy, rstd,
-           rows, n, chunk_rows, partial);
-    launch("rms_bwd_apply(dw finish)", reduce::rms_dw_finish, grid_1d(n, reduce::kThreads, 1 << 30),
-           dim3(reduce::kThreads), 0, static_cast<const double*>(partial), chunks, n, dw);
-  }
+  if (dw != nullptr) rms_dw(x, dy, rstd, dw, rows, n);
   launch("rms_bwd_apply(dx)", reduce::rms_dx_kernel, reduce::row_grid(rows), dim3(reduce::kThreads), 0, x, w, dy, rstd,
          dot, dx, rows, n, n_total);
+}
+
+void rms_bwd(const float* x, const float* w, const float* dy, const float* rstd, float* dx, float* dw, int64_t rows,
+             int64_t n, bool accumulate) {
+  if (rows <= 0 || n <= 0) return;
+  // dw first, as in rms_bwd_apply: dx may alias dy.
+  if (dw != nullptr) rms_dw(x, dy, rstd, dw, rows, n);
+  launch("rms_bwd", reduce::rms_bwd_kernel, reduce::row_grid(rows), dim3(reduce::kThreads), 0, x, w, dy, rstd, dx, rows,
+         n, accumulate);
 }
 
 void cross_entropy(const float* logits, const int32_t* targets, float* losses, float* dlogits, int64_t rows, int64_t V,

@@ -64,6 +64,7 @@ inline Ops make_table(const char* name, bool bf16, AttentionKernel attention = A
   t.rms_apply = HR_CUDA_NS::rms_apply;
   t.rms_bwd_dot = HR_CUDA_NS::rms_bwd_dot;
   t.rms_bwd_apply = HR_CUDA_NS::rms_bwd_apply;
+  t.rms_bwd = HR_CUDA_NS::rms_bwd;
   t.add_rms_norm = HR_CUDA_NS::add_rms_norm;
   t.add_rms_norm_stored = bf16 ? HR_CUDA_NS::add_rms_norm_stored_bf16 : HR_CUDA_NS::add_rms_norm_stored_fp32;
   t.rope = HR_CUDA_NS::rope;

@@ -156,7 +156,7 @@ void backward_pieces(Model<T>& m, Activations<T>& a, const std::function<void(si
     if (grads_final) grads_final(static_cast<size_t>(find_param(m, first_param)));
   };
   // a.dx holds d loss / d xf; back through the final norm into the residual gradient a.dh.
-  piece(0, [&] { rms_backward(ops, a.resid.back(), m.final_norm, a.f_rstd, a.dx, a.dh, m.g_final_norm, a.dot, R, d); });
+  piece(0, [&] { ops.rms_bwd(a.resid.back(), m.final_norm, a.dx, a.f_rstd, a.dh, m.g_final_norm, R, d, false); });
   finished("final_norm.weight");
   for (long i = L - 1; i >= 0; --i) {
     piece(static_cast<size_t>(L - i), [&] { layer_backward(m, i, a.layers[static_cast<size_t>(i)], a); });

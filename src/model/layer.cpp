@@ -150,6 +150,7 @@ template <class T>
 void qk_norm_backward(const Model<T>& m, const Dims& s, const T* x, const T* w, const T* rstd, const T* dy, T* dx,
                       T* dw, T* dot, bool keys) {
   const NormRows r = qk_rows(m, s, keys);
+  if (!r.comm && r.n == r.n_total) return m.ops->rms_bwd(x, w, dy, rstd, dx, dw, r.rows, r.n, false);
   m.ops->rms_bwd_dot(x, w, dy, dot, r.rows, r.n);
   reduce_rows(dot, r, *m.ops);
   m.ops->rms_bwd_apply(x, w, dy, rstd, dot, dx, dw, r.rows, r.n, r.n_total);
@@ -765,8 +766,7 @@ void column_input_grad(Model<T>& m, const Dims& s, const RowSplit& rs, Activatio
   const auto& ops = *m.ops;
   row_output(m, s, rs, a.dx, a.dres);
   if (s.pre) {
-    rms_backward(ops, x, w, rstd, a.dres, a.dbranch, dw, a.dot, s.R, s.d);
-    ops.axpy(a.dh, a.dbranch, T(1), s.R * s.d);
+    ops.rms_bwd(x, w, a.dres, rstd, a.dh, dw, s.R, s.d, true);
   } else {
     ops.axpy(a.dh, a.dres, T(1), s.R * s.d);
   }
@@ -784,7 +784,7 @@ void mlp_backward(Model<T>& m, const Dims& s, const RowSplit& rs, long i, LayerA
   // out = h_mid + branch. d(branch output) is dh (pre) or through the output norm (post).
   const T* d_dn = a.dh;
   if (!s.pre) {
-    rms_backward(ops, l.dn, w.mlp_norm, l.m_rstd, a.dh, a.dbranch, g.mlp_norm, a.dot, s.R, s.d);
+    ops.rms_bwd(l.dn, w.mlp_norm, a.dh, l.m_rstd, a.dbranch, g.mlp_norm, s.R, s.d, false);
     d_dn = a.dbranch;
   }
   const std::byte* dn_grad = whole_rows(m, s, rs, d_dn, a.dfull, a.out_grad_op);
@@ -814,7 +814,7 @@ void attention_block_backward(Model<T>& m, const Dims& s, const RowSplit& rs, co
   mark(m.timer, kBwdProjections);
   const T* d_o = a.dh;
   if (!s.pre) {
-    rms_backward(ops, l.o, w.attn_norm, l.a_rstd, a.dh, a.dbranch, g.attn_norm, a.dot, s.R, s.d);
+    ops.rms_bwd(l.o, w.attn_norm, a.dh, l.a_rstd, a.dbranch, g.attn_norm, s.R, s.d, false);
     d_o = a.dbranch;
   }
   const std::byte* o_grad = whole_rows(m, s, rs, d_o, a.dfull, a.out_grad_op);
@@ -865,13 +865,6 @@ void rms_forward(const kernels::BasicOps<T>& ops, const T* x, const T* w, T* y, 
 }
 
 template <class T>
-void rms_backward(const kernels::BasicOps<T>& ops, const T* x, const T* w, const T* rstd, const T* dy, T* dx, T* dw,
-                  T* dot, int64_t rows, int64_t n) {
-  ops.rms_bwd_dot(x, w, dy, dot, rows, n);
-  ops.rms_bwd_apply(x, w, dy, rstd, dot, dx, dw, rows, n, n);
-}
-
-template <class T>
 void layer_forward(Model<T>& m, long i, LayerActs<T>& l, T* x_out, int64_t TT, int64_t pos0, const CachedKeys& kv,
                    T* stat) {
   const Dims s = dims(m, i, TT, TT);
@@ -906,8 +899,6 @@ void layer_backward(Model<T>& m, long i, LayerActs<T>& l, Activations<T>& a) {
 
 #define HEADROOM_LAYER_INSTANTIATE(T)                                                                                  \
   template void rms_forward<T>(const kernels::BasicOps<T>&, const T*, const T*, T*, T*, T*, int64_t, int64_t, double); \
-  template void rms_backward<T>(const kernels::BasicOps<T>&, const T*, const T*, const T*, const T*, T*, T*, T*,       \
-                                int64_t, int64_t);                                                                     \
   template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, int64_t, int64_t, const CachedKeys&, T*);         \
   template void layer_forward<T>(Model<T>&, long, LayerActs<T>&, T*, Activations<T>&, const NextNorm<T>&, bool);       \
   template void layer_backward<T>(Model<T>&, long, LayerActs<T>&, Activations<T>&);

@@ -10,11 +10,6 @@ template <class T>
 void rms_forward(const kernels::BasicOps<T>& ops, const T* x, const T* w, T* y, T* rstd, T* stat, int64_t rows,
                  int64_t n, double eps);
 
-// dx = d norm(x) / dx · dy (overwrites dx); dw += (may be null).
-template <class T>
-void rms_backward(const kernels::BasicOps<T>& ops, const T* x, const T* w, const T* rstd, const T* dy, T* dx, T* dw,
-                  T* dot, int64_t rows, int64_t n);
-
 // Decoding: one layer's cache. Rows hold positions key_pos0, key_pos0 + 1, ... (key_pos0 > 0 when
 // a sliding-window cache has dropped the positions before it); a call's own keys and values go to
 // rows `row` on. In the table's cache precision (ops.h's rope_operand, attention_fwd_cached) when

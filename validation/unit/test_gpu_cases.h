@@ -510,6 +510,33 @@ TEST_P(GpuOps, RmsNorm) {
   EXPECT_TRUE(close(DY.download(), dx, kExactTol, "rms_bwd_apply (dx aliases dy, dw null)"));
 }
 
+// rms_bwd (whole rows: the dot formed in the same pass) against the CPU's, written, added to a
+// gradient already there, and in place over dy with a frozen weight.
+TEST_P(GpuOps, RmsNormBackwardOverWholeRows) {
+  const Ops& d = dev();
+  const int64_t rows = large() ? 4099 : 300, n = large() ? 1000 : 70;  // > 256 rows: several dw chunks
+  const auto x = random_floats(rows * n, 12, -2.f, 2.f), w = random_floats(n, 13), dy = random_floats(rows * n, 14);
+  const auto rstd = random_floats(rows, 15, 0.5f, 2.f), dx0 = random_floats(rows * n, 16), dw0 = random_floats(n, 17);
+  Dev<float> X(d, x), W(d, w), DY(d, dy), R(d, rstd), DX(d, rows * n), DW(d, dw0);
+  for (const bool accumulate : {false, true}) {
+    std::vector<float> dx = dx0, dw = dw0;
+    cpu().rms_bwd(x.data(), w.data(), dy.data(), rstd.data(), dx.data(), dw.data(), rows, n, accumulate);
+    DW.upload(dw0);
+    if (accumulate)
+      DX.upload(dx0);
+    else
+      DX.poison();
+    d.rms_bwd(X.get(), W.get(), DY.get(), R.get(), DX.get(), DW.get(), rows, n, accumulate);
+    const std::string what = accumulate ? "rms_bwd (accumulate)" : "rms_bwd";
+    EXPECT_TRUE(close(DX.download(), dx, kExactTol, what + " dx"));
+    EXPECT_TRUE(close(DW.download(), dw, kExactTol, what + " dw"));
+  }
+  std::vector<float> dx(rows * n);
+  cpu().rms_bwd(x.data(), w.data(), dy.data(), rstd.data(), dx.data(), nullptr, rows, n, false);
+  d.rms_bwd(X.get(), W.get(), DY.get(), R.get(), DY.get(), nullptr, rows, n, false);
+  EXPECT_TRUE(close(DY.download(), dx, kExactTol, "rms_bwd (dx aliases dy, dw null)"));
+}
+
 // The fused residual add and norm against the CPU's, and against the device's own add, row_sumsq and
 // rms_apply bit for bit (the same order of operations).
 TEST_P(GpuOps, AddRmsNorm) {

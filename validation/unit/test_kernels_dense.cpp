@@ -41,6 +41,7 @@ TEST(KernelTable, CpuTableIsCompleteAndNamed) {
                                  reinterpret_cast<const void*>(o.add_rms_norm_stored),
                                  reinterpret_cast<const void*>(o.rms_bwd_dot),
                                  reinterpret_cast<const void*>(o.rms_bwd_apply),
+                                 reinterpret_cast<const void*>(o.rms_bwd),
                                  reinterpret_cast<const void*>(o.rope),
                                  reinterpret_cast<const void*>(o.rope_grad_stored),
                                  reinterpret_cast<const void*>(o.attention_fwd),

@@ -188,6 +188,28 @@ TEST(KernelRmsNorm, AddRmsNormIsTheAddAndTheNormBitForBit) {
   EXPECT_EQ(rstd2, rstd);
 }
 
+// rms_bwd over whole rows is rms_bwd_dot then rms_bwd_apply, bit for bit (the same sums in the same
+// order), and with accumulate that gradient added to dx as axpy adds it; in place over dy too.
+TEST(KernelRmsNorm, BackwardOverWholeRowsIsDotThenApplyBitForBit) {
+  const int64_t rows = 300, n = 1000;  // the parallel path
+  const auto x = random_floats(rows * n, 31, -2.f, 2.f), w = random_floats(n, 32), dy = random_floats(rows * n, 33);
+  const auto rstd = random_floats(rows, 34, 0.5f, 2.f), dx0 = random_floats(rows * n, 35), dw0 = random_floats(n, 36);
+  std::vector<float> dot(rows), g(rows * n), dw = dw0;
+  cpu().rms_bwd_dot(x.data(), w.data(), dy.data(), dot.data(), rows, n);
+  cpu().rms_bwd_apply(x.data(), w.data(), dy.data(), rstd.data(), dot.data(), g.data(), dw.data(), rows, n, n);
+  std::vector<float> summed = dx0;
+  cpu().axpy(summed.data(), g.data(), 1.f, rows * n);
+  for (const bool accumulate : {false, true}) {
+    std::vector<float> dx = dx0, dw2 = dw0;
+    cpu().rms_bwd(x.data(), w.data(), dy.data(), rstd.data(), dx.data(), dw2.data(), rows, n, accumulate);
+    EXPECT_EQ(dx, accumulate ? summed : g) << (accumulate ? "accumulated" : "written");
+    EXPECT_EQ(dw2, dw);
+  }
+  std::vector<float> in_place = dy;
+  cpu().rms_bwd(x.data(), w.data(), in_place.data(), rstd.data(), in_place.data(), nullptr, rows, n, false);
+  EXPECT_EQ(in_place, g);
+}
+
 TEST(KernelRope, ForwardMatchesRotateHalfIncludingPartialRotation) {
   const int64_t B = 2, T = 5, pos0 = 3, H = 3, hd = 16;
   for (int64_t r : {16, 8}) {
