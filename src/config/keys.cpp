@@ -151,10 +151,9 @@ void add_train_keys(Schema& s, TrainConfig& t) {
   add_key(s, "train", "cuda_graphs", t.cuda_graphs, true,
           "on cuda, capture a micro-batch's forward and backward passes as two CUDA graphs (on the second "
           "micro-batch; the LM head runs between them op by op) and replay them, one launch each instead of "
-          "thousands (the micro-batch whose backward pass starts the bucketed gradient reduction, with "
-          "parallel.grad_bucket_mib and dp > 1, as a graph per layer); only where no collective runs inside the "
-          "passes (tp = cp = 1), and not on the steps train.profile_steps times. false: every op enqueued each "
-          "time; ignored on cpu");
+          "thousands, the tensor- and context-parallel collectives (NCCL) included (the micro-batch whose backward "
+          "pass starts the bucketed gradient reduction, with parallel.grad_bucket_mib and dp > 1, as a graph per "
+          "layer); not on the steps train.profile_steps times. false: every op enqueued each time; ignored on cpu");
   add_key(s, "train", "probe_every", t.probe_every, 0L,
           "steps between scores of the retrieval probe (probe.jsonl: answer loss, token accuracy and "
           "exact answers on probe_samples held-out synthetic examples that fill a whole window, the "

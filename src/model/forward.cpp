@@ -170,11 +170,11 @@ void backward_pieces(Model<T>& m, Activations<T>& a, const std::function<void(si
 }
 
 // Whether the passes may run as CUDA graphs (step_graphs.h): not while the step is timed region by
-// region (the timer waits for the device), nor with the collectives of tensor or context
-// parallelism inside the passes.
+// region (the timer waits for the device). The collectives of tensor and context parallelism are
+// captured with the kernels (NCCL's on the stream, the emulated ones on the emulated stream).
 template <class T>
 bool graphs_apply(const Model<T>& m, const Activations<T>& a) {
-  return a.graphs.enabled && m.ops->capture_begin && !m.timer && !m.tp.comm && !m.cp.comm;
+  return a.graphs.enabled && m.ops->capture_begin && !m.timer;
 }
 
 }  // namespace

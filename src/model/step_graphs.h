@@ -5,7 +5,9 @@
 //
 // What a pass enqueues must then depend on nothing that changes between micro-batches but what its
 // key names: the shape is fixed by the activations these graphs belong to, the data are read from
-// device buffers the staging rewrites, and whether documents are masked is the key. The LM head
+// device buffers the staging rewrites, and whether documents are masked is the key. Collectives
+// (tensor and context parallelism) are captured with the kernels: every rank replays the same
+// sequence. The LM head
 // (its chunk count follows each micro-batch's targets) and the loss's scale run between the two
 // graphs, op by op. Where the backward pass starts the gradient reductions as it goes (a
 // data-parallel micro-batch's last, with buckets), each piece between two starts is a graph of its

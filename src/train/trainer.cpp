@@ -342,10 +342,10 @@ TrainResult run_training(const TrainJob& job, parallel::Grid& grid, io::RunDir* 
              grid.cp * grid.dp > 1 && c.parallel.grad_reduce_dtype == config::GradReduceDtype::kBf16
                  ? ", gradients summed in bf16"
                  : "",
-             cuda && c.train.cuda_graphs && grid.tp * grid.cp == 1 ? ", micro-batch passes as CUDA graphs" : "",
-             ", recompute ", config::name_of(c.train.recompute), ", micro-batch ", micro, " × ", share / micro,
-             " per rank; ", L.model.n_params, " parameters on this rank; ", tput.flops_per_token / 1e6,
-             " MFLOP/token; MFU against ", tput.peak / grid.world->size() / 1e9, " GFLOP/s/rank (", peak_source, ")"));
+             cuda && c.train.cuda_graphs ? ", micro-batch passes as CUDA graphs" : "", ", recompute ",
+             config::name_of(c.train.recompute), ", micro-batch ", micro, " × ", share / micro, " per rank; ",
+             L.model.n_params, " parameters on this rank; ", tput.flops_per_token / 1e6, " MFLOP/token; MFU against ",
+             tput.peak / grid.world->size() / 1e9, " GFLOP/s/rank (", peak_source, ")"));
   model::Activations<float> acts = model::make_activations(L.model, micro, c.train.seq_len, c.train.recompute);
   acts.graphs.enabled = cuda && c.train.cuda_graphs;
   StepBatch batch;

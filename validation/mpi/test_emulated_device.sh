@@ -141,6 +141,23 @@ if ((RANKS >= 2)); then
   check "  ...matches the cpu" cmp "$WORK/cp2dm" "$WORK/dm" --max-rel 1e-5 --name "emulated cp=2 document mask"
   check "emulated tp=2 sequence-parallel" erun pretrain fp32 2 "$WORK/sp2" "${args[@]}" --parallel.tp 2 --parallel.sequence_parallel true
   check "  ...matches the cpu" cmp "$WORK/sp2" "$WORK/a" --max-rel 1e-5 --name "emulated tp=2 sp"
+  # The collectives inside the passes captured into the graphs: tp = 2 sequence-parallel and cp = 2
+  # with two micro-batches a step, against the same runs op by op, bit for bit (on the emulator).
+  for graphs in false true; do
+    check "emulated tp=2 sp, two micro-batches, graphs $graphs" erun pretrain fp32 2 "$WORK/sp2g_$graphs" \
+      "${args[@]}" --parallel.tp 2 --parallel.sequence_parallel true --train.micro_batch 2 --train.cuda_graphs $graphs
+    check "emulated cp=2, two micro-batches, graphs $graphs" erun pretrain fp32 2 "$WORK/cp2g_$graphs" \
+      "${args[@]}" --parallel.cp 2 --train.micro_batch 2 --train.cuda_graphs $graphs
+  done
+  for run in sp2g cp2g; do
+    check "  ...$run: the passes captured and replayed" \
+      grep -q "CUDA graphs: [1-9][0-9]* captures and [1-9][0-9]* launches" "$WORK/${run}_true/log.txt"
+    if [[ -z ${DEVICE_BIN:-} ]]; then
+      check "  ...$run: as op by op, bit for bit" cmp "$WORK/${run}_true" "$WORK/${run}_false" --exact --name "$run graphs"
+    else
+      check "  ...$run: matches the cpu" cmp "$WORK/${run}_true" "$WORK/a" --max-rel 1e-5 --name "$run graphs"
+    fi
+  done
 fi
 
 check "emulated first half exits 75" expect_rc 75 erun pretrain fp32 1 "$WORK/e2c" "${args[@]}" --train.steps_per_run 5
