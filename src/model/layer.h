@@ -1,5 +1,5 @@
-// One transformer block, forward and backward (MODEL_SPEC.md "Forward"), and the RMSNorm
-// compositions they share.
+// One transformer block, forward and backward (MODEL_SPEC.md "Forward"), and the RMSNorm forward
+// (row statistics, then the apply) they share with the final norm.
 #pragma once
 
 #include "model/activations.h"
