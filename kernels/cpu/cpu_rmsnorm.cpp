@@ -79,18 +79,23 @@ void rms_bwd_dot(const float* x, const float* w, const float* dy, float* dot, in
 
 namespace {
 
-void rms_dx(const float* x, const float* w, const float* dy, const float* rstd, const float* dot, float* dx,
-            int64_t rows, int64_t n, int64_t n_total) {
-#pragma omp parallel for if (rows * n >= kParallelMinElements)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float s = rstd[r];
-    const float c = static_cast<float>(static_cast<double>(s) * s * s * dot[r] / n_total);
-    const float* xr = x + r * n;
-    const float* dyr = dy + r * n;
-    float* dxr = dx + r * n;
+// One row's dx from its rstd s and dot, written or added (rms_dx, rms_bwd: the same bits).
+void dx_row(const float* xr, const float* w, const float* dyr, float s, float dot, int64_t n, int64_t n_total,
+            float* dxr, bool accumulate) {
+  const float c = static_cast<float>(static_cast<double>(s) * s * s * dot / n_total);
+  if (accumulate) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) dxr[i] += s * w[i] * dyr[i] - c * xr[i];
+  } else {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) dxr[i] = s * w[i] * dyr[i] - c * xr[i];
   }
+}
+
+void rms_dx(const float* x, const float* w, const float* dy, const float* rstd, const float* dot, float* dx,
+            int64_t rows, int64_t n, int64_t n_total) {
+#pragma omp parallel for if (rows * n >= kParallelMinElements)
+  for (int64_t r = 0; r < rows; ++r) dx_row(x + r * n, w, dy + r * n, rstd[r], dot[r], n, n_total, dx + r * n, false);
 }
 
 // dw sums over all rows (tokens): threads take disjoint column slices and walk every row, so there is
@@ -129,17 +134,7 @@ void rms_bwd(const float* x, const float* w, const float* dy, const float* rstd,
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * n;
     const float* dyr = dy + r * n;
-    const float s = rstd[r];
-    const auto dot = static_cast<float>(row_dot(xr, w, dyr, n));
-    const float c = static_cast<float>(static_cast<double>(s) * s * s * dot / n);
-    float* dxr = dx + r * n;
-    if (accumulate) {
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) dxr[i] += s * w[i] * dyr[i] - c * xr[i];
-    } else {
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) dxr[i] = s * w[i] * dyr[i] - c * xr[i];
-    }
+    dx_row(xr, w, dyr, rstd[r], static_cast<float>(row_dot(xr, w, dyr, n)), n, n, dx + r * n, accumulate);
   }
 }
 

@@ -98,17 +98,6 @@ void rms_bwd_dot(const D* x, const D* w, const D* dy, D* dot, int64_t rows, int6
   }
 }
 void rms_bwd_apply(const D* x, const D* w, const D* dy, const D* rstd, const D* dot, D* dx, D* dw, int64_t rows,
-                   int64_t n, int64_t n_total);
-// The two above in turn, then added to dx when accumulating.
-void rms_bwd(const D* x, const D* w, const D* dy, const D* rstd, D* dx, D* dw, int64_t rows, int64_t n,
-             bool accumulate) {
-  std::vector<D> dot(static_cast<size_t>(rows)), g(static_cast<size_t>(rows * n));
-  rms_bwd_dot(x, w, dy, dot.data(), rows, n);
-  rms_bwd_apply(x, w, dy, rstd, dot.data(), g.data(), dw, rows, n, n);
-  for (int64_t i = 0; i < rows * n; ++i)
-    dx[i] = accumulate ? dx[i] + g[static_cast<size_t>(i)] : g[static_cast<size_t>(i)];
-}
-void rms_bwd_apply(const D* x, const D* w, const D* dy, const D* rstd, const D* dot, D* dx, D* dw, int64_t rows,
                    int64_t n, int64_t n_total) {
   for (int64_t r = 0; r < rows; ++r) {
     const D rs = rstd[r], c = rs * rs * rs / static_cast<D>(n_total) * dot[r];
@@ -117,6 +106,15 @@ void rms_bwd_apply(const D* x, const D* w, const D* dy, const D* rstd, const D* 
       if (dw) dw[i] += dy[r * n + i] * x[r * n + i] * rs;
     }
   }
+}
+// rms_bwd_dot and rms_bwd_apply in turn, then added to dx when accumulating.
+void rms_bwd(const D* x, const D* w, const D* dy, const D* rstd, D* dx, D* dw, int64_t rows, int64_t n,
+             bool accumulate) {
+  std::vector<D> dot(static_cast<size_t>(rows)), g(static_cast<size_t>(rows * n));
+  rms_bwd_dot(x, w, dy, dot.data(), rows, n);
+  rms_bwd_apply(x, w, dy, rstd, dot.data(), g.data(), dw, rows, n, n);
+  for (int64_t i = 0; i < rows * n; ++i)
+    dx[i] = accumulate ? dx[i] + g[static_cast<size_t>(i)] : g[static_cast<size_t>(i)];
 }
 
 void rope(const D* x, int64_t ldx, D* y, const D* cos, const D* sin, int64_t B, int64_t T, int64_t pos0, int64_t H,

@@ -123,17 +123,22 @@ __global__ void rms_bwd_dot_kernel(const float* x, const float* w, const float* 
   if (lane == 0) dot[r] = static_cast<float>(s);
 }
 
+// One row's dx from its rstd s and dot, by the row's warp, written or added: rms_dx_kernel's and
+// rms_bwd_kernel's, so the two give the same bits.
+__device__ inline void warp_row_dx(const float* xr, const float* w, const float* dyr, float s, float dot, int64_t n,
+                                   int64_t n_total, float* dxr, bool accumulate, unsigned lane) {
+  const float c = static_cast<float>(static_cast<double>(s) * s * s * dot / static_cast<double>(n_total));
+  for (int64_t i = lane; i < n; i += 32) {
+    const float g = s * w[i] * dyr[i] - c * xr[i];
+    dxr[i] = accumulate ? dxr[i] + g : g;
+  }
+}
+
 __global__ void rms_dx_kernel(const float* x, const float* w, const float* dy, const float* rstd, const float* dot,
                               float* dx, int64_t rows, int64_t n, int64_t n_total) {
   const int64_t r = warp_row();
   if (r >= rows) return;
-  const unsigned lane = threadIdx.x % 32;
-  const float s = rstd[r];
-  const float c = static_cast<float>(static_cast<double>(s) * s * s * dot[r] / static_cast<double>(n_total));
-  const float* xr = x + r * n;
-  const float* dyr = dy + r * n;
-  float* dxr = dx + r * n;
-  for (int64_t i = lane; i < n; i += 32) dxr[i] = s * w[i] * dyr[i] - c * xr[i];
+  warp_row_dx(x + r * n, w, dy + r * n, rstd[r], dot[r], n, n_total, dx + r * n, false, threadIdx.x % 32);
 }
 
 // rms_bwd_dot_kernel and rms_dx_kernel in one, for whole rows (n_total = n): the warp of a row forms
@@ -146,13 +151,7 @@ __global__ void rms_bwd_kernel(const float* x, const float* w, const float* dy, 
   const float* xr = x + r * n;
   const float* dyr = dy + r * n;
   const auto dot = static_cast<float>(warp_row_dot(xr, w, dyr, n, lane));
-  const float s = rstd[r];
-  const float c = static_cast<float>(static_cast<double>(s) * s * s * dot / static_cast<double>(n));
-  float* dxr = dx + r * n;
-  for (int64_t i = lane; i < n; i += 32) {
-    const float g = s * w[i] * dyr[i] - c * xr[i];
-    dxr[i] = accumulate ? dxr[i] + g : g;
-  }
+  warp_row_dx(xr, w, dyr, rstd[r], dot, n, n, dx + r * n, accumulate, lane);
 }
 
 // dw partials: block (32 columns × 8 row lanes) sums dy·x·rstd over one chunk of rows into
